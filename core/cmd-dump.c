@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* crf dump -t PID -D DIR */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+
+enum { OPT_LEAVE_RUNNING = OPT_COMMAND_BASE, OPT_FREEZE };
+
+static const char help[] =
+	"Usage: crf dump -t PID -D DIR [OPTIONS]\n\n"
+	"Checkpoint the process tree rooted at PID into the image directory DIR.\n\n"
+	"  -t, --tree PID         root of the tree to dump\n"
+	"  -D, --images-dir DIR   where to write the images\n"
+	"      --leave-running    let the tree run on after the dump\n"
+	"      --freeze=MODE      auto, cgroup or ptrace\n";
+
+struct dump_args {
+	pid_t pid;
+	const char *dir;
+	const char *freeze;
+	bool leave_running;
+	struct crf_opts *o;
+};
+
+/* A PID argument: a positive decimal number and nothing else. */
+
+static int parse_pid(const char *s, pid_t *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > INT_MAX)
+		return -EINVAL;
+	*pid = (pid_t)v;
+	return 0;
+}
+
+static int handle(void *data, int c, const char *arg)
+{
+	struct dump_args *a = data;
+
+	switch (c) {
+	case 't':
+		if (parse_pid(arg, &a->pid) < 0)
+			return crf_usage_error(a->o, "'%s' is not a PID", arg);
+		return 0;
+	case 'D':
+		a->dir = arg;
+		return 0;
+	case OPT_LEAVE_RUNNING:
+		a->leave_running = true;
+		return 0;
+	case OPT_FREEZE:
+		if (strcmp(arg, "auto") && strcmp(arg, "cgroup") && strcmp(arg, "ptrace"))
+			return crf_usage_error(a->o, "--freeze must be auto, cgroup or ptrace");
+		a->freeze = arg;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int cmd_dump(struct crf_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "tree", required_argument, NULL, 't' },
+		{ "images-dir", required_argument, NULL, 'D' },
+		{ "leave-running", no_argument, NULL, OPT_LEAVE_RUNNING },
+		{ "freeze", required_argument, NULL, OPT_FREEZE },
+		{ 0 },
+	};
+	struct dump_args a = { .o = o, .freeze = "auto" };
+	struct crf_config conf = { 0 };
+	struct crf_plugin_set set = { 0 };
+	int r;
+
+	r = crf_parse_command(o, argc, argv, "t:D:", longopts, help, handle, &a);
+	if (r)
+		return r > 0 ? CRF_EXIT_OK : CRF_EXIT_USAGE;
+	if (optind < argc)
+		return crf_usage_error(o, "unexpected argument '%s'", argv[optind]), CRF_EXIT_USAGE;
+	if (!a.pid)
+		return crf_usage_error(o, "no process given (-t PID)"), CRF_EXIT_USAGE;
+	if (!a.dir)
+		return crf_usage_error(o, "no image directory given (-D DIR)"), CRF_EXIT_USAGE;
+	if (kill(a.pid, 0) < 0 && errno == ESRCH) {
+		crf_error("no process with PID %d", (int)a.pid);
+		return CRF_EXIT_FAIL;
+	}
+	r = crf_setup(o, &conf, &set, 0);
+	if (r >= 0 && crf_plugin_set_probe(&set, false) != 0)
+		r = -ENOTSUP;
+	if (r >= 0) {
+		crf_error("dump: freezing and dumping a process is not implemented yet; "
+			  "process %d was not touched", (int)a.pid);
+		r = -ENOSYS;
+	}
+	crf_plugin_set_free(&set);
+	crf_config_free(&conf);
+	return r < 0 ? CRF_EXIT_FAIL : CRF_EXIT_OK;
+}

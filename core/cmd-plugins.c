@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* crf plugins [--dot]: every configured plugin, its state, order and probe. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+enum { OPT_DOT = OPT_COMMAND_BASE };
+
+static const char help[] =
+	"Usage: crf plugins [--dot] [OPTIONS]\n\n"
+	"List every configured plugin: version, state (and what disabled it),\n"
+	"position in the dump and restore orders, probe result and file.\n"
+	"Exits non-zero when a plugin cannot be loaded or the graph is invalid.\n\n"
+	"  --dot                  print the graph in Graphviz dot format\n";
+
+static int handle(void *data, int c, const char *arg)
+{
+	bool *dot = data;
+
+	if (c != OPT_DOT)
+		return -EINVAL;
+	*dot = true;
+	return 0;
+}
+
+static void probe_summary(const struct crf_plugin_info *pi, char *buf, size_t len)
+{
+	size_t missing = 0, optional = 0;
+
+	if (!pi->st.enabled || !pi->st.desc) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	for (size_t i = 0; i < pi->st.n_probes; i++) {
+		if (pi->st.probes[i].supported)
+			continue;
+		if (pi->st.probes[i].required)
+			missing++;
+		else
+			optional++;
+	}
+	if (missing)
+		snprintf(buf, len, "MISSING %zu", missing);
+	else if (optional)
+		snprintf(buf, len, "ok (%zu optional missing)", optional);
+	else
+		snprintf(buf, len, "ok");
+}
+
+static void print_pos(int pos)
+{
+	if (pos)
+		printf(" %7d", pos);
+	else
+		printf(" %7s", "-");
+}
+
+static void print_table(const struct crf_plugin_set *set)
+{
+	printf("%-10s %-8s %-8s %7s %7s  %-26s %s\n", "PLUGIN", "VERSION", "STATE", "DUMP",
+	       "RESTORE", "PROBE", "FILE");
+	for (size_t i = 0; i < set->n; i++) {
+		const struct crf_plugin_info *pi = &set->p[i];
+		char probe[64];
+
+		probe_summary(pi, probe, sizeof(probe));
+		printf("%-10s %-8s %-8s", pi->st.name, pi->st.desc ? pi->st.desc->version : "?",
+		       pi->load_error && pi->st.enabled ? "error" :
+		       pi->st.enabled			   ? "enabled" :
+							     "disabled");
+		print_pos(set->graph.nodes[i].pos[CRF_ORDER_DUMP]);
+		print_pos(set->graph.nodes[i].pos[CRF_ORDER_RESTORE]);
+		printf("  %-26s %s\n", probe, pi->path ? pi->path : pi->so);
+		if (!pi->st.enabled)
+			printf("           %s\n", pi->why_off);
+		if (pi->load_error)
+			printf("           %s\n", pi->load_error);
+		else if (pi->st.desc && pi->st.desc->description)
+			printf("           %s\n", pi->st.desc->description);
+	}
+	for (int o = 0; o < CRF_ORDER__COUNT; o++) {
+		printf("%s order:", crf_order_name(o));
+		for (size_t i = 0; i < set->graph.n_order && set->graph.order[o]; i++)
+			printf("%s %s", i ? " ->" : "", set->p[set->graph.order[o][i]].st.name);
+		printf("\n");
+	}
+}
+
+int cmd_plugins(struct crf_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = { { "dot", no_argument, NULL, OPT_DOT }, { 0 } };
+	struct crf_config conf = { 0 };
+	struct crf_plugin_set set = { 0 };
+	bool dot = false;
+	int r, probe = 0;
+
+	r = crf_parse_command(o, argc, argv, NULL, longopts, help, handle, &dot);
+	if (r)
+		return r > 0 ? CRF_EXIT_OK : CRF_EXIT_USAGE;
+	if (optind < argc)
+		return crf_usage_error(o, "unexpected argument '%s'", argv[optind]), CRF_EXIT_USAGE;
+	r = crf_setup(o, &conf, &set, CRF_SET_TOLERANT);
+	/* A broken graph still lists: unordered plugins show '-' positions. */
+	if (set.n && r >= 0)
+		probe = crf_plugin_set_probe(&set, true);
+	if (set.n && dot)
+		crf_graph_dot(&set.graph, stdout);
+	else if (set.n)
+		print_table(&set);
+	crf_plugin_set_free(&set);
+	crf_config_free(&conf);
+	return r < 0 || probe < 0 ? CRF_EXIT_FAIL : CRF_EXIT_OK;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * crf/log.h - logging for the core and for plugins.
+ *
+ * Every message is prefixed by the core with the name of the plugin whose
+ * hook is running ("crf[mem]: error: ..."), so a plugin never formats its own
+ * name.  Errors always reach stderr; everything at or above the chosen level
+ * also goes to the log file when one is set (--log-file).
+ */
+#ifndef CRF_LOG_H
+#define CRF_LOG_H
+
+#include <stdarg.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum crf_log_level {
+	CRF_LOG_ERROR = 0,
+	CRF_LOG_WARN = 1,
+	CRF_LOG_INFO = 2,
+	CRF_LOG_DEBUG = 3,
+};
+
+/* Log one message.  A trailing newline is added when missing. */
+void crf_log(enum crf_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void crf_logv(enum crf_log_level level, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+/*
+ * Log a message followed by ": <strerror(err)>" and return -|err|, so that a
+ * failing call can be logged and propagated in one statement:
+ *
+ *	if (fd < 0)
+ *		return crf_log_errno(CRF_LOG_ERROR, errno, "open %s", path);
+ */
+int crf_log_errno(enum crf_log_level level, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* True when messages of @level are printed anywhere (skip costly formatting). */
+int crf_log_enabled(enum crf_log_level level);
+
+#define crf_error(...) crf_log(CRF_LOG_ERROR, __VA_ARGS__)
+#define crf_warn(...) crf_log(CRF_LOG_WARN, __VA_ARGS__)
+#define crf_info(...) crf_log(CRF_LOG_INFO, __VA_ARGS__)
+#define crf_debug(...) crf_log(CRF_LOG_DEBUG, __VA_ARGS__)
+#define crf_error_errno(err, ...) crf_log_errno(CRF_LOG_ERROR, (err), __VA_ARGS__)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

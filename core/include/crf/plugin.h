@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * crf/plugin.h - the plugin ABI.
+ *
+ * A plugin is a shared object that exports exactly one descriptor, declared
+ * with CRF_PLUGIN().  The core dlopen()s it, checks the ABI version, and calls
+ * the descriptor's stage hooks in the order the INI graph gives.  Object-kind
+ * handlers (fd kinds, VMA kinds, namespace kinds) listed in the descriptor are
+ * entered into the core's dispatch table, so a new kind of kernel object is
+ * one new plugin and no change to the core.
+ *
+ * A plugin talks to the core only through the headers in crf/ and the
+ * functions of libcrf; it keeps its state in the per-plugin private pointer
+ * (crf_ctx_set_priv()), never in globals shared with the core.
+ *
+ * Versioning: CRF_PLUGIN_ABI_MAJOR changes when a change breaks existing
+ * plugins; the core refuses a plugin of another major.  CRF_PLUGIN_ABI_MINOR
+ * grows when something is appended (a stage, a descriptor field, a function);
+ * the core accepts plugins built against its own minor or an older one.
+ */
+#ifndef CRF_PLUGIN_H
+#define CRF_PLUGIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <crf/log.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CRF_PLUGIN_ABI_MAJOR 1
+#define CRF_PLUGIN_ABI_MINOR 0
+
+/* The symbol every plugin exports (CRF_PLUGIN defines it). */
+#define CRF_PLUGIN_SYMBOL "crf_plugin_descriptor"
+
+/*
+ * Stages, in the order a dump and a restore meet them.  Each is an optional
+ * hook with one signature; the context tells the hook what it works on.
+ * New stages are only ever appended.
+ */
+enum crf_stage {
+	/* Does this kernel support the plugin?  Report each feature with
+	 * crf_probe_feature(); return < 0 only if the probe itself failed. */
+	CRF_STAGE_PROBE = 0,
+	CRF_STAGE_DUMP_PREPARE,	  /* global, before the tree is frozen */
+	CRF_STAGE_DUMP_TASK,	  /* per task: tree frozen, parasite in place */
+	CRF_STAGE_DUMP_FINISH,	  /* shared and global objects */
+	CRF_STAGE_DUMP_CLEANUP,	  /* always called after a dump, success or not */
+	CRF_STAGE_RESTORE_PREPARE, /* global, before the tree is forked */
+	CRF_STAGE_RESTORE_TASK,	  /* inside each restored task, before the restorer */
+	CRF_STAGE_RESTORE_FINISH, /* every task ready, before the tree resumes */
+	CRF_STAGE__COUNT,
+};
+
+struct crf_ctx;			/* opaque: what a hook works on */
+struct crf_imgdir;		/* see crf/image.h */
+struct ProtobufCMessageDescriptor; /* from protobuf-c */
+
+/* A stage hook: 0 on success, a negative errno on failure. */
+typedef int (*crf_hook_fn)(struct crf_ctx *ctx);
+
+/* Classes of objects the core dispatches to kind handlers. */
+enum crf_object_class {
+	CRF_OBJ_FD = 0,	 /* an open file descriptor */
+	CRF_OBJ_VMA,	 /* a memory mapping */
+	CRF_OBJ_NS,	 /* a namespace */
+	CRF_OBJ__COUNT,
+};
+
+/*
+ * An object met during a dump, as the code that found it describes it.
+ * @kind is the classifier's name for it ("pipe", "eventfd", "unix", "chr:10:200",
+ * "anon", "net"...), @desc a human-readable name for messages
+ * ("pipe:[4026]", "/dev/net/tun"), @id the fd number or index.
+ * @data points to class-specific details owned by the caller.
+ */
+struct crf_object {
+	enum crf_object_class cls;
+	const char *kind;
+	const char *desc;
+	pid_t pid;
+	int id;
+	const void *data;
+};
+
+/*
+ * A handler for one kind of object.  An object is claimed by the first
+ * handler of its class, in dump order of the plugins, whose @match accepts it,
+ * or, for handlers without @match, whose @name equals the object's @kind.
+ */
+struct crf_kind {
+	enum crf_object_class cls;
+	const char *name;
+	bool (*match)(const struct crf_object *obj);
+	/* Save @obj to the images; 0 or -errno. */
+	int (*dump)(struct crf_ctx *ctx, const struct crf_object *obj);
+	/* Recreate @obj; >= 0 (for fds: the new fd) or -errno. */
+	int (*restore)(struct crf_ctx *ctx, const struct crf_object *obj);
+};
+
+/*
+ * The descriptor.  Fields are only ever appended (with a minor bump); the
+ * core reads @size and @n_hooks so that an older plugin's shorter descriptor
+ * and hook array are read safely.
+ */
+struct crf_plugin {
+	uint32_t abi_major;
+	uint32_t abi_minor;
+	uint32_t size;		/* sizeof(struct crf_plugin) when built */
+	uint32_t n_hooks;	/* CRF_STAGE__COUNT when built */
+	const char *name;	/* must equal the plugin's INI section */
+	const char *version;
+	const char *description;
+	const crf_hook_fn *hooks;	/* indexed by enum crf_stage */
+	const struct crf_kind *kinds;	/* NULL or terminated by a zeroed entry */
+	/* Keys of its INI section the plugin understands, NULL-terminated. */
+	const char *const *config_keys;
+	/* protobuf-c schemas of the images it writes, NULL-terminated, so
+	 * that `crf show` can decode them. */
+	const struct ProtobufCMessageDescriptor *const *schemas;
+};
+
+/*
+ * Declare the plugin's descriptor:
+ *
+ *	CRF_PLUGIN(
+ *		.name = "mem",
+ *		.version = "1.0",
+ *		.description = "memory mappings and pages",
+ *		.hooks = CRF_HOOKS(
+ *			[CRF_STAGE_PROBE] = mem_probe,
+ *			[CRF_STAGE_DUMP_TASK] = mem_dump_task,
+ *		),
+ *		.kinds = CRF_KINDS(
+ *			{ .cls = CRF_OBJ_VMA, .name = "anon", .dump = ... }
+ *		),
+ *	);
+ *
+ * CRF_KINDS, CRF_STRINGS and CRF_SCHEMAS add the terminating entry
+ * themselves; give them no trailing comma.
+ */
+#define CRF_PLUGIN(...)                                                        \
+	__attribute__((visibility("default"))) const struct crf_plugin       \
+		crf_plugin_descriptor = {                                      \
+			.abi_major = CRF_PLUGIN_ABI_MAJOR,                     \
+			.abi_minor = CRF_PLUGIN_ABI_MINOR,                     \
+			.size = sizeof(struct crf_plugin),                     \
+			.n_hooks = CRF_STAGE__COUNT,                           \
+			__VA_ARGS__                                            \
+		}
+#define CRF_HOOKS(...) ((const crf_hook_fn[CRF_STAGE__COUNT]){ __VA_ARGS__ })
+#define CRF_KINDS(...) ((const struct crf_kind[]){ __VA_ARGS__, { 0 } })
+#define CRF_STRINGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define CRF_SCHEMAS(...)                                                      \
+	((const struct ProtobufCMessageDescriptor *const[]){ __VA_ARGS__, NULL })
+
+/* ---- services for hooks ------------------------------------------------ */
+
+/* The stage being run and the name of the plugin whose hook runs. */
+enum crf_stage crf_ctx_stage(const struct crf_ctx *ctx);
+const char *crf_ctx_plugin(const struct crf_ctx *ctx);
+const char *crf_stage_name(enum crf_stage stage);
+
+/*
+ * A key of the plugin's INI section, or NULL when not set.  Only keys listed
+ * in the descriptor's config_keys are handed over.
+ */
+const char *crf_ctx_config(const struct crf_ctx *ctx, const char *key);
+
+/* The plugin's private pointer; kept from one stage to the next. */
+void *crf_ctx_priv(const struct crf_ctx *ctx);
+void crf_ctx_set_priv(struct crf_ctx *ctx, void *priv);
+
+/* The image directory of this dump or restore (NULL while probing). */
+struct crf_imgdir *crf_ctx_images(const struct crf_ctx *ctx);
+
+/* The task a per-task hook works on (0 outside dump-task/restore-task). */
+pid_t crf_ctx_pid(const struct crf_ctx *ctx);
+
+/*
+ * Probe: report one kernel feature the plugin needs.  @required features that
+ * are missing make `crf check` fail and stop a dump or restore; optional ones
+ * are reported and the plugin carries on without them.  @why says what was
+ * found (printf-style), e.g. "PAGEMAP_SCAN ioctl: EINVAL (kernel < 6.7)".
+ */
+void crf_probe_feature(struct crf_ctx *ctx, const char *feature, bool supported,
+		       bool required, const char *why, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/*
+ * Find the handler for @obj among the enabled plugins.  Returns 0 and sets
+ * @kind, or -ENOTSUP after logging one error that names the object and, when
+ * a disabled or unloaded plugin would have handled it, that plugin and why it
+ * is off.
+ */
+int crf_kind_find(struct crf_ctx *ctx, const struct crf_object *obj,
+		  const struct crf_kind **kind);
+
+/* Name of an object class ("fd", "vma", "ns"). */
+const char *crf_object_class_name(enum crf_object_class cls);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * crf-private.h - what libcrf shares with the crf binary and the in-tree
+ * tests, and never with plugins.  Functions named crf__* are exported in
+ * the CRF_PRIVATE version node of libcrf.
+ */
+#ifndef CRF_PRIVATE_H
+#define CRF_PRIVATE_H
+
+#include <stdio.h>
+
+#include <crf/image.h>
+#include <crf/log.h>
+#include <crf/plugin.h>
+
+/* A key of a plugin's INI section as handed to the plugin. */
+struct crf_kv {
+	const char *key;
+	const char *value;
+};
+
+struct crf_probe_result {
+	char *feature;
+	char *why;
+	bool supported;
+	bool required;
+};
+
+/* One plugin as the services see it; owned by the core's plugin set. */
+struct crf_plugin_state {
+	const char *name;
+	const struct crf_plugin *desc;	/* NULL when its object was not loaded */
+	bool enabled;
+	const char *why_off;		/* set when !enabled or not loaded */
+	const struct crf_kv *config;	/* the keys the plugin declared */
+	size_t n_config;
+	void *priv;
+	struct crf_probe_result *probes;
+	size_t n_probes;
+};
+
+/* Handlers of every plugin, enabled ones first in dump order. */
+struct crf_registry {
+	struct crf_registry_entry {
+		const struct crf_kind *kind;
+		struct crf_plugin_state *owner;
+	} *entries;
+	size_t n, cap;
+};
+
+struct crf_ctx {
+	enum crf_stage stage;
+	struct crf_plugin_state *plugin;
+	struct crf_registry *registry;
+	struct crf_imgdir *images;
+	pid_t pid;
+};
+
+/* Logging set-up: level, optional log file (NULL: none), the "crf" program name. */
+int crf__log_setup(enum crf_log_level level, const char *log_file);
+void crf__log_close(void);
+enum crf_log_level crf__log_level(void);
+/* Name the plugin whose code runs on this thread (NULL: the core); returns the old one. */
+const char *crf__log_set_origin(const char *plugin);
+
+/* Add every kind of @owner's descriptor; 0 or -ENOMEM. */
+int crf__registry_add(struct crf_registry *reg, struct crf_plugin_state *owner);
+void crf__registry_free(struct crf_registry *reg);
+
+/* Run @plugin's hook for @ctx->stage with the log origin set; 0 when it has none. */
+int crf__run_hook(struct crf_ctx *ctx, struct crf_plugin_state *plugin);
+void crf__probe_results_free(struct crf_plugin_state *plugin);
+
+#endif

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Logging: one line per message, prefixed with the plugin that said it. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crf-private.h"
+
+static enum crf_log_level log_level = CRF_LOG_WARN;
+static FILE *log_file;
+static __thread const char *log_origin;
+
+static const char *const level_label[] = {
+	[CRF_LOG_ERROR] = "error: ",
+	[CRF_LOG_WARN] = "warning: ",
+	[CRF_LOG_INFO] = "",
+	[CRF_LOG_DEBUG] = "debug: ",
+};
+
+int crf__log_setup(enum crf_log_level level, const char *path)
+{
+	log_level = level;
+	crf__log_close();
+	if (!path)
+		return 0;
+	log_file = fopen(path, "ae");
+	if (!log_file)
+		return crf_log_errno(CRF_LOG_ERROR, errno, "cannot open log file %s", path);
+	setvbuf(log_file, NULL, _IOLBF, 0);
+	return 0;
+}
+
+void crf__log_close(void)
+{
+	if (log_file)
+		fclose(log_file);
+	log_file = NULL;
+}
+
+enum crf_log_level crf__log_level(void)
+{
+	return log_level;
+}
+
+const char *crf__log_set_origin(const char *plugin)
+{
+	const char *old = log_origin;
+
+	log_origin = plugin;
+	return old;
+}
+
+int crf_log_enabled(enum crf_log_level level)
+{
+	return level <= log_level || level == CRF_LOG_ERROR;
+}
+
+static void emit(FILE *f, enum crf_log_level level, const char *msg)
+{
+	size_t n = strlen(msg);
+
+	if (log_origin)
+		fprintf(f, "crf[%s]: %s%s%s", log_origin, level_label[level], msg,
+			n && msg[n - 1] == '\n' ? "" : "\n");
+	else
+		fprintf(f, "crf: %s%s%s", level_label[level], msg,
+			n && msg[n - 1] == '\n' ? "" : "\n");
+}
+
+void crf_logv(enum crf_log_level level, const char *fmt, va_list ap)
+{
+	char buf[2048];
+	int saved = errno;
+
+	if (level > CRF_LOG_DEBUG)
+		level = CRF_LOG_DEBUG;
+	if (!crf_log_enabled(level))
+		return;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/* Errors always reach stderr; with a log file, the rest goes there only. */
+	if (level == CRF_LOG_ERROR || !log_file)
+		emit(stderr, level, buf);
+	if (log_file)
+		emit(log_file, level, buf);
+	errno = saved;
+}
+
+void crf_log(enum crf_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	crf_logv(level, fmt, ap);
+	va_end(ap);
+}
+
+int crf_log_errno(enum crf_log_level level, int err, const char *fmt, ...)
+{
+	char buf[1536];
+	va_list ap;
+
+	if (err < 0)
+		err = -err;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	crf_log(level, "%s: %s", buf, strerror(err));
+	return err ? -err : -EIO;
+}

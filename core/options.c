@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crf-private.h"
+#include "options.h"
+
+const char crf_common_help[] =
+	"Common options:\n"
+	"  -v, --verbose          more messages (-vv for debug)\n"
+	"  -q, --quiet            errors only\n"
+	"      --log-file FILE    also write messages to FILE\n"
+	"      --config FILE      read FILE after crf.conf and plugins.d/\n"
+	"      --config-dir DIR   read DIR/crf.conf and DIR/plugins.d/*.conf\n"
+	"      --plugin-dir DIR   look for plugin objects in DIR first (repeatable)\n"
+	"      --plugins A,B      enable only these plugins\n"
+	"      --disable A,B      disable these plugins\n"
+	"      --enable A,B       enable these plugins\n"
+	"  -h, --help             this help\n";
+
+int crf_usage_error(const struct crf_opts *o, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (o->cmd)
+		fprintf(stderr, "crf %s: %s (see 'crf %s --help')\n", o->cmd, buf, o->cmd);
+	else
+		fprintf(stderr, "crf: %s (see 'crf --help')\n", buf);
+	return -EINVAL;
+}
+
+int crf_opts_common(struct crf_opts *o, int c, const char *arg, char *const argv[])
+{
+	switch (c) {
+	case 'h':
+		o->help = true;
+		return 1;
+	case 'v':
+		if (o->verbosity < 2)
+			o->verbosity++;
+		return 1;
+	case 'q':
+		o->verbosity = -1;
+		return 1;
+	case OPT_LOG_FILE:
+		free(o->log_file);
+		o->log_file = strdup(arg);
+		return o->log_file ? 1 : -ENOMEM;
+	case OPT_CONFIG:
+		return strv_push(&o->config_files, arg) < 0 ? -ENOMEM : 1;
+	case OPT_CONFIG_DIR:
+		free(o->config_dir);
+		o->config_dir = strdup(arg);
+		return o->config_dir ? 1 : -ENOMEM;
+	case OPT_PLUGIN_DIR:
+		return strv_push(&o->plugin_dirs, arg) < 0 ? -ENOMEM : 1;
+	case OPT_PLUGINS:
+		o->sel.only_set = true;
+		return strv_split(&o->sel.only, arg) < 0 ? -ENOMEM : 1;
+	case OPT_DISABLE:
+		return strv_split(&o->sel.disable, arg) < 0 ? -ENOMEM : 1;
+	case OPT_ENABLE:
+		return strv_split(&o->sel.enable, arg) < 0 ? -ENOMEM : 1;
+	case ':':
+		return crf_usage_error(o, "option '%s' needs an argument", argv[optind - 1]);
+	case '?':
+		if (optopt)
+			return crf_usage_error(o, "unknown option '-%c'", optopt);
+		return crf_usage_error(o, "unknown option '%s'", argv[optind - 1]);
+	}
+	return 0;
+}
+
+int crf_opts_apply_logging(const struct crf_opts *o)
+{
+	enum crf_log_level level = CRF_LOG_WARN;
+
+	if (o->verbosity < 0)
+		level = CRF_LOG_ERROR;
+	else if (o->verbosity == 1)
+		level = CRF_LOG_INFO;
+	else if (o->verbosity >= 2)
+		level = CRF_LOG_DEBUG;
+	return crf__log_setup(level, o->log_file);
+}
+
+/*
+ * A crf run from its build tree uses the source tree's etc/ and the build
+ * tree's plugins, so that it works before (and without) `meson install`.
+ */
+static bool in_build_tree(void)
+{
+	char exe[PATH_MAX], build[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0 || !realpath(CRF_BUILD_ROOT, build))
+		return false;
+	exe[n] = '\0';
+	return !strncmp(exe, build, strlen(build)) && exe[strlen(build)] == '/';
+}
+
+const char *crf_default_config_dir(void)
+{
+	return in_build_tree() ? CRF_SOURCE_ROOT "/etc" : CRF_CONFDIR;
+}
+
+int crf_default_plugin_dirs(struct strv *dirs)
+{
+	struct dirent **list;
+	int n, r = 0;
+
+	if (!in_build_tree())
+		return strv_push(dirs, CRF_PLUGINDIR);
+	n = scandir(CRF_BUILD_ROOT "/plugins", &list, NULL, alphasort);
+	if (n < 0)
+		return crf_error_errno(errno, "cannot read %s", CRF_BUILD_ROOT "/plugins");
+	for (int i = 0; i < n; i++) {
+		_cleanup_free_ char *path = NULL;
+
+		if (r >= 0 && list[i]->d_name[0] != '.' && list[i]->d_type == DT_DIR) {
+			path = xasprintf("%s/plugins/%s", CRF_BUILD_ROOT, list[i]->d_name);
+			r = path ? strv_push(dirs, path) : -ENOMEM;
+		}
+		free(list[i]);
+	}
+	free(list);
+	return r;
+}
+
+static int load_config(const struct crf_opts *o, struct crf_config *conf)
+{
+	const char *dir = o->config_dir ? o->config_dir : crf_default_config_dir();
+	_cleanup_free_ char *main_conf = xasprintf("%s/crf.conf", dir);
+	_cleanup_free_ char *dropins = xasprintf("%s/plugins.d", dir);
+	struct stat st;
+	int r;
+
+	if (!main_conf || !dropins)
+		return -ENOMEM;
+	if (stat(dir, &st) < 0)
+		return crf_error_errno(errno, "configuration directory %s", dir);
+	if (access(main_conf, F_OK) == 0) {
+		r = crf_config_load_file(conf, main_conf);
+		if (r < 0)
+			return r;
+	}
+	r = crf_config_load_dir(conf, dropins, 1);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < o->config_files.n; i++) {
+		r = crf_config_load_file(conf, o->config_files.v[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int crf_setup(const struct crf_opts *o, struct crf_config *conf, struct crf_plugin_set *set,
+	      unsigned flags)
+{
+	const struct crf_conf_key *extra;
+	struct strv dirs = { 0 };
+	int r;
+
+	r = load_config(o, conf);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < o->plugin_dirs.n && r >= 0; i++)
+		r = strv_push(&dirs, o->plugin_dirs.v[i]);
+	extra = crf_config_get(conf, CRF_CONF_GLOBAL, "plugin-dir");
+	if (r >= 0 && extra)
+		r = strv_split(&dirs, extra->value);
+	if (r >= 0)
+		r = crf_default_plugin_dirs(&dirs);
+	if (r < 0) {
+		strv_free(&dirs);
+		return crf_error_errno(r, "plugin directories");
+	}
+	r = crf_plugin_set_build(set, conf, &dirs, &o->sel, flags);
+	strv_free(&dirs);
+	return r;
+}
+
+void crf_opts_free(struct crf_opts *o)
+{
+	free(o->log_file);
+	free(o->config_dir);
+	strv_free(&o->config_files);
+	strv_free(&o->plugin_dirs);
+	strv_free(&o->sel.only);
+	strv_free(&o->sel.disable);
+	strv_free(&o->sel.enable);
+	crf__log_close();
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Options every command takes, and setting up config and plugins from them. */
+#ifndef CRF_OPTIONS_H
+#define CRF_OPTIONS_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "config.h"
+#include "plugin-set.h"
+#include "util.h"
+
+/* Exit statuses: 0 success, 1 failure, 2 bad usage. */
+enum { CRF_EXIT_OK = 0, CRF_EXIT_FAIL = 1, CRF_EXIT_USAGE = 2 };
+
+struct crf_opts {
+	const char *cmd;	/* "dump", "plugins", ... for messages */
+	int verbosity;		/* -1 quiet, 0 warnings, 1 info, 2 debug */
+	char *log_file;
+	char *config_dir;
+	struct strv config_files;
+	struct strv plugin_dirs;
+	struct crf_select sel;
+	bool help;
+};
+
+enum {
+	OPT_LOG_FILE = 0x100,
+	OPT_CONFIG,
+	OPT_CONFIG_DIR,
+	OPT_PLUGIN_DIR,
+	OPT_PLUGINS,
+	OPT_DISABLE,
+	OPT_ENABLE,
+	OPT_COMMAND_BASE = 0x200,	/* commands number their own options from here */
+};
+
+#define CRF_COMMON_SHORT "hvq"
+#define CRF_COMMON_LONG                                                        \
+	{ "help", no_argument, NULL, 'h' },                                    \
+	{ "verbose", no_argument, NULL, 'v' },                                 \
+	{ "quiet", no_argument, NULL, 'q' },                                   \
+	{ "log-file", required_argument, NULL, OPT_LOG_FILE },                 \
+	{ "config", required_argument, NULL, OPT_CONFIG },                     \
+	{ "config-dir", required_argument, NULL, OPT_CONFIG_DIR },             \
+	{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },             \
+	{ "plugins", required_argument, NULL, OPT_PLUGINS },                   \
+	{ "disable", required_argument, NULL, OPT_DISABLE },                   \
+	{ "enable", required_argument, NULL, OPT_ENABLE }
+
+/* Help text for the common options. */
+extern const char crf_common_help[];
+
+/*
+ * Handle one option returned by getopt_long(): 1 if it was a common option,
+ * 0 if the command must handle it, < 0 on error (reported).  '?' and ':'
+ * (unknown option, missing argument) are reported as usage errors here.
+ */
+int crf_opts_common(struct crf_opts *o, int c, const char *arg, char *const argv[]);
+
+/* Set up logging from -v/-q/--log-file; 0 or -errno. */
+int crf_opts_apply_logging(const struct crf_opts *o);
+
+/*
+ * Load the configuration (crf.conf, plugins.d/, --config) and build the
+ * plugin set.  @conf must outlive @set.
+ */
+int crf_setup(const struct crf_opts *o, struct crf_config *conf, struct crf_plugin_set *set,
+	      unsigned flags);
+
+/* Where configuration and plugins are looked for by default. */
+const char *crf_default_config_dir(void);
+int crf_default_plugin_dirs(struct strv *dirs);
+
+void crf_opts_free(struct crf_opts *o);
+
+/* Report a usage error for the command and return CRF_EXIT_USAGE. */
+int crf_usage_error(const struct crf_opts *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The plugin set: every plugin the configuration names, loaded, with its
+ * place in both orders, its kinds in the dispatch table, and its probe
+ * results.  Built once per command from the configuration and the
+ * command-line selection.
+ */
+#ifndef CRF_PLUGIN_SET_H
+#define CRF_PLUGIN_SET_H
+
+#include <crf/plugin.h>
+
+#include "config.h"
+#include "crf-private.h"
+#include "graph.h"
+#include "util.h"
+
+struct crf_plugin_info {
+	struct crf_plugin_state st;	/* what libcrf's services see */
+	struct crf_plugin desc;		/* the descriptor, zero-extended to our size */
+	crf_hook_fn hooks[CRF_STAGE__COUNT];
+	char *so;			/* the INI 'so' value */
+	char *path;			/* the file found for it, or NULL */
+	void *handle;
+	char *load_error;		/* why the object could not be used */
+	char *why_off;			/* "disabled by FILE:LINE", "disabled by --disable" */
+	struct crf_kv *kv;		/* config keys handed to the plugin */
+	size_t n_kv;
+};
+
+/* What the command line chose. */
+struct crf_select {
+	struct strv only;	/* --plugins: only these are enabled */
+	bool only_set;
+	struct strv disable;	/* --disable */
+	struct strv enable;	/* --enable */
+};
+
+struct crf_plugin_set {
+	struct crf_plugin_info *p;
+	size_t n;
+	struct crf_graph graph;		/* graph.nodes[i] is p[i] */
+	struct crf_registry registry;
+	/* protobuf schemas of all loaded plugins, NULL-terminated */
+	const ProtobufCMessageDescriptor **schemas;
+};
+
+enum {
+	/* Keep going past load and graph errors (for `crf plugins`); the
+	 * first error is still returned. */
+	CRF_SET_TOLERANT = 1 << 0,
+};
+
+int crf_plugin_set_build(struct crf_plugin_set *set, const struct crf_config *conf,
+			 const struct strv *plugin_dirs, const struct crf_select *sel,
+			 unsigned flags);
+void crf_plugin_set_free(struct crf_plugin_set *set);
+
+/*
+ * Run every enabled plugin's probe in dump order.  Returns the number of
+ * required features found missing (each logged as an error unless @quiet),
+ * or a negative errno when a probe failed to run.
+ */
+int crf_plugin_set_probe(struct crf_plugin_set *set, bool quiet);
+
+/*
+ * Run a stage's hooks in its order (dump order for probe and dump stages,
+ * restore order for restore stages).  Stops at the first failure, except
+ * dump-cleanup, which runs every hook, in reverse dump order, and returns
+ * the first error.
+ */
+int crf_plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage,
+		       struct crf_imgdir *images, pid_t pid);
+
+/* The plugin named @name, or NULL. */
+struct crf_plugin_info *crf_plugin_set_find(struct crf_plugin_set *set, const char *name);
+
+/* Load one plugin's object and check its descriptor (loader.c). */
+int crf_plugin_load(struct crf_plugin_info *pi, const struct strv *dirs, bool report);
+/*
+ * Check a descriptor read from @file.  0, or -EPROTO with a message in @err
+ * ("FILE: built against plugin ABI 2.0, crf provides 1.0").
+ */
+int crf_plugin_check_abi(const struct crf_plugin *d, const char *file, char *err,
+			 size_t len);
+void crf_plugin_unload(struct crf_plugin_info *pi);
+
+#endif

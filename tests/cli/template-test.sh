@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Install crf into a scratch root, build docs/plugin-template against the
+# installed headers and crf-plugin.pc only, and load it.
+#
+# usage: template-test.sh BUILD_DIR SOURCE_DIR
+set -eu
+BUILD=$1 SRC=$2
+T=$(mktemp -d /tmp/crf-template-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+meson install -C "$BUILD" --no-rebuild --destdir "$T/root" >"$T/install.log" 2>&1 ||
+	{ cat "$T/install.log"; exit 1; }
+pc=$(dirname "$(find "$T/root" -name crf-plugin.pc | head -1)")
+[[ -f $pc/crf-plugin.pc ]] || { echo "FAIL: crf-plugin.pc not installed"; exit 1; }
+hdr=$(find "$T/root" -path '*/include/crf/plugin.h' | head -1)
+[[ -n $hdr ]] || { echo "FAIL: crf/plugin.h not installed"; exit 1; }
+
+# Only the installed files: a copy of the template, the scratch root's pkg-config.
+cp -r "$SRC/docs/plugin-template" "$T/hello"
+export PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$T/root
+make -C "$T/hello" CFLAGS="-O2 -Wall -Wextra -Werror" >"$T/make.log" 2>&1 ||
+	{ cat "$T/make.log"; echo "FAIL: template did not build"; exit 1; }
+
+libdir=$(dirname "$(find "$T/root" -name 'libcrf.so.1' | head -1)")
+crf=$(find "$T/root" -path '*/bin/crf' | head -1)
+confdir=$(find "$T/root" -type d -path '*/etc/crf' | head -1)
+[[ -x $crf && -d $confdir ]] || { echo "FAIL: crf or /etc/crf not installed"; exit 1; }
+cp "$T/hello/hello.conf" "$confdir/plugins.d/90-hello.conf"
+plugindir=$(dirname "$(find "$T/root" -name crf-mem.so | head -1)")
+
+out=$(LD_LIBRARY_PATH=$libdir "$crf" plugins --config-dir "$confdir" \
+	--plugin-dir "$T/hello" --plugin-dir "$plugindir" 2>&1) ||
+	{ echo "$out"; echo "FAIL: installed crf plugins failed"; exit 1; }
+echo "$out"
+grep -Eq '^hello +1\.0\.0 +enabled' <<<"$out" || { echo "FAIL: hello not loaded"; exit 1; }
+out=$(LD_LIBRARY_PATH=$libdir "$crf" check -v --config-dir "$confdir" \
+	--plugin-dir "$T/hello" --plugin-dir "$plugindir" 2>&1) || { echo "$out"; exit 1; }
+grep -q 'crf\[hello\]: hello from the template plugin' <<<"$out" ||
+	{ echo "$out"; echo "FAIL: plugin config key not handed over"; exit 1; }
+grep -Eq '^hello +proc-status +supported' <<<"$out" || { echo "$out"; exit 1; }
+echo "template: 1 passed, 0 failed"

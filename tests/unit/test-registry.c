@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Object-kind dispatch: by name, by match, first claim wins, disabled owners named. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "setfix.h"
+
+static struct setfix f;
+
+static int teardown(void **state)
+{
+	setfix_free(&f);
+	return 0;
+}
+
+#define INI                                                                    \
+	"[alpha]\nso = crf-test-alpha.so\n"                                    \
+	"[beta]\nso = crf-test-beta.so\n"                                      \
+	"[gamma]\nso = crf-test-gamma.so\nenabled = no\n"
+
+static struct crf_ctx ctx_of(struct setfix *sf)
+{
+	return (struct crf_ctx){ .stage = CRF_STAGE_DUMP_TASK, .registry = &sf->set.registry };
+}
+
+static void test_by_name(void **state)
+{
+	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "beta-fd", .desc = "x", .pid = 7 };
+	const struct crf_kind *k = NULL;
+	struct crf_ctx ctx;
+
+	assert_int_equal(setfix_build(&f, INI, 0), 0);
+	ctx = ctx_of(&f);
+	assert_int_equal(crf_kind_find(&ctx, &obj, &k), 0);
+	assert_string_equal(k->name, "beta-fd");
+	assert_int_equal(k->dump(&ctx, &obj), 0);
+}
+
+static void test_by_match(void **state)
+{
+	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "chr", .desc = "/dev/alpha0" };
+	const struct crf_kind *k = NULL;
+	struct crf_ctx ctx;
+
+	assert_int_equal(setfix_build(&f, INI, 0), 0);
+	ctx = ctx_of(&f);
+	assert_int_equal(crf_kind_find(&ctx, &obj, &k), 0);
+	assert_string_equal(k->name, "alpha-dev");
+}
+
+static void test_class_must_match(void **state)
+{
+	struct crf_object obj = { .cls = CRF_OBJ_VMA, .kind = "alpha-fd", .desc = "v", .id = 3 };
+	const struct crf_kind *k = NULL;
+	struct crf_ctx ctx;
+	const char *out;
+
+	assert_int_equal(setfix_build(&f, INI, 0), 0);
+	ctx = ctx_of(&f);
+	capture_begin();
+	assert_int_equal(crf_kind_find(&ctx, &obj, &k), -ENOTSUP);
+	out = capture_end();
+	assert_contains(out, "vma 3 (v, kind 'alpha-fd'): no plugin handles this kind");
+}
+
+static void test_disabled_owner_named(void **state)
+{
+	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "gamma-fd",
+				  .desc = "anon_inode:[gamma]", .pid = 42, .id = 5 };
+	const struct crf_kind *k = NULL;
+	struct crf_ctx ctx;
+	const char *out;
+
+	assert_int_equal(setfix_build(&f, INI, 0), 0);
+	ctx = ctx_of(&f);
+	capture_begin();
+	assert_int_equal(crf_kind_find(&ctx, &obj, &k), -ENOTSUP);
+	out = capture_end();
+	assert_contains(out, "pid 42: fd 5 (anon_inode:[gamma], kind 'gamma-fd') is handled by "
+			     "plugin 'gamma', which is disabled by ");
+	assert_contains(out, "test.conf:7");
+	assert_int_equal(count_lines(out), 1);
+}
+
+static void test_unknown_kind(void **state)
+{
+	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "userfaultfd",
+				  .desc = "anon_inode:[userfaultfd]", .pid = 9, .id = 4 };
+	const struct crf_kind *k = NULL;
+	struct crf_ctx ctx;
+	const char *out;
+
+	assert_int_equal(setfix_build(&f, INI, 0), 0);
+	ctx = ctx_of(&f);
+	capture_begin();
+	assert_int_equal(crf_kind_find(&ctx, &obj, &k), -ENOTSUP);
+	out = capture_end();
+	assert_contains(out, "pid 9: fd 4 (anon_inode:[userfaultfd], kind 'userfaultfd'): "
+			     "no plugin handles this kind");
+}
+
+static void test_first_in_dump_order_wins(void **state)
+{
+	/* The table follows dump order: beta's kinds come before alpha's. */
+	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "alpha-fd", .desc = "x" };
+	const struct crf_kind *k = NULL;
+	struct crf_ctx ctx;
+
+	assert_int_equal(setfix_build(&f, INI "[alpha]\ndump-after = beta\n", 0), 0);
+	ctx = ctx_of(&f);
+	assert_string_equal(f.set.registry.entries[0].owner->name, "beta");
+	assert_int_equal(crf_kind_find(&ctx, &obj, &k), 0);
+	assert_string_equal(k->name, "alpha-fd");
+	/* Disabled plugins' kinds come last. */
+	assert_string_equal(f.set.registry.entries[f.set.registry.n - 1].owner->name, "gamma");
+}
+
+static void test_class_names(void **state)
+{
+	assert_string_equal(crf_object_class_name(CRF_OBJ_FD), "fd");
+	assert_string_equal(crf_object_class_name(CRF_OBJ_VMA), "vma");
+	assert_string_equal(crf_object_class_name(CRF_OBJ_NS), "ns");
+	assert_string_equal(crf_object_class_name(CRF_OBJ__COUNT), "object");
+	assert_string_equal(crf_stage_name(CRF_STAGE_RESTORE_FINISH), "restore-finish");
+	assert_string_equal(crf_stage_name(CRF_STAGE__COUNT), "unknown");
+}
+
+#define T(fn) cmocka_unit_test_teardown(fn, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_by_name),
+		T(test_by_match),
+		T(test_class_must_match),
+		T(test_disabled_owner_named),
+		T(test_unknown_kind),
+		T(test_first_in_dump_order_wins),
+		T(test_class_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
