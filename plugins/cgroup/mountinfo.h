@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * mountinfo.h - finding the cgroup v2 mount in /proc/PID/mountinfo text.
+ */
+#ifndef CRF_PLUGIN_CGROUP_MOUNTINFO_H
+#define CRF_PLUGIN_CGROUP_MOUNTINFO_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/*
+ * Find a mount of filesystem type cgroup2 in @f, text in the format of
+ * /proc/PID/mountinfo, and copy its mount point, with the kernel's octal
+ * escapes undone, to @path.  A mount of the hierarchy's root ("/") is
+ * preferred to a bind mount of a subtree; among equals the first one wins.
+ *
+ * Returns 0; -ENOENT when there is no cgroup2 mount; -EINVAL on a line that
+ * is not a mountinfo line; -ENAMETOOLONG when the mount point does not fit in
+ * @len bytes; -EIO when @f cannot be read.  @path is meaningful only on 0.
+ */
+int cgroup2_mount_from_mountinfo(FILE *f, char *path, size_t len);
+
+#endif

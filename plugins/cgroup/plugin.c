@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The cgroup plugin's descriptor. */
+#include <crf/plugin.h>
+
+#include "cgroup.h"
+
+/* The descriptor reads best as one block. */
+/* clang-format off */
+CRF_PLUGIN(
+	.name = "cgroup",
+	.version = "0.1.0",
+	.description = "cgroup v2 membership and limits; the cgroup v2 freezer",
+	.hooks = CRF_HOOKS(
+		[CRF_STAGE_PROBE] = cgroup_probe,
+	),
+);
+/* clang-format on */

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * mem.h - what the files of the mem plugin share.
+ */
+#ifndef CRF_PLUGIN_MEM_H
+#define CRF_PLUGIN_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <crf/plugin.h>
+
+/* Memory of our own that the probes look at. */
+struct mem_scratch {
+	volatile char *base; /* two pages: the first touched, the second never */
+	size_t page_size;
+	int pagemap; /* /proc/self/pagemap, or -1 */
+	bool scan;   /* PAGEMAP_SCAN answered correctly */
+};
+
+/* The probe hook: every kernel interface the plugin reads and rebuilds memory with. */
+int mem_probe(struct crf_ctx *ctx);
+
+/* PAGEMAP_SCAN on @s's pages; sets @s->scan. */
+void mem_probe_scan(struct crf_ctx *ctx, struct mem_scratch *s);
+
+/* userfaultfd write-protection in async mode, and the written-page tracking it gives. */
+void mem_probe_uffd(struct crf_ctx *ctx, struct mem_scratch *s);
+
+/* The vDSO and vvar areas, and remapping them with arch_prctl(). */
+void mem_probe_vdso(struct crf_ctx *ctx);
+
+#endif

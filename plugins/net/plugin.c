@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The net plugin's descriptor. */
+#include <crf/plugin.h>
+
+#include "net.h"
+
+/* The descriptor reads best as one block. */
+/* clang-format off */
+CRF_PLUGIN(
+	.name = "net",
+	.version = "0.1.0",
+	.description = "unix, TCP (repair mode) and UDP sockets; net namespace links, addresses, routes",
+	.hooks = CRF_HOOKS(
+		[CRF_STAGE_PROBE] = net_probe,
+	),
+);
+/* clang-format on */
