@@ -342,11 +342,20 @@ int crf_plugin_set_probe(struct crf_plugin_set *set, bool quiet)
 int crf_plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage,
 		       struct crf_imgdir *images, pid_t pid)
 {
+	return crf_plugin_set_run_task(set, stage, images, pid, NULL, NULL);
+}
+
+int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
+			    struct crf_imgdir *images, pid_t pid,
+			    const struct crf_host_ops *ops, void *task)
+{
 	struct crf_ctx ctx = make_ctx(set, stage, images, pid);
 	enum crf_order o = stage >= CRF_STAGE_RESTORE_PREPARE ? CRF_ORDER_RESTORE : CRF_ORDER_DUMP;
 	size_t n = set->graph.n_order;
 	int first = 0;
 
+	ctx.ops = ops;
+	ctx.task = task;
 	for (size_t i = 0; i < n; i++) {
 		bool reverse = stage == CRF_STAGE_DUMP_CLEANUP;
 		size_t idx = set->graph.order[o][reverse ? n - 1 - i : i];

@@ -71,6 +71,10 @@ int crf_plugin_set_probe(struct crf_plugin_set *set, bool quiet);
  */
 int crf_plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage,
 		       struct crf_imgdir *images, pid_t pid);
+/* The same for a per-task stage, with the core's services for that task. */
+int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
+			    struct crf_imgdir *images, pid_t pid,
+			    const struct crf_host_ops *ops, void *task);
 
 /* The plugin named @name, or NULL. */
 struct crf_plugin_info *crf_plugin_set_find(struct crf_plugin_set *set, const char *name);

@@ -48,12 +48,32 @@ struct crf_registry {
 	size_t n, cap;
 };
 
+struct crf_rst_vma;
+struct crf_rst_mm;
+
+/*
+ * What the core does for the services of crf/parasite.h and crf/restore.h;
+ * @task is the core's own per-task state.  A NULL member answers -ENOTCONN.
+ */
+struct crf_host_ops {
+	long (*parasite_syscall)(void *task, long nr, const long args[6]);
+	int (*parasite_scratch)(void *task, uint64_t *addr, size_t *size);
+	int (*parasite_rw)(void *task, uint64_t addr, void *buf, size_t len, bool write);
+	int (*rst_add_vma)(void *task, const struct crf_rst_vma *vma);
+	int (*rst_add_pages)(void *task, struct crf_img *blob, uint64_t vaddr, uint64_t len,
+			     uint64_t off);
+	int (*rst_set_mm)(void *task, const struct crf_rst_mm *mm);
+	int (*rst_set_vdso)(void *task, uint64_t vdso);
+};
+
 struct crf_ctx {
 	enum crf_stage stage;
 	struct crf_plugin_state *plugin;
 	struct crf_registry *registry;
 	struct crf_imgdir *images;
 	pid_t pid;
+	const struct crf_host_ops *ops;
+	void *task;
 };
 
 /* Logging set-up: level, optional log file (NULL: none), the "crf" program name. */

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * crf/restore.h - describing a task's address space for the restorer.
+ *
+ * During restore-task, inside the freshly forked task and before the
+ * restorer takes over, plugins describe what the restorer must build: the
+ * mappings, the pages to read into them, the mm fields and the vDSO place.
+ * The core packs this into the restorer's arguments; the restorer then
+ * unmaps crf and builds the saved address space.
+ */
+#ifndef CRF_RESTORE_H
+#define CRF_RESTORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct crf_ctx;
+struct crf_img;
+
+/* One mapping to create, at its saved address. */
+struct crf_rst_vma {
+	uint64_t start, end;
+	int prot;		/* final PROT_* */
+	int flags;		/* MAP_PRIVATE or MAP_SHARED, | MAP_ANONYMOUS, MAP_GROWSDOWN... */
+	int fd;			/* file to map (the core takes ownership), or -1 */
+	uint64_t pgoff;		/* file offset in bytes */
+	/* madvise() advice to apply after mapping, as a bit mask of
+	 * (1 << MADV_x) for MADV_x < 64 (MADV_DONTFORK, MADV_DONTDUMP...) */
+	uint64_t madv;
+};
+
+/* The mm fields of prctl(PR_SET_MM_MAP) and the auxiliary vector. */
+struct crf_rst_mm {
+	uint64_t start_code, end_code, start_data, end_data;
+	uint64_t start_brk, brk, start_stack;
+	uint64_t arg_start, arg_end, env_start, env_end;
+	uint64_t auxv[2 * 64];	/* pairs, ending with AT_NULL */
+	uint32_t auxv_len;	/* number of uint64_t used, including AT_NULL's pair */
+	int exe_fd;		/* the executable (the core takes ownership), or -1 */
+};
+
+/* Add a mapping; 0 or -errno. */
+int crf_rst_add_vma(struct crf_ctx *ctx, const struct crf_rst_vma *vma);
+
+/*
+ * Read @len bytes at data offset @off of the blob image @blob into memory at
+ * @vaddr (inside an added mapping).  The blob must have been verified (the
+ * core verifies every image before it forks).  @blob stays open until the
+ * restorer is done; the core closes it.
+ */
+int crf_rst_add_pages(struct crf_ctx *ctx, struct crf_img *blob, uint64_t vaddr,
+		      uint64_t len, uint64_t off);
+
+int crf_rst_set_mm(struct crf_ctx *ctx, const struct crf_rst_mm *mm);
+
+/*
+ * Put the kernel's vDSO at @vdso (the saved [vdso] start); the vvar pages go
+ * where the kernel puts them relative to it, which the caller has checked
+ * matches the saved layout.
+ */
+int crf_rst_set_vdso(struct crf_ctx *ctx, uint64_t vdso);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

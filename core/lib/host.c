@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The services of crf/parasite.h and crf/restore.h: libcrf hands each call
+ * to the core through the host table of the context, so plugins link only
+ * against libcrf and the core keeps its task state to itself.
+ */
+#include <errno.h>
+
+#include <crf/parasite.h>
+#include <crf/restore.h>
+
+#include "crf-private.h"
+
+#define HOST_CALL(ctx, fn, ...)                                                \
+	((ctx)->ops && (ctx)->ops->fn ? (ctx)->ops->fn((ctx)->task, __VA_ARGS__) : -ENOTCONN)
+
+long crf_parasite_syscall(struct crf_ctx *ctx, long nr, const long args[6])
+{
+	return HOST_CALL(ctx, parasite_syscall, nr, args);
+}
+
+int crf_parasite_scratch(struct crf_ctx *ctx, uint64_t *addr, size_t *size)
+{
+	return HOST_CALL(ctx, parasite_scratch, addr, size);
+}
+
+int crf_parasite_write(struct crf_ctx *ctx, uint64_t addr, const void *buf, size_t len)
+{
+	return HOST_CALL(ctx, parasite_rw, addr, (void *)buf, len, true);
+}
+
+int crf_parasite_read(struct crf_ctx *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return HOST_CALL(ctx, parasite_rw, addr, buf, len, false);
+}
+
+int crf_rst_add_vma(struct crf_ctx *ctx, const struct crf_rst_vma *vma)
+{
+	return HOST_CALL(ctx, rst_add_vma, vma);
+}
+
+int crf_rst_add_pages(struct crf_ctx *ctx, struct crf_img *blob, uint64_t vaddr, uint64_t len,
+		      uint64_t off)
+{
+	return HOST_CALL(ctx, rst_add_pages, blob, vaddr, len, off);
+}
+
+int crf_rst_set_mm(struct crf_ctx *ctx, const struct crf_rst_mm *mm)
+{
+	return HOST_CALL(ctx, rst_set_mm, mm);
+}
+
+int crf_rst_set_vdso(struct crf_ctx *ctx, uint64_t vdso)
+{
+	return HOST_CALL(ctx, rst_set_vdso, vdso);
+}

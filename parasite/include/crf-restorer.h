@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The restorer's arguments: one block, built by crf in the forked task and
+ * read by the freestanding restorer blob.  Only fixed-size integers, no
+ * pointers into crf's memory: arrays are given as offsets from the start of
+ * the block, which the restorer receives in %rdi.
+ *
+ * Memory layout crf sets up in the task before jumping to the restorer
+ * (one anonymous mapping at a place free in both crf's and the saved
+ * address space):
+ *
+ *	[ restorer blob (text) | args block | arrays | stack ]
+ *
+ * The restorer unmaps everything else, so nothing else of crf survives.
+ */
+#ifndef CRF_RESTORER_H
+#define CRF_RESTORER_H
+
+#include <stdint.h>
+
+#define CRF_RST_MAGIC 0x43524652535431ull /* "CRFRST1" */
+#define CRF_RST_NSIG 64
+#define CRF_RST_MAX_GROUPS 256
+
+struct crf_rst_vma_arg {
+	uint64_t start, end;
+	uint64_t pgoff;
+	uint64_t madv;		/* bit mask of (1 << MADV_x) */
+	int32_t prot, flags;
+	int32_t fd;		/* -1: anonymous */
+	int32_t pad;
+};
+
+/* Bytes to read from a verified blob image into memory. */
+struct crf_rst_pages_arg {
+	uint64_t vaddr, len;
+	uint64_t off;		/* data offset in the blob */
+	uint64_t hdr_len;	/* where the blob's first chunk frame starts */
+	uint32_t chunk;		/* blob chunk size; each chunk has an 8-byte frame */
+	int32_t fd;
+};
+
+struct crf_rst_sigaction_arg {
+	uint64_t handler, flags, restorer, mask;
+};
+
+struct crf_rst_timer_arg {
+	int32_t id;		/* the kernel's timer id, recreated in order */
+	int32_t clock;
+	int32_t signo, notify;	/* sigev_signo, sigev_notify */
+	int32_t notify_tid, pad;
+	uint64_t value;		/* sigev_value */
+	int64_t interval_ns, value_ns; /* it_interval, remaining it_value (0: disarmed) */
+	int32_t overrun, pad2;
+};
+
+struct crf_rst_args {
+	uint64_t magic;
+	uint64_t blob_start, blob_len;	/* this whole mapping, kept */
+	uint64_t args_len;		/* bytes of the block with its arrays */
+
+	uint32_t n_vmas, n_pages, n_timers, n_pending;
+	uint64_t vmas_off, pages_off, timers_off, pending_off;
+
+	/* mm */
+	uint64_t start_code, end_code, start_data, end_data;
+	uint64_t start_brk, brk, start_stack;
+	uint64_t arg_start, arg_end, env_start, env_end;
+	uint64_t auxv[2 * 64];
+	uint32_t auxv_len;		/* 0: leave the mm fields alone */
+	int32_t exe_fd;			/* -1: none */
+	uint64_t vdso;			/* 0: no vDSO to place */
+
+	/* signals */
+	struct crf_rst_sigaction_arg sa[CRF_RST_NSIG];
+	uint64_t blocked;
+	uint64_t sas_sp, sas_size;	/* sigaltstack */
+	int32_t sas_flags, pad0;
+	int64_t itimer[3][4];		/* ITIMER_REAL/VIRTUAL/PROF: interval s, us, value s, us */
+	/* pending: n_pending siginfo of 128 bytes at pending_off, each queued
+	 * to the task itself (shared: rt_sigqueueinfo; private: rt_tgsigqueueinfo) */
+	uint64_t pending_shared_mask;	/* bit i set: the i-th pending is shared */
+
+	/* rseq */
+	uint64_t rseq_ptr;
+	uint32_t rseq_len, rseq_sig;
+
+	/* credentials, applied last */
+	uint32_t uid, euid, suid, fsuid, gid, egid, sgid, fsgid;
+	uint32_t n_groups;
+	uint32_t groups[CRF_RST_MAX_GROUPS];
+	uint64_t cap_eff, cap_prm, cap_inh, cap_bnd, cap_amb;
+	uint32_t securebits, no_new_privs;
+	uint32_t restore_creds;		/* 0: keep crf's (same as saved) */
+	uint32_t pad1;
+
+	/* the registers to return with: struct user_regs_struct layout */
+	uint64_t regs[27];
+	/* the xsave area (64-byte aligned in the block), as PTRACE_GETREGSET
+	 * NT_X86_XSTATE gave it */
+	uint64_t xsave_off;
+	uint32_t xsave_len, pad2;
+
+	/* handshake with crf: the restorer writes its result (0 or -errno) and
+	 * a message to status_fd, then waits for one byte on go_fd (closing
+	 * both) before returning into the program */
+	int32_t status_fd, go_fd;
+	char error[160];
+};
+
+#endif
