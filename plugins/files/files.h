@@ -10,4 +10,11 @@
 /* The probe hook: taking fds from a task, comparing them, reading their state. */
 int files_probe(struct crf_ctx *ctx);
 
+/* dump-task: walk the fd table, handing each fd to its kind's handler. */
+int files_dump_task(struct crf_ctx *ctx);
+
+/* The "stdio" kind: fds 0-2, connected to crf restore's own at restore. */
+bool files_is_stdio(const struct crf_object *obj);
+int files_stdio_dump(struct crf_ctx *ctx, const struct crf_object *obj);
+
 #endif

@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Collecting a task's own state.  Most of it is readable from outside
+ * (/proc, ptrace, sched_*); signal actions, the alternate signal stack,
+ * itimers, POSIX timer values and securebits are readable only by the task
+ * itself, so they are read through the parasite with plain system calls.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "task-dump.h"
+#include "util.h"
+
+/* PTRACE_GET_RSEQ_CONFIGURATION (uapi 5.13) fills this. */
+#define CRF_PTRACE_GET_RSEQ_CONFIGURATION 0x420f
+struct crf_rseq_conf {
+	uint64_t rseq_abi_pointer;
+	uint32_t rseq_abi_size;
+	uint32_t signature;
+	uint32_t flags;
+	uint32_t pad;
+};
+
+#define XSAVE_MAX (64 << 10)
+#define MAX_PENDING 1024
+#define MAX_TIMERS 256
+
+int crf_task_read_regs(pid_t tid, Crf__Core__TaskCore *tc)
+{
+	struct user_regs_struct regs;
+	struct iovec iov = { &regs, sizeof(regs) };
+	uint8_t *xs = malloc(XSAVE_MAX);
+
+	if (!xs)
+		return -ENOMEM;
+	if (ptrace(PTRACE_GETREGSET, tid, NT_PRSTATUS, &iov) < 0) {
+		free(xs);
+		return crf_error_errno(errno, "pid %d: reading registers", (int)tid);
+	}
+	tc->regs.data = malloc(sizeof(regs));
+	if (!tc->regs.data) {
+		free(xs);
+		return -ENOMEM;
+	}
+	memcpy(tc->regs.data, &regs, sizeof(regs));
+	tc->regs.len = sizeof(regs);
+	iov = (struct iovec){ xs, XSAVE_MAX };
+	if (ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, &iov) < 0) {
+		free(xs);
+		return crf_error_errno(errno, "pid %d: reading the XSAVE area", (int)tid);
+	}
+	tc->xsave.data = xs;
+	tc->xsave.len = iov.iov_len;
+	return 0;
+}
+
+/* A system call in the task, with its memory argument in the scratch area. */
+struct remote {
+	const struct crf_host_ops *ops;
+	void *task;
+	uint64_t scratch;
+	size_t size;
+};
+
+static long rcall(struct remote *r, long nr, long a0, long a1, long a2, long a3)
+{
+	const long args[6] = { a0, a1, a2, a3, 0, 0 };
+
+	return r->ops->parasite_syscall(r->task, nr, args);
+}
+
+static int rread(struct remote *r, uint64_t addr, void *buf, size_t len)
+{
+	return r->ops->parasite_rw(r->task, addr, buf, len, false);
+}
+
+static int sigactions(struct remote *r, pid_t pid, Crf__Core__TaskCore *tc)
+{
+	struct {
+		uint64_t handler, flags, restorer, mask;
+	} ka;
+
+	tc->sigactions = calloc(64, sizeof(*tc->sigactions));
+	if (!tc->sigactions)
+		return -ENOMEM;
+	for (int sig = 1; sig <= 64; sig++) {
+		Crf__Core__SigAction *sa;
+		long ret;
+
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		ret = rcall(r, SYS_rt_sigaction, sig, 0, (long)r->scratch, 8);
+		if (ret < 0)
+			return crf_error_errno((int)ret, "pid %d: rt_sigaction(%d)", (int)pid, sig);
+		ret = rread(r, r->scratch, &ka, sizeof(ka));
+		if (ret < 0)
+			return (int)ret;
+		sa = malloc(sizeof(*sa));
+		if (!sa)
+			return -ENOMEM;
+		crf__core__sig_action__init(sa);
+		sa->sig = (uint32_t)sig;
+		sa->handler = ka.handler;
+		sa->flags = ka.flags;
+		sa->restorer = ka.restorer;
+		sa->mask = ka.mask;
+		tc->sigactions[tc->n_sigactions++] = sa;
+	}
+	return 0;
+}
+
+static int altstack_itimers(struct remote *r, pid_t pid, Crf__Core__TaskCore *tc)
+{
+	stack_t ss;
+	struct itimerval it;
+	long ret;
+
+	ret = rcall(r, SYS_sigaltstack, 0, (long)r->scratch, 0, 0);
+	if (ret >= 0)
+		ret = rread(r, r->scratch, &ss, sizeof(ss));
+	if (ret < 0)
+		return crf_error_errno((int)ret, "pid %d: sigaltstack", (int)pid);
+	tc->sas_sp = (uint64_t)(uintptr_t)ss.ss_sp;
+	tc->sas_size = ss.ss_size;
+	tc->sas_flags = (uint32_t)ss.ss_flags;
+	tc->itimers = calloc(12, sizeof(*tc->itimers));
+	if (!tc->itimers)
+		return -ENOMEM;
+	tc->n_itimers = 12;
+	for (int which = 0; which < 3; which++) {
+		ret = rcall(r, SYS_getitimer, which, (long)r->scratch, 0, 0);
+		if (ret >= 0)
+			ret = rread(r, r->scratch, &it, sizeof(it));
+		if (ret < 0)
+			return crf_error_errno((int)ret, "pid %d: getitimer(%d)", (int)pid, which);
+		tc->itimers[which * 4 + 0] = it.it_interval.tv_sec;
+		tc->itimers[which * 4 + 1] = it.it_interval.tv_usec;
+		tc->itimers[which * 4 + 2] = it.it_value.tv_sec;
+		tc->itimers[which * 4 + 3] = it.it_value.tv_usec;
+	}
+	ret = rcall(r, SYS_prctl, PR_GET_SECUREBITS, 0, 0, 0);
+	if (ret < 0)
+		return crf_error_errno((int)ret, "pid %d: PR_GET_SECUREBITS", (int)pid);
+	tc->creds->securebits = (uint32_t)ret;
+	return 0;
+}
+
+static int64_t ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+static int posix_timers(struct remote *r, pid_t pid, Crf__Core__TaskCore *tc)
+{
+	struct crf_proc_timer *pt = calloc(MAX_TIMERS, sizeof(*pt));
+	_cleanup_free_ char *text = NULL;
+	char path[64];
+	int n, ret;
+
+	if (!pt)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/timers", (int)pid);
+	ret = crf_read_file(path, &text);
+	n = ret < 0 ? ret : crf_parse_timers(text, pt, MAX_TIMERS);
+	if (n < 0) {
+		free(pt);
+		return crf_error_errno(n, "%s", path);
+	}
+	tc->timers = calloc((size_t)n + 1, sizeof(*tc->timers));
+	for (int i = 0; tc->timers && i < n; i++) {
+		Crf__Core__PosixTimer *t = malloc(sizeof(*t));
+		struct itimerspec its;
+		long v;
+
+		if (!t)
+			break;
+		crf__core__posix_timer__init(t);
+		tc->timers[tc->n_timers++] = t;
+		v = rcall(r, SYS_timer_gettime, pt[i].id, (long)r->scratch, 0, 0);
+		if (v >= 0)
+			v = rread(r, r->scratch, &its, sizeof(its));
+		if (v >= 0)
+			v = rcall(r, SYS_timer_getoverrun, pt[i].id, 0, 0, 0);
+		if (v < 0) {
+			free(pt);
+			return crf_error_errno((int)v, "pid %d: POSIX timer %d", (int)pid, pt[i].id);
+		}
+		t->id = pt[i].id;
+		t->clock = pt[i].clock;
+		t->signo = pt[i].signo;
+		t->notify = pt[i].notify;
+		t->notify_tid = pt[i].notify_tid;
+		t->value = pt[i].value;
+		t->interval_ns = ts_ns(&its.it_interval);
+		t->value_ns = ts_ns(&its.it_value);
+		t->overrun = (int32_t)v;
+	}
+	free(pt);
+	return tc->timers ? 0 : -ENOMEM;
+}
+
+/* Queued signals, read without dequeuing them (PTRACE_PEEKSIGINFO). */
+static int pending(pid_t pid, bool shared, ProtobufCBinaryData **out, size_t *n)
+{
+	siginfo_t si;
+
+	*out = calloc(MAX_PENDING, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (*n = 0; *n < MAX_PENDING;) {
+		struct {
+			uint64_t off;
+			uint32_t flags;
+			int32_t nr;
+		} arg = { *n, shared ? 1 : 0, 1 };
+		long got = ptrace(PTRACE_PEEKSIGINFO, pid, &arg, &si);
+
+		if (got < 0)
+			return crf_error_errno(errno, "pid %d: PTRACE_PEEKSIGINFO", (int)pid);
+		if (got == 0)
+			return 0;
+		(*out)[*n].data = malloc(sizeof(si));
+		if (!(*out)[*n].data)
+			return -ENOMEM;
+		memcpy((*out)[*n].data, &si, sizeof(si));
+		(*out)[*n].len = sizeof(si);
+		(*n)++;
+	}
+	return 0;
+}
+
+static int creds(const struct crf_proc_status *st, Crf__Core__TaskCore *tc)
+{
+	Crf__Core__Creds *c = malloc(sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	crf__core__creds__init(c);
+	tc->creds = c;
+	c->uid = st->uid[0];
+	c->euid = st->uid[1];
+	c->suid = st->uid[2];
+	c->fsuid = st->uid[3];
+	c->gid = st->gid[0];
+	c->egid = st->gid[1];
+	c->sgid = st->gid[2];
+	c->fsgid = st->gid[3];
+	c->groups = calloc(st->n_groups + 1, sizeof(*c->groups));
+	if (!c->groups)
+		return -ENOMEM;
+	memcpy(c->groups, st->groups, st->n_groups * sizeof(*c->groups));
+	c->n_groups = st->n_groups;
+	c->cap_inh = st->cap_inh;
+	c->cap_prm = st->cap_prm;
+	c->cap_eff = st->cap_eff;
+	c->cap_bnd = st->cap_bnd;
+	c->cap_amb = st->cap_amb;
+	c->no_new_privs = st->no_new_privs;
+	return 0;
+}
+
+static int limits(pid_t pid, Crf__Core__TaskCore *tc)
+{
+	struct crf_proc_limit lim[CRF_NLIMITS];
+	_cleanup_free_ char *text = NULL;
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	r = crf_read_file(path, &text);
+	if (r >= 0)
+		r = crf_parse_limits(text, lim);
+	if (r < 0)
+		return crf_error_errno(r, "%s", path);
+	tc->rlimits = calloc(CRF_NLIMITS, sizeof(*tc->rlimits));
+	if (!tc->rlimits)
+		return -ENOMEM;
+	for (int i = 0; i < CRF_NLIMITS; i++) {
+		Crf__Core__Rlimit *l = malloc(sizeof(*l));
+
+		if (!l)
+			return -ENOMEM;
+		crf__core__rlimit__init(l);
+		l->resource = (uint32_t)i;
+		l->cur = lim[i].cur;
+		l->max = lim[i].max;
+		tc->rlimits[tc->n_rlimits++] = l;
+	}
+	return 0;
+}
+
+static int sched_state(pid_t pid, Crf__Core__TaskCore *tc)
+{
+	struct sched_param sp;
+	cpu_set_t set;
+
+	errno = 0;
+	tc->sched_policy = sched_getscheduler(pid);
+	if (tc->sched_policy < 0 || sched_getparam(pid, &sp) < 0)
+		return crf_error_errno(errno, "pid %d: scheduling policy", (int)pid);
+	tc->sched_priority = sp.sched_priority;
+	tc->nice = getpriority(PRIO_PROCESS, (id_t)pid);
+	if (tc->nice == -1 && errno)
+		return crf_error_errno(errno, "pid %d: nice", (int)pid);
+	if (sched_getaffinity(pid, sizeof(set), &set) < 0)
+		return crf_error_errno(errno, "pid %d: CPU affinity", (int)pid);
+	tc->affinity.data = malloc(sizeof(set));
+	if (!tc->affinity.data)
+		return -ENOMEM;
+	memcpy(tc->affinity.data, &set, sizeof(set));
+	tc->affinity.len = sizeof(set);
+	return 0;
+}
+
+static int proc_link(pid_t pid, const char *what, char **out)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return crf_error_errno(errno, "readlink %s", path);
+	buf[n] = '\0';
+	*out = strdup(buf);
+	return *out ? 0 : -ENOMEM;
+}
+
+static int proc_small(pid_t pid, Crf__Core__TaskCore *tc)
+{
+	_cleanup_free_ char *comm = NULL, *pers = NULL;
+	struct crf_rseq_conf rs = { 0 };
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	r = crf_read_file(path, &comm);
+	if (r < 0)
+		return crf_error_errno(r, "%s", path);
+	comm[strcspn(comm, "\n")] = '\0';
+	tc->comm = TAKE_PTR(comm);
+	snprintf(path, sizeof(path), "/proc/%d/personality", (int)pid);
+	r = crf_read_file(path, &pers);
+	if (r < 0)
+		return crf_error_errno(r, "%s", path);
+	tc->personality = (uint32_t)strtoul(pers, NULL, 16);
+	r = proc_link(pid, "cwd", &tc->cwd);
+	if (r >= 0)
+		r = proc_link(pid, "root", &tc->root);
+	if (r < 0)
+		return r;
+	if (ptrace(CRF_PTRACE_GET_RSEQ_CONFIGURATION, pid, sizeof(rs), &rs) < 0)
+		return crf_error_errno(errno, "pid %d: rseq configuration", (int)pid);
+	tc->rseq_ptr = rs.rseq_abi_pointer;
+	tc->rseq_len = rs.rseq_abi_size;
+	tc->rseq_sig = rs.signature;
+	return 0;
+}
+
+int crf_task_collect(pid_t pid, const struct crf_host_ops *ops, void *task,
+		     Crf__Core__TaskCore *tc)
+{
+	struct crf_proc_status st;
+	struct remote rem = { .ops = ops, .task = task };
+	_cleanup_free_ char *text = NULL;
+	char path[64];
+	int r;
+
+	tc->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	r = crf_read_file(path, &text);
+	if (r >= 0)
+		r = crf_parse_status(text, &st);
+	if (r < 0)
+		return crf_error_errno(r, "%s", path);
+	tc->blocked = st.sig_blk;
+	tc->umask = st.umask;
+	r = creds(&st, tc);
+	if (r >= 0)
+		r = limits(pid, tc);
+	if (r >= 0)
+		r = sched_state(pid, tc);
+	if (r >= 0)
+		r = proc_small(pid, tc);
+	if (r >= 0)
+		r = pending(pid, false, &tc->pending_private, &tc->n_pending_private);
+	if (r >= 0)
+		r = pending(pid, true, &tc->pending_shared, &tc->n_pending_shared);
+	if (r >= 0)
+		r = ops->parasite_scratch(task, &rem.scratch, &rem.size);
+	if (r >= 0)
+		r = sigactions(&rem, pid, tc);
+	if (r >= 0)
+		r = altstack_itimers(&rem, pid, tc);
+	if (r >= 0)
+		r = posix_timers(&rem, pid, tc);
+	return r < 0 ? r : 0;
+}
+
+static void free_bytes(ProtobufCBinaryData *b, size_t n)
+{
+	for (size_t i = 0; b && i < n; i++)
+		free(b[i].data);
+	free(b);
+}
+
+void crf_task_free(Crf__Core__TaskCore *tc)
+{
+	for (size_t i = 0; i < tc->n_sigactions; i++)
+		free(tc->sigactions[i]);
+	free(tc->sigactions);
+	for (size_t i = 0; i < tc->n_timers; i++)
+		free(tc->timers[i]);
+	free(tc->timers);
+	for (size_t i = 0; i < tc->n_rlimits; i++)
+		free(tc->rlimits[i]);
+	free(tc->rlimits);
+	if (tc->creds)
+		free(tc->creds->groups);
+	free(tc->creds);
+	free_bytes(tc->pending_private, tc->n_pending_private);
+	free_bytes(tc->pending_shared, tc->n_pending_shared);
+	free(tc->itimers);
+	free(tc->regs.data);
+	free(tc->xsave.data);
+	free(tc->affinity.data);
+	free(tc->comm);
+	free(tc->cwd);
+	free(tc->root);
+	crf__core__task_core__init(tc);
+}
+
+int crf_task_write(struct crf_imgdir *dir, Crf__Core__TaskCore *tc)
+{
+	struct crf_img *img;
+	char name[64];
+	int r;
+
+	snprintf(name, sizeof(name), "core-%d.img", (int)tc->pid);
+	r = crf_img_create(dir, name, &crf__core__task_core__descriptor, &img);
+	if (r < 0)
+		return r;
+	r = crf_img_write(img, &tc->base);
+	if (r < 0) {
+		crf_img_abort(img);
+		return r;
+	}
+	return crf_img_close(img);
+}
+
+int crf_task_read(struct crf_imgdir *dir, pid_t pid, Crf__Core__TaskCore **tc)
+{
+	ProtobufCMessage *msg = NULL;
+	struct crf_img *img;
+	char name[64];
+	int r;
+
+	snprintf(name, sizeof(name), "core-%d.img", (int)pid);
+	r = crf_img_open(dir, name, &crf__core__task_core__descriptor, &img);
+	if (r < 0)
+		return r;
+	r = crf_img_read(img, &msg);
+	crf_img_close(img);
+	if (r == 0) {
+		crf_error("%s/%s: holds no task record", crf_imgdir_path(dir), name);
+		return -EBADMSG;
+	}
+	if (r < 0)
+		return r;
+	*tc = (Crf__Core__TaskCore *)msg;
+	if ((*tc)->regs.len != sizeof(struct user_regs_struct)) {
+		crf_error("%s/%s: registers of %zu bytes, expected %zu", crf_imgdir_path(dir),
+			  name, (*tc)->regs.len, sizeof(struct user_regs_struct));
+		protobuf_c_message_free_unpacked(msg, NULL);
+		return -EBADMSG;
+	}
+	return 0;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The core's own per-task state: collected at dump, applied at restore. */
+#ifndef CRF_TASK_DUMP_H
+#define CRF_TASK_DUMP_H
+
+#include <sys/types.h>
+
+#include "crf-private.h"
+#include "core.pb-c.h"
+
+/*
+ * Read the registers and XSAVE area of the stopped thread @tid.  Called
+ * right after the freeze, before the parasite changes them.
+ */
+int crf_task_read_regs(pid_t tid, Crf__Core__TaskCore *tc);
+
+/*
+ * Fill the rest of @tc for @pid: from /proc and ptrace, and through the
+ * parasite (@ops/@task, the host table of the infected task) what only the
+ * task can read: signal actions, sigaltstack, itimers, POSIX timers,
+ * securebits.
+ */
+int crf_task_collect(pid_t pid, const struct crf_host_ops *ops, void *task,
+		     Crf__Core__TaskCore *tc);
+
+/* Write core-PID.img; frees what crf_task_* allocated in @tc. */
+int crf_task_write(struct crf_imgdir *dir, Crf__Core__TaskCore *tc);
+void crf_task_free(Crf__Core__TaskCore *tc);
+
+/* Read core-PID.img; free with protobuf_c_message_free_unpacked. */
+int crf_task_read(struct crf_imgdir *dir, pid_t pid, Crf__Core__TaskCore **tc);
+
+#endif

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The fd table walk: every open fd of the task is classified into a kind
+ * and handed to the handler that claims it (crf_kind_find), so that an fd
+ * no enabled plugin can save stops the dump with a message naming it.
+ *
+ * For now the files plugin itself handles only fds 0, 1 and 2 ("stdio"):
+ * they are not saved but connected, at restore, to crf restore's own
+ * standard streams, as a shell job expects.  The other kinds (regular
+ * files, pipes, eventfd...) come with their handlers.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "files.h"
+
+/* The kind of a socket, from a copy of it taken with pidfd_getfd. */
+static const char *socket_kind(int pidfd, int fd, char *buf, size_t len)
+{
+	int copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	int domain = -1, type = -1, proto = -1;
+	socklen_t sl = sizeof(int);
+
+	if (copy >= 0) {
+		getsockopt(copy, SOL_SOCKET, SO_DOMAIN, &domain, &sl);
+		sl = sizeof(int);
+		getsockopt(copy, SOL_SOCKET, SO_TYPE, &type, &sl);
+		sl = sizeof(int);
+		getsockopt(copy, SOL_SOCKET, SO_PROTOCOL, &proto, &sl);
+		close(copy);
+	}
+	if (domain == AF_UNIX)
+		return "unix";
+	if ((domain == AF_INET || domain == AF_INET6) && type == SOCK_STREAM)
+		return "tcp";
+	if ((domain == AF_INET || domain == AF_INET6) && type == SOCK_DGRAM)
+		return "udp";
+	if (domain == AF_NETLINK)
+		return "netlink";
+	snprintf(buf, len, "socket:%d", domain);
+	return buf;
+}
+
+/* Name the kind of fd @fd of the task from its link and its inode. */
+static const char *fd_kind(int pidfd, int fd, const char *link, const struct stat *st,
+			   char *buf, size_t len)
+{
+	if (!strncmp(link, "socket:", 7))
+		return socket_kind(pidfd, fd, buf, len);
+	if (!strncmp(link, "pipe:", 5))
+		return "pipe";
+	if (!strncmp(link, "anon_inode:", 11)) {
+		const char *name = link + 11;
+
+		snprintf(buf, len, "%.*s", (int)strcspn(name + (*name == '['), "]"),
+			 name + (*name == '['));
+		return buf;
+	}
+	if (!strncmp(link, "/memfd:", 7))
+		return "memfd";
+	if (S_ISFIFO(st->st_mode))
+		return "fifo";
+	if (S_ISDIR(st->st_mode))
+		return "dir";
+	if (S_ISCHR(st->st_mode)) {
+		snprintf(buf, len, "chr:%u:%u", major(st->st_rdev), minor(st->st_rdev));
+		return buf;
+	}
+	if (S_ISBLK(st->st_mode))
+		return "blk";
+	if (S_ISREG(st->st_mode))
+		return "file";
+	return "unknown";
+}
+
+static int dump_fd(struct crf_ctx *ctx, int pidfd, int dirfd, int fd)
+{
+	struct crf_object obj = { .cls = CRF_OBJ_FD, .pid = crf_ctx_pid(ctx), .id = fd };
+	const struct crf_kind *kind;
+	char name[16], link[512], buf[64];
+	struct stat st;
+	ssize_t n;
+	int r;
+
+	snprintf(name, sizeof(name), "%d", fd);
+	n = readlinkat(dirfd, name, link, sizeof(link) - 1);
+	if (n < 0)
+		return crf_log_errno(CRF_LOG_ERROR, errno, "pid %d: fd %d", (int)obj.pid, fd);
+	link[n] = '\0';
+	if (fstatat(dirfd, name, &st, 0) < 0)
+		memset(&st, 0, sizeof(st));
+	obj.desc = link;
+	obj.kind = fd_kind(pidfd, fd, link, &st, buf, sizeof(buf));
+	r = crf_kind_find(ctx, &obj, &kind);
+	if (r < 0)
+		return r;
+	return kind->dump ? kind->dump(ctx, &obj) : 0;
+}
+
+static int fd_number(const struct dirent *d)
+{
+	return d->d_name[0] >= '0' && d->d_name[0] <= '9';
+}
+
+int files_dump_task(struct crf_ctx *ctx)
+{
+	pid_t pid = crf_ctx_pid(ctx);
+	struct dirent **list = NULL;
+	char path[64];
+	int dirfd, pidfd, n, r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return crf_log_errno(CRF_LOG_ERROR, errno, "open %s", path);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		r = crf_log_errno(CRF_LOG_ERROR, errno, "pidfd_open %d", (int)pid);
+		close(dirfd);
+		return r;
+	}
+	n = scandir(path, &list, fd_number, versionsort);
+	if (n < 0)
+		r = crf_log_errno(CRF_LOG_ERROR, errno, "list %s", path);
+	for (int i = 0; i < n; i++) {
+		if (r >= 0)
+			r = dump_fd(ctx, pidfd, dirfd, atoi(list[i]->d_name));
+		free(list[i]);
+	}
+	free(list);
+	close(pidfd);
+	close(dirfd);
+	return r;
+}
+
+bool files_is_stdio(const struct crf_object *obj)
+{
+	return obj->cls == CRF_OBJ_FD && obj->id >= 0 && obj->id <= 2;
+}
+
+int files_stdio_dump(struct crf_ctx *ctx, const struct crf_object *obj)
+{
+	crf_debug("fd %d (%s) will be connected to crf restore's fd %d", obj->id, obj->desc,
+		  obj->id);
+	return 0;
+}
