@@ -1,0 +1,125 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# End-to-end bad input: each case gets one clear message, exit status 1,
+# and harms nothing: no process is killed, none is left behind.
+#
+#   dump of a PID that does not exist
+#   dump of a kernel thread (not a process crf can trace)
+#   restore while the saved PID is taken (the original still runs)
+#   restore of a dump whose pages-*.img lost its last 100 bytes
+#
+# usage: bad-input.sh CRF IMAGE_DIR_BASE
+set -u
+CRF=$1 BASE=$2
+T=$(mktemp -d /tmp/crf-bad-input-XXXXXX)
+passed=0 failed=0
+started=()
+
+cleanup() {
+	local pid
+	for pid in "${started[@]}"; do
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	rm -rf "$T" "$BASE".*
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	failed=$((failed + 1))
+}
+
+# expect STATUS REGEX CMD...: CMD (given 60 s) exits with STATUS and its
+# output matches the extended REGEX.
+expect() {
+	local want=$1 re=$2 got
+	shift 2
+	timeout -s KILL 60 "$@" >"$T/out" 2>&1 </dev/null
+	got=$?
+	if [[ $got -ne $want ]] || ! grep -Eq -- "$re" "$T/out"; then
+		fail "$* (status $got, wanted $want; output must match /$re/)"
+		sed 's/^/    | /' "$T/out" | tail -20
+		return 1
+	fi
+	passed=$((passed + 1))
+}
+
+# A child of ours with a command line no other process has, holding only
+# fds 0-2; its PID goes to $pid.
+start_sleeper() {
+	# shellcheck disable=SC2217 # stdin too: no fd may lead outside the dump
+	sleep "$1" </dev/null >/dev/null 2>&1 &
+	pid=$!
+	started+=("$pid")
+}
+
+# PIDs of the processes whose command line is "sleep MARKER".
+sleepers() {
+	local f
+	for f in /proc/[0-9]*/cmdline; do
+		[[ $(tr '\0' ' ' <"$f" 2>/dev/null) == "sleep $1 " ]] && { f=${f#/proc/}; echo "${f%/cmdline}"; }
+	done
+}
+
+running() {
+	local state
+	state=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
+	[[ $state != [ZXtT] ]]
+}
+
+# 1. No such process.
+pid_max=$(cat /proc/sys/kernel/pid_max)
+nopid=$((pid_max - 1))
+while [[ -e /proc/$nopid ]]; do nopid=$((nopid - 1)); done
+expect 1 "no process with PID $nopid" "$CRF" dump -t "$nopid" -D "$BASE.nopid"
+
+# 2. A kernel thread: it has no memory, and crf must say so, not crash.
+kthread=
+for s in /proc/[0-9]*/stat; do
+	read -r -a f <"$s" 2>/dev/null || continue
+	# Field 9 of stat, after the "(comm)" field (no spaces in kernel thread names).
+	if (( ${f[8]:-0} & 0x200000 )); then kthread=${f[0]}; break; fi
+done
+if [[ -z $kthread ]]; then
+	fail "no kernel thread visible in /proc to try"
+else
+	expect 1 "(PID|process) $kthread([^0-9]|\$)" "$CRF" dump -t "$kthread" -D "$BASE.kthread"
+fi
+
+# 3. Restore while the original still runs: its PID is taken.
+marker=3600.$$1
+start_sleeper "$marker"
+if expect 0 "" "$CRF" dump -t "$pid" -D "$BASE.taken" --leave-running; then
+	running "$pid" || fail "dump --leave-running did not leave PID $pid running"
+	expect 1 "(^|[^0-9])$pid([^0-9]|\$)" "$CRF" restore -D "$BASE.taken" -d
+	others=$(sleepers "$marker" | grep -vx "$pid")
+	if [[ -n $others ]]; then
+		fail "the failed restore left processes behind: $others"
+		for p in $others; do kill -KILL "$p"; done
+	fi
+	running "$pid" || fail "the failed restore harmed the original PID $pid"
+fi
+
+# 4. A truncated page image.
+marker=3600.$$2
+start_sleeper "$marker"
+if expect 0 "" "$CRF" dump -t "$pid" -D "$BASE.trunc"; then
+	wait "$pid" 2>/dev/null
+	img=$(find "$BASE.trunc" -maxdepth 1 -name 'pages-*.img' | sort | head -1)
+	if [[ -z $img ]]; then
+		fail "the dump of PID $pid wrote no pages-*.img"
+	else
+		truncate -s -100 "$img"
+		expect 1 "${img##*/}" "$CRF" restore -D "$BASE.trunc" -d
+		left=$(sleepers "$marker")
+		if [[ -n $left ]] || [[ -e /proc/$pid ]]; then
+			fail "the failed restore left processes behind: ${left:-$pid}"
+			for p in $left; do kill -KILL "$p"; done
+		fi
+	fi
+fi
+
+echo "bad-input: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,785 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * harness: run one end-to-end checkpoint/restore test.
+ *
+ *   harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]
+ *           [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]
+ *           [--settle MS]
+ *           --crf PATH --dir DIR -- WORKLOAD [ARGS...]
+ *
+ * The workload (tests/workloads) sets up its state, creates the file named
+ * by CRF_TEST_READY, and verifies its state when the file named by
+ * CRF_TEST_VERIFY appears, exiting 0 if everything is intact.  Between the
+ * two, the harness checkpoints and restores it:
+ *
+ *   kill   crf dump (the workload must die of SIGKILL), crf restore -d (the
+ *          same PID must come back, running, as our child), verify
+ *   leave  crf dump --leave-running (the workload must still run, neither
+ *          stopped nor traced), verify
+ *   twice  dump, restore, dump the restored process into DIR.2, restore
+ *          that, verify
+ *   --settle MS: wait MS ms between ready and the first dump
+ *   --counter-lines: the "counter: N" lines the workload printed (before
+ *          the dump, and after the restore through crf restore's stdout)
+ *          must count 1, 2, 3... without a gap or a repeat
+ *   --dump-arg ARG: pass ARG to every crf dump (e.g. --freeze=ptrace)
+ *   --expect-dump-fail REGEX: the dump must fail, its output must match
+ *          REGEX (extended, case-insensitive), and the workload must still
+ *          run unharmed; then verify
+ *
+ * The harness is a child subreaper, so the restored process (and anything
+ * crf leaves behind) becomes its child and is reaped: a zombie would keep
+ * its PID, and a restore into that PID would fail.  On any failure, or when
+ * the timeout (default 60 s) passes, it prints one "FAIL" line with the
+ * reason and the tails of the logs, kills and reaps everything it started,
+ * and exits 1; on success it prints "PASS NAME MODE" and exits 0.  It never
+ * skips.  The image directories and the work directory (logs, the
+ * workload's files) are removed unless --keep.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum mode { MODE_KILL, MODE_LEAVE, MODE_TWICE };
+
+static const char *const mode_names[] = {"kill", "leave", "twice"};
+
+struct exited {
+	pid_t pid;
+	int status;
+};
+
+static struct harness {
+	enum mode mode;
+	int timeout_s;
+	int settle_ms;
+	bool keep, counter_lines;
+	const char *name, *crf, *dir, *expect_fail;
+	const char *dump_args[16];
+	int ndump_args;
+	char **workload;
+
+	char dir2[PATH_MAX];
+	char work[64];	    /* logs, ready and verify files, the workload's files */
+	char log[PATH_MAX]; /* the workload's stdout and stderr, and crf restore's */
+	char ready[PATH_MAX], verify[PATH_MAX];
+	char crf_log[PATH_MAX]; /* the last crf dump's output */
+	pid_t pid;		/* the workload */
+	int64_t deadline_ms;
+	struct exited exited[256];
+	int nexited;
+	char timings[512];
+} h;
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL);
+}
+
+static void print_tail(const char *title, const char *path)
+{
+	char buf[2048], *p, *nl;
+	ssize_t n;
+	off_t size;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	size = lseek(fd, 0, SEEK_END);
+	n = pread(fd, buf, sizeof(buf) - 1,
+		  size > (off_t)sizeof(buf) - 1 ? size - (off_t)sizeof(buf) + 1 : 0);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	p = buf;
+	if (size > n && (nl = strchr(p, '\n')))
+		p = nl + 1;
+	fprintf(stderr, "  %s (%s):\n", title, path);
+	for (; *p; p = nl + 1) {
+		nl = strchrnul(p, '\n');
+		fprintf(stderr, "  | %.*s\n", (int)(nl - p), p);
+		if (!*nl)
+			break;
+	}
+}
+
+/* The workload's environment names our ready file: that is how we know it. */
+static bool is_our_workload(pid_t pid)
+{
+	char path[64], env[65536], want[PATH_MAX + 32];
+	size_t len = 0, wlen;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	while (len < sizeof(env) && (n = read(fd, env + len, sizeof(env) - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	wlen = (size_t)snprintf(want, sizeof(want), "CRF_TEST_READY=%s", h.ready) + 1;
+	for (size_t i = 0; i + wlen <= len; i += strnlen(env + i, len - i) + 1)
+		if (!memcmp(env + i, want, wlen))
+			return true;
+	return false;
+}
+
+/* Field 4 of /proc/PID/stat (the parent) and field 3 (the state). */
+static pid_t proc_stat(pid_t pid, char *state)
+{
+	char path[64], buf[1024], *p;
+	int fd, ppid = -1;
+	ssize_t n;
+
+	*state = '?';
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %d", state, &ppid) != 2)
+		return -1;
+	return ppid;
+}
+
+static void reap(void)
+{
+	pid_t pid;
+	int st;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (h.nexited == (int)(sizeof(h.exited) / sizeof(h.exited[0]))) {
+			memmove(h.exited, h.exited + 1, sizeof(h.exited) - sizeof(h.exited[0]));
+			h.nexited--;
+		}
+		h.exited[h.nexited++] = (struct exited){pid, st};
+	}
+}
+
+/* Consume the recorded exit of PID: a restored process reuses the PID. */
+static bool take_exit(pid_t pid, int *status)
+{
+	reap();
+	for (int i = 0; i < h.nexited; i++) {
+		if (h.exited[i].pid != pid)
+			continue;
+		*status = h.exited[i].status;
+		memmove(h.exited + i, h.exited + i + 1,
+			sizeof(h.exited[0]) * (size_t)(h.nexited - i - 1));
+		h.nexited--;
+		return true;
+	}
+	return false;
+}
+
+/* Kill and reap everything we started, and anything that was reparented to us. */
+static void kill_all(void)
+{
+	int64_t until = now_ms() + 10000;
+	char state;
+
+	if (h.pid > 0 && (proc_stat(h.pid, &state) == getpid() || is_our_workload(h.pid)))
+		kill(h.pid, SIGKILL);
+	for (;;) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		bool any = false;
+
+		while (d && (e = readdir(d))) {
+			pid_t pid = (pid_t)atoi(e->d_name);
+
+			if (pid > 0 && proc_stat(pid, &state) == getpid()) {
+				kill(pid, SIGKILL);
+				any = true;
+			}
+		}
+		if (d)
+			closedir(d);
+		reap();
+		if (!any && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+			return;
+		if (now_ms() > until) {
+			fprintf(stderr, "  note: some children could not be reaped\n");
+			return;
+		}
+		sleep_ms(10);
+	}
+}
+
+/* Remove an image directory: it holds plain files only. */
+static void remove_images(const char *dir)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (e->d_type == DT_REG || e->d_type == DT_LNK)
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+	if (rmdir(dir) < 0)
+		fprintf(stderr, "  note: %s is not empty, left in place\n", dir);
+}
+
+static void remove_tree(const char *path)
+{
+	struct dirent *e;
+	char sub[PATH_MAX];
+	DIR *d = opendir(path);
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+		if (e->d_type == DT_DIR)
+			remove_tree(sub);
+		else
+			unlink(sub);
+	}
+	closedir(d);
+	rmdir(path);
+}
+
+static void clean_up(void)
+{
+	kill_all();
+	if (h.keep) {
+		fprintf(stderr, "  kept: %s %s%s\n", h.work, h.dir,
+			h.mode == MODE_TWICE ? " (and .2)" : "");
+		return;
+	}
+	remove_images(h.dir);
+	if (h.mode == MODE_TWICE)
+		remove_images(h.dir2);
+	if (h.work[0])
+		remove_tree(h.work);
+}
+
+static const char *test_mode(void)
+{
+	return h.expect_fail ? "expect-dump-fail" : mode_names[h.mode];
+}
+
+__attribute__((format(printf, 1, 2))) _Noreturn static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "FAIL %s %s: ", h.name, test_mode());
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (h.crf_log[0])
+		print_tail("last crf dump output", h.crf_log);
+	if (h.log[0])
+		print_tail("workload and crf restore output", h.log);
+	clean_up();
+	exit(1);
+}
+
+static const char *describe_status(int st)
+{
+	static char buf[64];
+
+	if (WIFEXITED(st))
+		snprintf(buf, sizeof(buf), "exit status %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(buf, sizeof(buf), "killed by signal %d (%s)", WTERMSIG(st),
+			 strsignal(WTERMSIG(st)));
+	else
+		snprintf(buf, sizeof(buf), "status %#x", st);
+	return buf;
+}
+
+/* Wait for PID (our child) to end, within the global deadline. */
+static int wait_exit(pid_t pid, const char *what)
+{
+	int st;
+
+	while (!take_exit(pid, &st)) {
+		if (now_ms() > h.deadline_ms)
+			fail("timeout (%d s) waiting for %s (PID %d) to end", h.timeout_s, what,
+			     (int)pid);
+		sleep_ms(5);
+	}
+	return st;
+}
+
+static void append_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void append_log(const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f = fopen(h.log, "ae");
+
+	if (!f)
+		return;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+}
+
+static void redirect(int fd, const char *path, int flags)
+{
+	int nfd = open(path, flags, 0644);
+
+	if (nfd < 0 || dup2(nfd, fd) < 0) {
+		dprintf(2, "harness: %s: %s\n", path, strerror(errno));
+		_exit(127);
+	}
+	if (nfd != fd)
+		close(nfd);
+}
+
+/* Start ARGV with stdin from /dev/null and stdout and stderr into OUT. */
+static pid_t spawn(char *const argv[], const char *out, bool append, bool workload)
+{
+	pid_t pid = fork();
+	char timeout[32];
+
+	if (pid < 0)
+		fail("fork: %s", strerror(errno));
+	if (pid > 0)
+		return pid;
+	redirect(0, "/dev/null", O_RDONLY);
+	redirect(1, out, O_WRONLY | O_CREAT | O_APPEND | (append ? 0 : O_TRUNC));
+	if (dup2(1, 2) < 0)
+		_exit(127);
+	if (workload) {
+		snprintf(timeout, sizeof(timeout), "%d", h.timeout_s + 10);
+		setenv("CRF_TEST_READY", h.ready, 1);
+		setenv("CRF_TEST_VERIFY", h.verify, 1);
+		setenv("CRF_TEST_TMPDIR", h.work, 1);
+		setenv("CRF_TEST_TIMEOUT", timeout, 1);
+	}
+	execvp(argv[0], argv);
+	dprintf(2, "harness: cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+/* Run crf with ARGS; return its wait status. */
+static int run_crf(const char *const args[], const char *out, bool append, int64_t *took_ms)
+{
+	char *argv[40], line[1024];
+	size_t used = 0;
+	int n = 0, st;
+	int64_t t0;
+	pid_t pid;
+
+	argv[n++] = (char *)h.crf;
+	for (int i = 0; args[i] && n < 39; i++)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	for (int i = 0; i < n; i++)
+		used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s", i ? " " : "",
+					 argv[i]);
+	append_log("--- harness: %s ---\n", line);
+	t0 = now_ms();
+	pid = spawn(argv, out, append, false);
+	st = wait_exit(pid, "crf");
+	*took_ms = now_ms() - t0;
+	return st;
+}
+
+static void note_time(const char *what, int64_t ms)
+{
+	size_t used = strlen(h.timings);
+
+	snprintf(h.timings + used, sizeof(h.timings) - used, "%s%s %lld ms", used ? ", " : "", what,
+		 (long long)ms);
+}
+
+/* The process must be alive, running (not stopped) and not traced. */
+static void check_running(pid_t pid, const char *when)
+{
+	char path[64], status[4096], *tracer;
+	char state;
+	int fd;
+	ssize_t n;
+
+	if (kill(pid, 0) < 0 || proc_stat(pid, &state) < 0)
+		fail("%s: PID %d does not exist", when, (int)pid);
+	if (state == 'Z' || state == 'X')
+		fail("%s: PID %d is dead (state %c)", when, (int)pid, state);
+	if (state == 'T' || state == 't')
+		fail("%s: PID %d is left stopped (state %c)", when, (int)pid, state);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, status, sizeof(status) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n > 0) {
+		status[n] = '\0';
+		tracer = strstr(status, "TracerPid:");
+		if (tracer && atoi(tracer + 10) != 0)
+			fail("%s: PID %d is still traced by PID %d", when, (int)pid,
+			     atoi(tracer + 10));
+	}
+}
+
+static void fresh_dir(const char *dir)
+{
+	remove_images(dir);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		fail("mkdir %s: %s", dir, strerror(errno));
+}
+
+static void dump(const char *dir, bool leave)
+{
+	const char *args[32] = {"dump", "-t", NULL, "-D", dir};
+	char pidstr[16];
+	int n = 5, st;
+	int64_t ms;
+
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)h.pid);
+	args[2] = pidstr;
+	if (leave)
+		args[n++] = "--leave-running";
+	for (int i = 0; i < h.ndump_args; i++)
+		args[n++] = h.dump_args[i];
+	fresh_dir(dir);
+	snprintf(h.crf_log, sizeof(h.crf_log), "%s/crf-dump-%s.log", h.work,
+		 dir == h.dir ? "1" : "2");
+	st = run_crf(args, h.crf_log, false, &ms);
+	note_time("dump", ms);
+	if (h.expect_fail) {
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			fail("crf dump of PID %d succeeded, but it should have refused",
+			     (int)h.pid);
+		if (!WIFEXITED(st))
+			fail("crf dump of PID %d: %s, instead of refusing", (int)h.pid,
+			     describe_status(st));
+		return;
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail("crf dump of PID %d: %s", (int)h.pid, describe_status(st));
+	if (leave) {
+		check_running(h.pid, "after dump --leave-running");
+		return;
+	}
+	/* The dump kills the tree: our child must die of SIGKILL, and be reaped now,
+	 * before a restore needs its PID. */
+	st = wait_exit(h.pid, "the dumped workload");
+	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
+		fail("after crf dump, the workload (PID %d) ended with %s, not by SIGKILL",
+		     (int)h.pid, describe_status(st));
+	if (kill(h.pid, 0) == 0)
+		fail("after crf dump, PID %d still exists", (int)h.pid);
+}
+
+static void restore(const char *dir)
+{
+	const char *args[] = {"restore", "-D", dir, "-d", NULL};
+	char state;
+	int64_t ms;
+	pid_t ppid;
+	int st;
+
+	st = run_crf(args, h.log, true, &ms);
+	note_time("restore", ms);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail("crf restore -D %s -d: %s", dir, describe_status(st));
+	ppid = proc_stat(h.pid, &state);
+	if (ppid < 0)
+		fail("after crf restore -d, PID %d does not exist", (int)h.pid);
+	if (ppid != getpid())
+		fail("after crf restore -d, PID %d's parent is %d, not the harness (%d), the "
+		     "nearest child subreaper",
+		     (int)h.pid, (int)ppid, (int)getpid());
+	check_running(h.pid, "after crf restore -d");
+}
+
+static void write_atomic(const char *path, const char *text)
+{
+	char tmp[PATH_MAX + 8];
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd) < 0 ||
+	    rename(tmp, path) < 0)
+		fail("create %s: %s", path, strerror(errno));
+}
+
+static void wait_ready(void)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd, st;
+
+	while (access(h.ready, F_OK) < 0) {
+		if (take_exit(h.pid, &st))
+			fail("the workload ended before it was ready: %s", describe_status(st));
+		if (now_ms() > h.deadline_ms)
+			fail("timeout (%d s) waiting for the workload to be ready", h.timeout_s);
+		sleep_ms(5);
+	}
+	fd = open(h.ready, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		fail("read %s: %s", h.ready, n < 0 ? strerror(errno) : "empty");
+	buf[n] = '\0';
+	if (strncmp(buf, "pid=", 4) || atoi(buf + 4) != h.pid)
+		fail("the ready file names another process: %.*s", (int)strcspn(buf, "\n"), buf);
+}
+
+static void verify(void)
+{
+	int st;
+
+	write_atomic(h.verify, "verify\n");
+	st = wait_exit(h.pid, "the workload to verify its state");
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail("the workload's verdict: %s", describe_status(st));
+}
+
+/* The dump's output must match the expected refusal. */
+static void check_refusal(void)
+{
+	char out[16384];
+	regex_t re;
+	ssize_t n;
+	int fd, err;
+
+	fd = open(h.crf_log, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, out, sizeof(out) - 1);
+	if (fd >= 0)
+		close(fd);
+	out[n > 0 ? n : 0] = '\0';
+	err = regcomp(&re, h.expect_fail, REG_EXTENDED | REG_ICASE | REG_NOSUB);
+	if (err)
+		fail("bad --expect-dump-fail regular expression '%s'", h.expect_fail);
+	err = regexec(&re, out, 0, NULL, 0);
+	regfree(&re);
+	if (err)
+		fail("the refused dump's output does not match /%s/", h.expect_fail);
+}
+
+/* The "counter: N" lines of the log must count 1, 2, 3... without a gap. */
+static void check_counter_lines(void)
+{
+	unsigned long long want = 1, got;
+	bool after_restore = false, counted_before = false, counted_after = false;
+	char line[512];
+	FILE *f = fopen(h.log, "re");
+
+	if (!f)
+		fail("open %s: %s", h.log, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "--- harness: ", 13) && strstr(line, " restore "))
+			after_restore = true;
+		if (sscanf(line, "counter: %llu", &got) != 1)
+			continue;
+		if (got != want) {
+			fclose(f);
+			fail("the printed counter went from %llu to %llu", want - 1, got);
+		}
+		want++;
+		counted_before |= !after_restore;
+		counted_after |= after_restore;
+	}
+	fclose(f);
+	if (h.mode == MODE_LEAVE || h.expect_fail)
+		return;
+	if (!counted_before)
+		fail("the counter printed nothing before the checkpoint (use --settle)");
+	if (!counted_after)
+		fail("the restored counter printed nothing on crf restore's stdout");
+}
+
+static void run(void)
+{
+	int st;
+
+	h.pid = spawn(h.workload, h.log, false, true);
+	wait_ready();
+	sleep_ms(h.settle_ms);
+	if (h.expect_fail) {
+		dump(h.dir, h.mode == MODE_LEAVE);
+		if (take_exit(h.pid, &st))
+			fail("the refused dump ended the workload: %s", describe_status(st));
+		check_refusal();
+		check_running(h.pid, "after the refused dump");
+		verify();
+		return;
+	}
+	switch (h.mode) {
+	case MODE_KILL:
+		dump(h.dir, false);
+		restore(h.dir);
+		break;
+	case MODE_LEAVE:
+		dump(h.dir, true);
+		break;
+	case MODE_TWICE:
+		dump(h.dir, false);
+		restore(h.dir);
+		sleep_ms(300); /* let the restored process run a little */
+		dump(h.dir2, false);
+		restore(h.dir2);
+		break;
+	}
+	verify();
+}
+
+/* Echo the workload's own notes ("wl-NAME: ...") on success. */
+static void print_notes(void)
+{
+	char line[512];
+	FILE *f = fopen(h.log, "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "wl-", 3))
+			printf("  %s", line);
+	if (f)
+		fclose(f);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]\n"
+		"               [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]\n"
+		"               [--settle MS]\n"
+		"               --crf PATH --dir DIR -- WORKLOAD [ARGS...]\n");
+	exit(2);
+}
+
+static void parse(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"mode", required_argument, NULL, 'm'},
+		{"timeout", required_argument, NULL, 't'},
+		{"crf", required_argument, NULL, 'c'},
+		{"dir", required_argument, NULL, 'D'},
+		{"keep", no_argument, NULL, 'k'},
+		{"name", required_argument, NULL, 'n'},
+		{"expect-dump-fail", required_argument, NULL, 'f'},
+		{"dump-arg", required_argument, NULL, 'a'},
+		{"counter-lines", no_argument, NULL, 'l'},
+		{"settle", required_argument, NULL, 's'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *base;
+	int c;
+
+	h.timeout_s = 60;
+	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			for (c = 0; c < 3 && strcmp(optarg, mode_names[c]); c++)
+				;
+			if (c == 3)
+				usage();
+			h.mode = (enum mode)c;
+			break;
+		case 't':
+			h.timeout_s = atoi(optarg);
+			if (h.timeout_s <= 0)
+				usage();
+			break;
+		case 'c':
+			h.crf = optarg;
+			break;
+		case 'D':
+			h.dir = optarg;
+			break;
+		case 'k':
+			h.keep = true;
+			break;
+		case 'n':
+			h.name = optarg;
+			break;
+		case 'f':
+			h.expect_fail = optarg;
+			break;
+		case 'l':
+			h.counter_lines = true;
+			break;
+		case 's':
+			h.settle_ms = atoi(optarg);
+			break;
+		case 'a':
+			if (h.ndump_args == (int)(sizeof(h.dump_args) / sizeof(h.dump_args[0])))
+				usage();
+			h.dump_args[h.ndump_args++] = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (!h.crf || !h.dir || !h.dir[0] || optind >= argc)
+		usage();
+	h.workload = argv + optind;
+	if (!h.name) {
+		base = strrchr(h.workload[0], '/');
+		base = base ? base + 1 : h.workload[0];
+		h.name = strncmp(base, "wl-", 3) ? base : base + 3;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char tmpl[] = "/tmp/crf-e2e-XXXXXX";
+
+	parse(argc, argv);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	h.deadline_ms = now_ms() + (int64_t)h.timeout_s * 1000;
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		fail("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+	if (!mkdtemp(tmpl))
+		fail("mkdtemp: %s", strerror(errno));
+	snprintf(h.work, sizeof(h.work), "%s", tmpl);
+	snprintf(h.log, sizeof(h.log), "%s/workload.log", h.work);
+	snprintf(h.ready, sizeof(h.ready), "%s/ready", h.work);
+	snprintf(h.verify, sizeof(h.verify), "%s/verify", h.work);
+	snprintf(h.dir2, sizeof(h.dir2), "%s.2", h.dir);
+
+	run();
+	if (h.counter_lines)
+		check_counter_lines();
+	print_notes();
+	printf("  %s\n", h.timings);
+	printf("PASS %s %s\n", h.name, test_mode());
+	clean_up();
+	return 0;
+}
