@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "dump.h"
 
 enum { OPT_LEAVE_RUNNING = OPT_COMMAND_BASE, OPT_FREEZE };
 
@@ -97,9 +98,14 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 	if (r >= 0 && crf_plugin_set_probe(&set, false) != 0)
 		r = -ENOTSUP;
 	if (r >= 0) {
-		crf_error("dump: freezing and dumping a process is not implemented yet; "
-			  "process %d was not touched", (int)a.pid);
-		r = -ENOSYS;
+		struct crf_dump_opts d = {
+			.pid = a.pid,
+			.dir = a.dir,
+			.freeze = a.freeze,
+			.leave_running = a.leave_running,
+		};
+
+		r = crf_dump(&d, &set);
 	}
 	crf_plugin_set_free(&set);
 	crf_config_free(&conf);

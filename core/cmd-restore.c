@@ -1,61 +1,93 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* crf restore -D DIR */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "commands.h"
 #include "inventory.h"
+#include "restore.h"
+
+enum { OPT_PID_WAIT = OPT_COMMAND_BASE };
 
 static const char help[] =
 	"Usage: crf restore -D DIR [OPTIONS]\n\n"
-	"Restore the process tree saved in the image directory DIR.  The inventory\n"
-	"and every image are verified (checksums, plugins) before anything is done.\n\n"
-	"  -D, --images-dir DIR   the dump to restore\n";
+	"Restore the process tree saved in the image directory DIR, with its\n"
+	"original PIDs.  The inventory and every image are verified (checksums,\n"
+	"plugins) before anything is created.  Without -d, crf waits for the\n"
+	"restored tree and exits with its exit status (128+N if killed by signal N).\n"
+	"The restored processes' fds 0, 1 and 2 are crf restore's own.\n\n"
+	"  -D, --images-dir DIR   the dump to restore\n"
+	"  -d, --detach           return once the tree runs\n"
+	"      --pid-wait=MS      wait this long for a zombie holding a PID (default 5000)\n";
+
+struct restore_args {
+	struct crf_restore_opts ro;
+	struct crf_opts *o;
+};
 
 static int handle(void *data, int c, const char *arg)
 {
-	const char **dir = data;
+	struct restore_args *a = data;
+	char *end;
+	long v;
 
-	if (c != 'D')
-		return -EINVAL;
-	*dir = arg;
-	return 0;
+	switch (c) {
+	case 'D':
+		a->ro.dir = arg;
+		return 0;
+	case 'd':
+		a->ro.detach = true;
+		return 0;
+	case OPT_PID_WAIT:
+		v = strtol(arg, &end, 10);
+		if (*end || end == arg || v < 0 || v > INT_MAX)
+			return crf_usage_error(a->o, "--pid-wait needs milliseconds, not '%s'", arg);
+		a->ro.pid_wait_ms = (unsigned int)(v ? v : 1);
+		return 0;
+	}
+	return -EINVAL;
 }
 
 int cmd_restore(struct crf_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "images-dir", required_argument, NULL, 'D' },
+		{ "detach", no_argument, NULL, 'd' },
+		{ "pid-wait", required_argument, NULL, OPT_PID_WAIT },
 		{ 0 },
 	};
+	struct restore_args a = { .o = o };
 	struct crf_config conf = { 0 };
 	struct crf_plugin_set set = { 0 };
 	struct crf_imgdir *dir = NULL;
-	const char *path = NULL;
+	pid_t root = 0;
 	int r;
 
-	r = crf_parse_command(o, argc, argv, "D:", longopts, help, handle, &path);
+	r = crf_parse_command(o, argc, argv, "D:d", longopts, help, handle, &a);
 	if (r)
 		return r > 0 ? CRF_EXIT_OK : CRF_EXIT_USAGE;
 	if (optind < argc)
 		return crf_usage_error(o, "unexpected argument '%s'", argv[optind]), CRF_EXIT_USAGE;
-	if (!path)
+	if (!a.ro.dir)
 		return crf_usage_error(o, "no image directory given (-D DIR)"), CRF_EXIT_USAGE;
 	r = crf_setup(o, &conf, &set, 0);
 	if (r >= 0)
-		r = crf_imgdir_open(path, CRF_IMGDIR_READ, &dir);
+		r = crf_imgdir_open(a.ro.dir, CRF_IMGDIR_READ, &dir);
 	if (r >= 0)
-		r = crf_inventory_check(dir, &set);
+		r = crf_inventory_check(dir, &set, &root);
 	if (r >= 0 && crf_plugin_set_probe(&set, false) != 0)
 		r = -ENOTSUP;
 	if (r >= 0) {
-		crf_info("%s: inventory and every image verified", path);
-		crf_error("restore: recreating processes is not implemented yet");
-		r = -ENOSYS;
+		crf_info("%s: inventory and every image verified", a.ro.dir);
+		r = crf_restore(&a.ro, &set, dir, root);
 	}
 	if (dir)
 		crf_imgdir_close(dir);
 	crf_plugin_set_free(&set);
 	crf_config_free(&conf);
-	return r < 0 ? CRF_EXIT_FAIL : CRF_EXIT_OK;
+	if (r < 0)
+		return CRF_EXIT_FAIL;
+	return r;
 }

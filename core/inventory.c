@@ -156,13 +156,14 @@ static int verify_file(struct crf_imgdir *dir, const char *name)
 	return r;
 }
 
-int crf_inventory_check(struct crf_imgdir *dir, const struct crf_plugin_set *set)
+int crf_inventory_check(struct crf_imgdir *dir, const struct crf_plugin_set *set, pid_t *root)
 {
 	Crf__Core__Inventory *inv = NULL;
 	int r = read_inventory(dir, &inv);
 
 	if (r < 0)
 		return r;
+	*root = inv->root_pid;
 	for (size_t i = 0; r >= 0 && i < inv->n_plugins; i++)
 		r = check_plugin(set, inv->plugins[i]);
 	for (size_t i = 0; r >= 0 && i < inv->n_files; i++) {

@@ -14,8 +14,9 @@ int crf_inventory_write(struct crf_imgdir *dir, const struct crf_plugin_set *set
  * Check a dump directory before restoring: the inventory exists and is
  * intact, every plugin that wrote the dump is enabled here with the same ABI
  * major, and every image file it lists verifies (all checksums).
- * Returns 0 or -errno, after one error naming what is wrong.
+ * Returns 0 and the root PID of the saved tree in @root, or -errno after
+ * one error naming what is wrong.
  */
-int crf_inventory_check(struct crf_imgdir *dir, const struct crf_plugin_set *set);
+int crf_inventory_check(struct crf_imgdir *dir, const struct crf_plugin_set *set, pid_t *root);
 
 #endif

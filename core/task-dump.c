@@ -197,8 +197,10 @@ static int posix_timers(struct remote *r, pid_t pid, Crf__Core__TaskCore *tc)
 		if (v >= 0)
 			v = rcall(r, SYS_timer_getoverrun, pt[i].id, 0, 0, 0);
 		if (v < 0) {
+			int id = pt[i].id;
+
 			free(pt);
-			return crf_error_errno((int)v, "pid %d: POSIX timer %d", (int)pid, pt[i].id);
+			return crf_error_errno((int)v, "pid %d: POSIX timer %d", (int)pid, id);
 		}
 		t->id = pt[i].id;
 		t->clock = pt[i].clock;
@@ -372,11 +374,9 @@ static int proc_small(pid_t pid, Crf__Core__TaskCore *tc)
 	return 0;
 }
 
-int crf_task_collect(pid_t pid, const struct crf_host_ops *ops, void *task,
-		     Crf__Core__TaskCore *tc)
+int crf_task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc)
 {
 	struct crf_proc_status st;
-	struct remote rem = { .ops = ops, .task = task };
 	_cleanup_free_ char *text = NULL;
 	char path[64];
 	int r;
@@ -401,8 +401,16 @@ int crf_task_collect(pid_t pid, const struct crf_host_ops *ops, void *task,
 		r = pending(pid, false, &tc->pending_private, &tc->n_pending_private);
 	if (r >= 0)
 		r = pending(pid, true, &tc->pending_shared, &tc->n_pending_shared);
-	if (r >= 0)
-		r = ops->parasite_scratch(task, &rem.scratch, &rem.size);
+	return r < 0 ? r : 0;
+}
+
+int crf_task_collect_parasite(pid_t pid, const struct crf_host_ops *ops, void *task,
+			      Crf__Core__TaskCore *tc)
+{
+	struct remote rem = { .ops = ops, .task = task };
+	int r;
+
+	r = ops->parasite_scratch(task, &rem.scratch, &rem.size);
 	if (r >= 0)
 		r = sigactions(&rem, pid, tc);
 	if (r >= 0)

@@ -15,13 +15,19 @@
 int crf_task_read_regs(pid_t tid, Crf__Core__TaskCore *tc);
 
 /*
- * Fill the rest of @tc for @pid: from /proc and ptrace, and through the
- * parasite (@ops/@task, the host table of the infected task) what only the
- * task can read: signal actions, sigaltstack, itimers, POSIX timers,
- * securebits.
+ * What /proc and ptrace tell of @pid: blocked and queued signals, creds,
+ * limits, scheduling, comm, cwd, root, rseq.  Called before the infection,
+ * which changes the task's signal mask while the parasite is in.
  */
-int crf_task_collect(pid_t pid, const struct crf_host_ops *ops, void *task,
-		     Crf__Core__TaskCore *tc);
+int crf_task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc);
+
+/*
+ * Through the parasite (@ops/@task, the host table of the infected task),
+ * what only the task can read: signal actions, sigaltstack, itimers, POSIX
+ * timers, securebits.  After crf_task_collect_proc().
+ */
+int crf_task_collect_parasite(pid_t pid, const struct crf_host_ops *ops, void *task,
+			      Crf__Core__TaskCore *tc);
 
 /* Write core-PID.img; frees what crf_task_* allocated in @tc. */
 int crf_task_write(struct crf_imgdir *dir, Crf__Core__TaskCore *tc);

@@ -291,6 +291,18 @@ static int check_blob_reader(const struct crf_img *img)
 	return -EINVAL;
 }
 
+int crf__blob_layout(const struct crf_img *img, int *fd, uint64_t *hdr_len, uint32_t *chunk)
+{
+	int r = check_blob_reader(img);
+
+	if (r < 0)
+		return r;
+	*fd = img->fd;
+	*hdr_len = img->hdr_len;
+	*chunk = img->chunk;
+	return 0;
+}
+
 int crf_blob_pread(struct crf_img *img, void *buf, size_t len, uint64_t off)
 {
 	uint8_t *p = buf;

@@ -150,6 +150,13 @@ bool crf__crc32c_hw_available(void);
 int crf__blob_create_chunked(struct crf_imgdir *dir, const char *name, uint32_t chunk,
 			     struct crf_img **out);
 uint32_t crf__blob_chunk_size(const struct crf_img *img);
+/*
+ * Where a blob reader's data lies in its file, for the restorer, which reads
+ * pages with pread() on @fd: data byte D is at @hdr_len + (D / @chunk) *
+ * (IMG_FRAME + @chunk) + IMG_FRAME + D % @chunk.  The fd stays the image's.
+ * 0, or -EINVAL (logged) when @img is not a blob open for reading.
+ */
+int crf__blob_layout(const struct crf_img *img, int *fd, uint64_t *hdr_len, uint32_t *chunk);
 /* Whether a directory entry is an image file: "*.img", no leading dot. */
 bool crf__img_is_image_name(const char *name);
 /*

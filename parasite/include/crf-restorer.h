@@ -12,6 +12,10 @@
  *	[ restorer blob (text) | args block | arrays | stack ]
  *
  * The restorer unmaps everything else, so nothing else of crf survives.
+ * That one mapping stays in the restored task (it runs the code that
+ * returns into the program, so it cannot unmap itself): one extra small
+ * anonymous mapping in /proc/PID/maps, at an address free in the saved
+ * layout.
  */
 #ifndef CRF_RESTORER_H
 #define CRF_RESTORER_H
@@ -28,7 +32,8 @@ struct crf_rst_vma_arg {
 	uint64_t madv;		/* bit mask of (1 << MADV_x) */
 	int32_t prot, flags;
 	int32_t fd;		/* -1: anonymous */
-	int32_t pad;
+	int32_t fill;		/* nonzero: pages are read into it, so it is
+				 * mapped writable until they are in */
 };
 
 /* Bytes to read from a verified blob image into memory. */
@@ -69,7 +74,10 @@ struct crf_rst_args {
 	uint64_t auxv[2 * 64];
 	uint32_t auxv_len;		/* 0: leave the mm fields alone */
 	int32_t exe_fd;			/* -1: none */
-	uint64_t vdso;			/* 0: no vDSO to place */
+	/* 0: no vDSO to place; else the address given to
+	 * arch_prctl(ARCH_MAP_VDSO_64): the start of the vDSO's whole span
+	 * (its data pages come first on this kernel), vdso_len bytes long */
+	uint64_t vdso, vdso_len;
 
 	/* signals */
 	struct crf_rst_sigaction_arg sa[CRF_RST_NSIG];
@@ -94,18 +102,36 @@ struct crf_rst_args {
 	uint32_t restore_creds;		/* 0: keep crf's (same as saved) */
 	uint32_t pad1;
 
+	/* resource limits (cur, max) by RLIMIT_*, set once the restorer's fds
+	 * are closed: a lowered RLIMIT_NOFILE could not hold them */
+	uint32_t n_rlimits, pad3;
+	uint64_t rlimits[16][2];
+
 	/* the registers to return with: struct user_regs_struct layout */
 	uint64_t regs[27];
 	/* the xsave area (64-byte aligned in the block), as PTRACE_GETREGSET
-	 * NT_X86_XSTATE gave it */
+	 * NT_X86_XSTATE gave it, with 4 spare bytes after it for the signal
+	 * frame's end marker; xsave_len 0: no FPU state (the kernel's init state) */
 	uint64_t xsave_off;
 	uint32_t xsave_len, pad2;
+	/* CRF_RST_FRAME_SIZE bytes, 16-byte aligned, for the signal frame the
+	 * restorer returns through */
+	uint64_t frame_off;
 
 	/* handshake with crf: the restorer writes its result (0 or -errno) and
 	 * a message to status_fd, then waits for one byte on go_fd (closing
 	 * both) before returning into the program */
 	int32_t status_fd, go_fd;
-	char error[160];
+	char error[160];		/* the restorer's scratch for its message */
+};
+
+#define CRF_RST_FRAME_SIZE 1024
+
+/* What the restorer writes to status_fd, once. */
+struct crf_rst_status {
+	int32_t result;			/* 0: ready, waiting for go; or -errno */
+	uint32_t pad;
+	char error[160];		/* NUL-terminated; what failed, when result < 0 */
 };
 
 #endif

@@ -30,4 +30,13 @@ void mem_probe_uffd(struct crf_ctx *ctx, struct mem_scratch *s);
 /* The vDSO and vvar areas, and remapping them with arch_prctl(). */
 void mem_probe_vdso(struct crf_ctx *ctx);
 
+/*
+ * dump-task: save the task's mappings and mm fields to mm-PID.img and its
+ * pages to pages-PID.img.  INI key read-method = process_vm_readv | proc-mem.
+ */
+int mem_dump_task(struct crf_ctx *ctx);
+
+/* restore-task: describe the saved address space with crf/restore.h. */
+int mem_restore_task(struct crf_ctx *ctx);
+
 #endif

@@ -3,6 +3,7 @@
 #include <crf/plugin.h>
 
 #include "mem.h"
+#include "mm.pb-c.h"
 
 /* The descriptor reads best as one block. */
 /* clang-format off */
@@ -12,6 +13,10 @@ CRF_PLUGIN(
 	.description = "memory mappings, anonymous and file-backed pages, shared memory, vDSO",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = mem_probe,
+		[CRF_STAGE_DUMP_TASK] = mem_dump_task,
+		[CRF_STAGE_RESTORE_TASK] = mem_restore_task,
 	),
+	.config_keys = CRF_STRINGS("read-method"),
+	.schemas = CRF_SCHEMAS(&crf__mem__mm_entry__descriptor),
 );
 /* clang-format on */

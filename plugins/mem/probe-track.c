@@ -10,43 +10,13 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <linux/fs.h>
 #include <linux/userfaultfd.h>
 
 #include "mem.h"
-
-/* From <linux/fs.h> of Linux 6.7; the installed uapi headers may be older. */
-#ifndef PAGEMAP_SCAN
-#define PAGE_IS_WRITTEN (1 << 1)
-#define PAGE_IS_PRESENT (1 << 3)
-
-struct page_region {
-	__u64 start;
-	__u64 end;
-	__u64 categories;
-};
-
-struct pm_scan_arg {
-	__u64 size;
-	__u64 flags;
-	__u64 start;
-	__u64 end;
-	__u64 walk_end;
-	__u64 vec;
-	__u64 vec_len;
-	__u64 max_pages;
-	__u64 category_inverted;
-	__u64 category_mask;
-	__u64 category_anyof_mask;
-	__u64 return_mask;
-};
-
-#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
-#endif
+#include "scan-uapi.h"
 
 /* From <linux/userfaultfd.h> of Linux 6.7. */
 #ifndef UFFD_FEATURE_WP_ASYNC

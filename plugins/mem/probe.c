@@ -17,10 +17,7 @@
 #include <linux/prctl.h>
 
 #include "mem.h"
-
-/* Bits of a /proc/PID/pagemap entry (Documentation/admin-guide/mm/pagemap.rst). */
-#define PM_PRESENT  (1ULL << 63)
-#define PM_PFN_MASK ((1ULL << 55) - 1)
+#include "scan-uapi.h"
 
 static void probe_pagemap(struct crf_ctx *ctx, struct mem_scratch *s)
 {

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The dump, step by step (DESIGN.md, "Dump"): prepare, freeze, read the
+ * registers, infect, collect the task and run the plugins' dump-task hooks,
+ * finish, cure, write the inventory, then kill or resume.  Every failure
+ * after the freeze cures and resumes the target before returning.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dump.h"
+#include "freeze.h"
+#include "infect.h"
+#include "inventory.h"
+#include "task-dump.h"
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* A failed dump removes what it wrote, and the directory if it made it. */
+static void remove_images(const char *dir, bool created)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		if (n > 4 && !strcmp(e->d_name + n - 4, ".img"))
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+	if (created)
+		rmdir(dir);
+}
+
+static int check_single_threaded(const struct crf_frozen *f)
+{
+	if (f->n_tids == 1)
+		return 0;
+	crf_error("pid %d has %zu threads: dumping multi-threaded processes is not supported yet",
+		  (int)f->pid, f->n_tids);
+	return -ENOTSUP;
+}
+
+/* With the tree frozen: everything up to the cure. */
+static int dump_frozen(const struct crf_dump_opts *o, struct crf_plugin_set *set,
+		       struct crf_imgdir *dir, struct crf_frozen *f)
+{
+	Crf__Core__TaskCore tc = CRF__CORE__TASK_CORE__INIT;
+	struct crf_parasite *p = NULL;
+	int r, c;
+
+	r = check_single_threaded(f);
+	if (r >= 0)
+		r = crf_task_read_regs(o->pid, &tc);
+	if (r >= 0)
+		r = crf_task_collect_proc(o->pid, &tc);
+	if (r >= 0)
+		r = crf_infect(o->pid, &p);
+	if (r >= 0)
+		r = crf_task_collect_parasite(o->pid, &crf_dump_host_ops, p, &tc);
+	if (r >= 0)
+		r = crf_task_write(dir, &tc);
+	if (r >= 0)
+		r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_TASK, dir, o->pid,
+					    &crf_dump_host_ops, p);
+	if (r >= 0)
+		r = crf_plugin_set_run(set, CRF_STAGE_DUMP_FINISH, dir, o->pid);
+	crf_task_free(&tc);
+	if (p) {
+		c = crf_cure(p);
+		if (r >= 0)
+			r = c;
+	}
+	return r;
+}
+
+int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
+{
+	struct crf_imgdir *dir = NULL;
+	struct crf_frozen *f = NULL;
+	struct stat st;
+	bool created = stat(o->dir, &st) < 0;
+	double t0, frozen_at = 0;
+	int r, c;
+
+	t0 = now_ms();
+	r = crf_imgdir_open(o->dir, CRF_IMGDIR_WRITE, &dir);
+	if (r < 0)
+		return r;
+	r = crf_plugin_set_run(set, CRF_STAGE_DUMP_PREPARE, dir, o->pid);
+	if (r >= 0)
+		r = crf_freeze(o->pid, crf_freeze_mode_parse(o->freeze), &f);
+	if (r >= 0) {
+		frozen_at = now_ms();
+		r = dump_frozen(o, set, dir, f);
+	}
+	if (r >= 0)
+		r = crf_inventory_write(dir, set, o->pid);
+	if (f && (r < 0 || o->leave_running)) {
+		c = crf_unfreeze(f);
+		if (r >= 0)
+			r = c;
+	} else if (f) {
+		r = crf_frozen_kill(f);
+	}
+	if (f)
+		crf_info("pid %d was frozen for %.1f ms", (int)o->pid, now_ms() - frozen_at);
+	c = crf_plugin_set_run(set, CRF_STAGE_DUMP_CLEANUP, dir, o->pid);
+	if (r >= 0)
+		r = c;
+	crf_imgdir_close(dir);
+	if (r < 0)
+		remove_images(o->dir, created);
+	else
+		crf_info("dump of pid %d done in %.1f ms", (int)o->pid, now_ms() - t0);
+	return r;
+}

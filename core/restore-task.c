@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What the restorer must build for one task, as plugins (through
+ * crf/restore.h) and the core describe it.  Everything is checked here,
+ * where it can still be logged: the restorer itself can only report a
+ * failed system call.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "image-internal.h"
+#include "restore-task.h"
+
+#define PAGE_SIZE UINT64_C(4096)
+#define USER_END  UINT64_C(0x00fffffffffff000) /* 5-level paging's task size */
+
+/* Flags a saved mapping may carry; MAP_FIXED is the restorer's to add. */
+#define VMA_FLAGS                                                                                  \
+	(MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN | MAP_NORESERVE | MAP_LOCKED |   \
+	 MAP_STACK)
+/* Advice that only sets a property of the mapping (never drops data). */
+#define MADV_OK                                                                                    \
+	(UINT64_C(1) << MADV_RANDOM | UINT64_C(1) << MADV_SEQUENTIAL |                             \
+	 UINT64_C(1) << MADV_DONTFORK | UINT64_C(1) << MADV_MERGEABLE |                            \
+	 UINT64_C(1) << MADV_HUGEPAGE | UINT64_C(1) << MADV_NOHUGEPAGE |                           \
+	 UINT64_C(1) << MADV_DONTDUMP | UINT64_C(1) << MADV_WIPEONFORK)
+
+void crf_rst_task_init(struct crf_rst_task *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->mm.exe_fd = -1;
+	t->keep_fds_below = 3;
+	t->a.exe_fd = -1;
+	t->a.sas_flags = SS_DISABLE;
+}
+
+void crf_rst_task_free(struct crf_rst_task *t)
+{
+	for (size_t i = 0; i < t->n_vmas; i++)
+		if (t->vmas[i].fd >= 0)
+			close(t->vmas[i].fd);
+	for (size_t i = 0; i < t->n_blobs; i++)
+		crf_img_close(t->blobs[i]);
+	if (t->mm.exe_fd >= 0)
+		close(t->mm.exe_fd);
+	free(t->vmas);
+	free(t->pages);
+	free(t->blobs);
+	free(t->timers);
+	free(t->pending);
+	free(t->xsave);
+	crf_rst_task_init(t);
+}
+
+/* Make room for one more of @size bytes in *@v; 0 or -ENOMEM (not logged). */
+static int grow(void *v, size_t n, size_t *cap, size_t size)
+{
+	void **p = v;
+	size_t ncap = *cap ? *cap * 2 : 16;
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	q = reallocarray(*p, ncap, size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = ncap;
+	return 0;
+}
+
+static int check_vma(const struct crf_rst_vma *v)
+{
+	int share = v->flags & (MAP_SHARED | MAP_PRIVATE);
+
+	if (v->start >= v->end || v->end > USER_END || (v->start | v->end) % PAGE_SIZE)
+		return crf_error_errno(EINVAL, "mapping %#" PRIx64 "-%#" PRIx64 ": bad range",
+				       v->start, v->end);
+	if (v->prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC) || v->flags & ~VMA_FLAGS ||
+	    (share != MAP_SHARED && share != MAP_PRIVATE))
+		return crf_error_errno(EINVAL,
+				       "mapping %#" PRIx64 "-%#" PRIx64
+				       ": bad protection %#x or flags %#x",
+				       v->start, v->end, v->prot, v->flags);
+	if ((v->fd < 0) != !!(v->flags & MAP_ANONYMOUS) || v->pgoff % PAGE_SIZE)
+		return crf_error_errno(EINVAL,
+				       "mapping %#" PRIx64 "-%#" PRIx64
+				       ": fd %d does not match flags %#x or offset %#" PRIx64,
+				       v->start, v->end, v->fd, v->flags, v->pgoff);
+	if (v->madv & ~MADV_OK)
+		return crf_error_errno(EINVAL,
+				       "mapping %#" PRIx64 "-%#" PRIx64
+				       ": unsupported advice mask %#" PRIx64,
+				       v->start, v->end, v->madv & ~MADV_OK);
+	return 0;
+}
+
+int crf_rst_task_add_vma(struct crf_rst_task *t, const struct crf_rst_vma *vma)
+{
+	struct crf_rst_vma_arg *v;
+	int r;
+
+	r = check_vma(vma);
+	if (r == 0 && grow(&t->vmas, t->n_vmas, &t->cap_vmas, sizeof(*t->vmas)))
+		r = crf_error_errno(ENOMEM, "mapping %#" PRIx64, vma->start);
+	if (r < 0) {
+		if (vma->fd >= 0)
+			close(vma->fd);
+		return r;
+	}
+	v = &t->vmas[t->n_vmas++];
+	*v = (struct crf_rst_vma_arg){
+		.start = vma->start,
+		.end = vma->end,
+		.pgoff = vma->fd >= 0 ? vma->pgoff : 0,
+		.madv = vma->madv,
+		.prot = vma->prot,
+		.flags = vma->flags,
+		.fd = vma->fd,
+	};
+	return 0;
+}
+
+/* Remember @blob once, to close it with the task. */
+static int own_blob(struct crf_rst_task *t, struct crf_img *blob)
+{
+	for (size_t i = 0; i < t->n_blobs; i++)
+		if (t->blobs[i] == blob)
+			return 0;
+	if (grow(&t->blobs, t->n_blobs, &t->cap_blobs, sizeof(*t->blobs)))
+		return crf_error_errno(ENOMEM, "%s", crf_img_name(blob));
+	t->blobs[t->n_blobs++] = blob;
+	return 0;
+}
+
+int crf_rst_task_add_pages(struct crf_rst_task *t, struct crf_img *blob, uint64_t vaddr,
+			   uint64_t len, uint64_t off)
+{
+	struct crf_rst_pages_arg *p;
+	uint64_t hdr_len;
+	uint32_t chunk;
+	int fd, r;
+
+	r = crf__blob_layout(blob, &fd, &hdr_len, &chunk);
+	if (r < 0)
+		return r;
+	r = own_blob(t, blob);
+	if (r < 0)
+		return r;
+	if (!len || vaddr + len < vaddr || vaddr + len > USER_END || off > crf_blob_size(blob) ||
+	    len > crf_blob_size(blob) - off)
+		return crf_error_errno(ERANGE,
+				       "%s: %" PRIu64 " bytes at data offset %" PRIu64
+				       " for %#" PRIx64 ": out of range",
+				       crf_img_name(blob), len, off, vaddr);
+	if (grow(&t->pages, t->n_pages, &t->cap_pages, sizeof(*t->pages)))
+		return crf_error_errno(ENOMEM, "pages at %#" PRIx64, vaddr);
+	p = &t->pages[t->n_pages++];
+	*p = (struct crf_rst_pages_arg){
+		.vaddr = vaddr,
+		.len = len,
+		.off = off,
+		.hdr_len = hdr_len,
+		.chunk = chunk,
+		.fd = fd,
+	};
+	return 0;
+}
+
+int crf_rst_task_set_mm(struct crf_rst_task *t, const struct crf_rst_mm *mm)
+{
+	size_t n = mm->auxv_len;
+
+	if (n < 2 || n > ARRAY_SIZE(mm->auxv) || n % 2 || mm->auxv[n - 2] != 0) {
+		if (mm->exe_fd >= 0)
+			close(mm->exe_fd);
+		return crf_error_errno(EINVAL, "mm: auxv of %zu words does not end with AT_NULL",
+				       n);
+	}
+	if (t->mm.exe_fd >= 0)
+		close(t->mm.exe_fd);
+	t->mm = *mm;
+	t->have_mm = true;
+	return 0;
+}
+
+int crf_rst_task_set_vdso(struct crf_rst_task *t, uint64_t vdso)
+{
+	if (!vdso || vdso % PAGE_SIZE || vdso >= USER_END)
+		return crf_error_errno(EINVAL, "vDSO address %#" PRIx64, vdso);
+	t->vdso = vdso;
+	return 0;
+}
+
+int crf_rst_task_add_timer(struct crf_rst_task *t, const struct crf_rst_timer_arg *timer)
+{
+	struct crf_rst_timer_arg *v;
+
+	v = reallocarray(t->timers, t->n_timers + 1, sizeof(*v));
+	if (!v)
+		return crf_error_errno(ENOMEM, "POSIX timer %d", timer->id);
+	t->timers = v;
+	t->timers[t->n_timers++] = *timer;
+	return 0;
+}
+
+int crf_rst_task_add_pending(struct crf_rst_task *t, const void *siginfo, bool shared)
+{
+	uint8_t(*v)[128];
+
+	/* The restorer's mask of shared signals has 64 bits. */
+	if (t->n_pending >= 64)
+		return crf_error_errno(E2BIG, "more than 64 pending signals");
+	v = reallocarray(t->pending, t->n_pending + 1, sizeof(*v));
+	if (!v)
+		return crf_error_errno(ENOMEM, "pending signal");
+	t->pending = v;
+	memcpy(t->pending[t->n_pending], siginfo, sizeof(*v));
+	if (shared)
+		t->a.pending_shared_mask |= 1ull << t->n_pending;
+	else
+		t->a.pending_shared_mask &= ~(1ull << t->n_pending);
+	t->n_pending++;
+	return 0;
+}
+
+int crf_rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len)
+{
+	uint8_t *p;
+
+	/* The legacy area alone is 512 bytes; the kernel's largest is far below 1 MiB. */
+	if (len < 512 || len > (1u << 20))
+		return crf_error_errno(EINVAL, "xsave area of %zu bytes", len);
+	p = malloc(len);
+	if (!p)
+		return crf_error_errno(ENOMEM, "xsave area");
+	memcpy(p, xsave, len);
+	free(t->xsave);
+	t->xsave = p;
+	t->xsave_len = len;
+	return 0;
+}
+
+/* The host table: ctx->task is a struct crf_rst_task. */
+
+static int host_add_vma(void *task, const struct crf_rst_vma *vma)
+{
+	return crf_rst_task_add_vma(task, vma);
+}
+
+static int host_add_pages(void *task, struct crf_img *blob, uint64_t vaddr, uint64_t len,
+			  uint64_t off)
+{
+	return crf_rst_task_add_pages(task, blob, vaddr, len, off);
+}
+
+static int host_set_mm(void *task, const struct crf_rst_mm *mm)
+{
+	return crf_rst_task_set_mm(task, mm);
+}
+
+static int host_set_vdso(void *task, uint64_t vdso)
+{
+	return crf_rst_task_set_vdso(task, vdso);
+}
+
+const struct crf_host_ops crf_restore_host_ops = {
+	.rst_add_vma = host_add_vma,
+	.rst_add_pages = host_add_pages,
+	.rst_set_mm = host_set_mm,
+	.rst_set_vdso = host_set_vdso,
+};

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The restore skeleton for one task: create it with its saved PID, collect
+ * what the restorer must build (plugins through crf/restore.h, the core for
+ * the task state), hand the task over to the restorer blob, and hold it at
+ * the handshake until crf says go.
+ *
+ * Sequence, for the caller:
+ *
+ *	parent					child (child_fn)
+ *	pipe(status), pipe(go)
+ *	crf_rst_fork(pid, ...)  ------------->	crf_rst_task_init(&t)
+ *	close child's pipe ends			restore-task hooks (ctx->ops =
+ *						  &crf_restore_host_ops, ctx->task = &t)
+ *						fill t.a (signals, creds, regs...)
+ *						crf_rst_exec(&t, status_w, go_r)
+ *	crf_rst_wait_ready(status_r, pid)  <--	restorer: "ready"
+ *	... restore-finish ...
+ *	crf_rst_go(go_w)  ------------------>	restorer returns into the program
+ */
+#ifndef CRF_RESTORE_TASK_H
+#define CRF_RESTORE_TASK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <crf/restore.h>
+
+#include "crf-private.h"
+#include "crf-restorer.h"
+
+/* Restorer fds are moved to numbers from here on, above the program's. */
+#define CRF_RST_FD_BASE 1000
+/* How long crf_rst_fork waits for a zombie holding the PID by default. */
+#define CRF_RST_ZOMBIE_WAIT_MS 5000u
+
+/*
+ * Everything the restorer needs.  The scalar task state lives directly in
+ * @a, the restorer's own argument block, which the core fills: sa[],
+ * blocked, sas_*, itimer, rseq_*, credentials with restore_creds, regs[]
+ * (pass them through crf_regs_fix_restart() first).  The arrays, the mm,
+ * the vDSO and the descriptor bookkeeping in @a are set by crf_rst_exec()
+ * from the rest of this struct; leave them alone.
+ */
+struct crf_rst_task {
+	struct crf_rst_args a;
+
+	struct crf_rst_vma_arg *vmas;
+	size_t n_vmas, cap_vmas;
+	struct crf_rst_pages_arg *pages;
+	size_t n_pages, cap_pages;
+	struct crf_img **blobs; /* distinct page images, closed by _free */
+	size_t n_blobs, cap_blobs;
+	struct crf_rst_timer_arg *timers;
+	size_t n_timers;
+	uint8_t (*pending)[128]; /* siginfo, in the order to queue them */
+	size_t n_pending;
+	uint8_t *xsave;
+	size_t xsave_len;
+
+	struct crf_rst_mm mm;
+	bool have_mm;
+	uint64_t vdso;	    /* the saved [vdso] start, 0: none */
+	int keep_fds_below; /* fds under this survive the exec (3) */
+};
+
+/* Plugins' calls of crf/restore.h land here (ctx->task: a struct crf_rst_task). */
+extern const struct crf_host_ops crf_restore_host_ops;
+
+void crf_rst_task_init(struct crf_rst_task *t);
+/* Close the fds and images it owns and free it (only needed on failure). */
+void crf_rst_task_free(struct crf_rst_task *t);
+
+/* The calls behind crf/restore.h, for the core itself.  0 or -errno (logged).
+ * The fds in @vma and @mm are owned by @t from the call on, even on failure. */
+int crf_rst_task_add_vma(struct crf_rst_task *t, const struct crf_rst_vma *vma);
+int crf_rst_task_add_pages(struct crf_rst_task *t, struct crf_img *blob, uint64_t vaddr,
+			   uint64_t len, uint64_t off);
+int crf_rst_task_set_mm(struct crf_rst_task *t, const struct crf_rst_mm *mm);
+int crf_rst_task_set_vdso(struct crf_rst_task *t, uint64_t vdso);
+
+/* Task state with arrays; each copies its input.  0 or -errno (logged). */
+int crf_rst_task_add_timer(struct crf_rst_task *t, const struct crf_rst_timer_arg *timer);
+/* A pending signal's 128-byte siginfo; @shared: process-wide, else for the thread. */
+int crf_rst_task_add_pending(struct crf_rst_task *t, const void *siginfo, bool shared);
+/* The NT_X86_XSTATE regset as PTRACE_GETREGSET returned it. */
+int crf_rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len);
+
+/*
+ * Create a process with PID @pid (clone3 with set_tid; crf must be in the
+ * PID namespace the PID belongs to) that runs @child_fn(@arg) and exits with
+ * its return value.  The child is a raw clone: no atfork handlers run, so it
+ * must not rely on other threads' state.  A PID held by a zombie is waited
+ * for up to @zombie_wait_ms (0: CRF_RST_ZOMBIE_WAIT_MS), polling every 10 ms.
+ * Returns 0 with *@out = @pid, or -errno (logged): -EEXIST naming the PID's
+ * holder (its name and parent) when the PID is taken.
+ */
+int crf_rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg,
+		 pid_t *out);
+
+/*
+ * In the forked task: put the restorer and its arguments in a place free in
+ * both crf's and the saved address space, move the restorer's fds to
+ * CRF_RST_FD_BASE and up, close every other fd from t->keep_fds_below up,
+ * and jump into the restorer with @status_fd (write end) and @go_fd (read
+ * end) for the handshake.  Never returns on success; the restorer reports
+ * its own failures on @status_fd.  -errno (logged) when it could not jump.
+ */
+int crf_rst_exec(struct crf_rst_task *t, int status_fd, int go_fd);
+
+/*
+ * In crf: wait for task @pid's restorer to report.  0 when it is ready and
+ * waiting for crf_rst_go(); else -errno, logged and described in @err
+ * (@len bytes, may be NULL): the restorer's failure, or how the task ended
+ * before it reported.
+ */
+int crf_rst_wait_ready(int status_fd, pid_t pid, char *err, size_t len);
+/* Let a ready task return into its program; 0 or -errno (logged). */
+int crf_rst_go(int go_fd);
+
+/*
+ * Adjust registers saved while the task was stopped in a system call that
+ * the kernel was going to restart (orig_rax >= 0, rax one of -ERESTARTSYS,
+ * -ERESTARTNOINTR, -ERESTARTNOHAND, -ERESTART_RESTARTBLOCK), so that
+ * returning to them repeats the call: rax = orig_rax and rip back over the
+ * 2-byte `syscall`.  The restart block of -ERESTART_RESTARTBLOCK (nanosleep,
+ * poll with a timeout...) is kernel state that is not saved: the call is
+ * repeated with its original, relative, arguments, so it may wait longer.
+ * Other registers are left alone.  @regs is in struct user_regs_struct order.
+ */
+void crf_regs_fix_restart(uint64_t regs[27]);
+
+#endif

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Handing a forked task over to the restorer: one mapping, free in both
+ * crf's and the saved address space, holds the blob, its argument block
+ * and its stack; the restorer's fds move out of the program's way; then a
+ * jump with no way back.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "crf-blobs.h"
+#include "restore-task.h"
+#include "util.h"
+
+#define PAGE_SIZE  UINT64_C(4096)
+#define STACK_SIZE (UINT64_C(64) << 10)
+/* Keep clear of neighbours: a stack's guard gap is 1 MiB by default. */
+#define GAP_GUARD (UINT64_C(1) << 20)
+#define GAP_FLOOR (UINT64_C(16) << 20)
+#define TASK_END  UINT64_C(0x7ffffffff000)
+
+#define ALIGN(x, a) (((x) + (a)-1) & ~((uint64_t)(a)-1))
+
+struct span {
+	uint64_t start, end;
+};
+
+struct spans {
+	struct span *v;
+	size_t n, cap;
+};
+
+static int spans_add(struct spans *s, uint64_t start, uint64_t end)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct span *v = reallocarray(s->v, cap, sizeof(*v));
+
+		if (!v)
+			return crf_error_errno(ENOMEM, "address space map");
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = (struct span){start, end};
+	return 0;
+}
+
+/* crf's own vDSO span: [vvar] (and [vvar_vclock]) and [vdso]. */
+struct own_vdso {
+	struct span span, text;
+};
+
+static void note_vdso(struct own_vdso *o, const char *name, uint64_t start, uint64_t end)
+{
+	if (strcmp(name, "[vdso]") && strcmp(name, "[vvar]") && strcmp(name, "[vvar_vclock]"))
+		return;
+	if (!strcmp(name, "[vdso]"))
+		o->text = (struct span){start, end};
+	if (!o->span.end || start < o->span.start)
+		o->span.start = start;
+	if (end > o->span.end)
+		o->span.end = end;
+}
+
+/* Every mapping of crf now (ASan's shadow included). */
+static int read_own_maps(struct spans *s, struct own_vdso *o)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/maps", "re");
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	int r;
+
+	if (!f)
+		return crf_error_errno(errno, "/proc/self/maps");
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long start, end;
+		char name[64] = "";
+
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %63s", &start, &end, name) < 2)
+			continue;
+		note_vdso(o, name, start, end);
+		r = spans_add(s, start, end);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The lowest address from GAP_FLOOR with @len bytes free around it. */
+static int find_gap(struct spans *s, uint64_t len, uint64_t *out)
+{
+	uint64_t cand = GAP_FLOOR;
+
+	qsort(s->v, s->n, sizeof(*s->v), cmp_span);
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->v[i].start >= cand + len + GAP_GUARD)
+			break;
+		if (s->v[i].end + GAP_GUARD > cand)
+			cand = ALIGN(s->v[i].end + GAP_GUARD, PAGE_SIZE);
+	}
+	if (cand + len > TASK_END)
+		return crf_error_errno(ENOMEM, "no room of %" PRIu64 " KiB for the restorer",
+				       len >> 10);
+	*out = cand;
+	return 0;
+}
+
+/* Where things go in the restorer's mapping, as offsets from the args block. */
+struct layout {
+	uint64_t blob_len, args_len, total;
+	uint64_t vmas, pages, timers, pending, xsave, frame;
+};
+
+static void plan(const struct crf_rst_task *t, struct layout *l)
+{
+	uint64_t off = ALIGN(sizeof(struct crf_rst_args), 64);
+
+	l->blob_len = ALIGN(crf_restorer_blob_size, PAGE_SIZE);
+	l->vmas = off;
+	off += t->n_vmas * sizeof(struct crf_rst_vma_arg);
+	l->pages = off;
+	off += t->n_pages * sizeof(struct crf_rst_pages_arg);
+	l->timers = off;
+	off += t->n_timers * sizeof(struct crf_rst_timer_arg);
+	l->pending = off;
+	off += t->n_pending * 128;
+	l->xsave = off = ALIGN(off, 64);
+	off += t->xsave_len + 4; /* FP_XSTATE_MAGIC2 goes after it */
+	l->frame = off = ALIGN(off, 64);
+	off += CRF_RST_FRAME_SIZE;
+	l->args_len = off;
+	l->total = l->blob_len + ALIGN(off, PAGE_SIZE) + STACK_SIZE;
+}
+
+static int cmp_vma(const void *a, const void *b)
+{
+	const struct crf_rst_vma_arg *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static struct crf_rst_vma_arg *vma_of(struct crf_rst_task *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->n_vmas;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->vmas[mid].end <= addr)
+			lo = mid + 1;
+		else if (t->vmas[mid].start > addr)
+			hi = mid;
+		else
+			return &t->vmas[mid];
+	}
+	return NULL;
+}
+
+/* Sort the mappings, refuse overlaps, and mark those pages are read into. */
+static int check_layout(struct crf_rst_task *t)
+{
+	qsort(t->vmas, t->n_vmas, sizeof(*t->vmas), cmp_vma);
+	for (size_t i = 1; i < t->n_vmas; i++)
+		if (t->vmas[i].start < t->vmas[i - 1].end)
+			return crf_error_errno(EINVAL,
+					       "mappings %#" PRIx64 "-%#" PRIx64 " and %#" PRIx64
+					       "-%#" PRIx64 " overlap",
+					       t->vmas[i - 1].start, t->vmas[i - 1].end,
+					       t->vmas[i].start, t->vmas[i].end);
+	for (size_t i = 0; i < t->n_pages; i++) {
+		const struct crf_rst_pages_arg *p = &t->pages[i];
+		struct crf_rst_vma_arg *v = vma_of(t, p->vaddr);
+
+		if (!v || p->vaddr + p->len > v->end)
+			return crf_error_errno(EINVAL,
+					       "pages %#" PRIx64 "-%#" PRIx64
+					       " are not inside one mapping",
+					       p->vaddr, p->vaddr + p->len);
+		/* Writing them would write the file. */
+		if ((v->flags & MAP_SHARED) && v->fd >= 0)
+			return crf_error_errno(EINVAL,
+					       "pages %#" PRIx64 " are in a shared file mapping",
+					       p->vaddr);
+		v->fill = 1;
+	}
+	return 0;
+}
+
+/* The saved vDSO, moved to where ARCH_MAP_VDSO_64 wants it on this kernel. */
+static int place_vdso(struct crf_rst_task *t, const struct own_vdso *o, struct spans *s)
+{
+	uint64_t head = o->text.start - o->span.start;
+
+	if (!t->vdso)
+		return 0;
+	if (!o->text.end)
+		return crf_error_errno(ENOENT, "crf has no vDSO of its own to measure");
+	if (t->vdso < head)
+		return crf_error_errno(EINVAL, "vDSO address %#" PRIx64 " too low", t->vdso);
+	t->a.vdso = t->vdso - head;
+	t->a.vdso_len = o->span.end - o->span.start;
+	return spans_add(s, t->a.vdso, t->a.vdso + t->a.vdso_len);
+}
+
+static void fill_mm(struct crf_rst_args *a, const struct crf_rst_mm *mm)
+{
+	a->start_code = mm->start_code;
+	a->end_code = mm->end_code;
+	a->start_data = mm->start_data;
+	a->end_data = mm->end_data;
+	a->start_brk = mm->start_brk;
+	a->brk = mm->brk;
+	a->start_stack = mm->start_stack;
+	a->arg_start = mm->arg_start;
+	a->arg_end = mm->arg_end;
+	a->env_start = mm->env_start;
+	a->env_end = mm->env_end;
+	memcpy(a->auxv, mm->auxv, sizeof(a->auxv));
+	a->auxv_len = mm->auxv_len;
+	a->exe_fd = mm->exe_fd;
+}
+
+/* Build the argument block at @a (inside the new mapping at @base). */
+static void pack(struct crf_rst_task *t, const struct layout *l, uint64_t base,
+		 struct crf_rst_args *a)
+{
+	char *p = (char *)a;
+
+	*a = t->a;
+	a->magic = CRF_RST_MAGIC;
+	a->blob_start = base;
+	a->blob_len = l->total;
+	a->args_len = l->args_len;
+	a->n_vmas = t->n_vmas;
+	a->n_pages = t->n_pages;
+	a->n_timers = t->n_timers;
+	a->n_pending = t->n_pending;
+	a->vmas_off = l->vmas;
+	a->pages_off = l->pages;
+	a->timers_off = l->timers;
+	a->pending_off = l->pending;
+	a->xsave_off = l->xsave;
+	a->xsave_len = t->xsave_len;
+	a->frame_off = l->frame;
+	if (t->have_mm)
+		fill_mm(a, &t->mm);
+	else
+		a->auxv_len = 0, a->exe_fd = -1;
+	memcpy(p + l->vmas, t->vmas, t->n_vmas * sizeof(*t->vmas));
+	memcpy(p + l->pages, t->pages, t->n_pages * sizeof(*t->pages));
+	memcpy(p + l->timers, t->timers, t->n_timers * sizeof(*t->timers));
+	memcpy(p + l->pending, t->pending, t->n_pending * 128);
+	if (t->xsave_len)
+		memcpy(p + l->xsave, t->xsave, t->xsave_len);
+}
+
+struct fdmove {
+	int old, new;
+};
+
+static int move_fd(struct fdmove *m, size_t *n, int32_t *fd)
+{
+	int nfd;
+
+	if (*fd < 0)
+		return 0;
+	for (size_t i = 0; i < *n; i++) {
+		if (m[i].old == *fd) {
+			*fd = m[i].new;
+			return 0;
+		}
+	}
+	nfd = fcntl(*fd, F_DUPFD, CRF_RST_FD_BASE);
+	if (nfd < 0)
+		return crf_error_errno(errno, "move restorer fd %d", (int)*fd);
+	m[(*n)++] = (struct fdmove){*fd, nfd};
+	*fd = nfd;
+	return 0;
+}
+
+static bool fd_kept(const struct fdmove *m, size_t n, int fd)
+{
+	for (size_t i = 0; i < n; i++)
+		if (m[i].new == fd)
+			return true;
+	return false;
+}
+
+/*
+ * Give every fd the restorer uses a number from CRF_RST_FD_BASE on, where
+ * the program has none, and close all else but the program's own.
+ */
+static int move_fds(struct crf_rst_task *t, struct crf_rst_args *a)
+{
+	char *p = (char *)a;
+	struct crf_rst_vma_arg *v = (void *)(p + a->vmas_off);
+	struct crf_rst_pages_arg *pg = (void *)(p + a->pages_off);
+	_cleanup_free_ struct fdmove *m = calloc(a->n_vmas + a->n_pages + 3, sizeof(*m));
+	int max = CRF_RST_FD_BASE - 1, r = 0;
+	size_t n = 0;
+
+	if (!m)
+		return crf_error_errno(ENOMEM, "restorer fds");
+	for (uint32_t i = 0; i < a->n_vmas && r == 0; i++)
+		r = move_fd(m, &n, &v[i].fd);
+	for (uint32_t i = 0; i < a->n_pages && r == 0; i++)
+		r = move_fd(m, &n, &pg[i].fd);
+	if (r == 0)
+		r = move_fd(m, &n, &a->exe_fd);
+	if (r == 0)
+		r = move_fd(m, &n, &a->status_fd);
+	if (r == 0)
+		r = move_fd(m, &n, &a->go_fd);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if (m[i].new > max)
+			max = m[i].new;
+	if (t->keep_fds_below < CRF_RST_FD_BASE)
+		close_range(t->keep_fds_below, CRF_RST_FD_BASE - 1, 0);
+	for (int fd = CRF_RST_FD_BASE; fd < max; fd++)
+		if (!fd_kept(m, n, fd))
+			close(fd);
+	close_range(max + 1, ~0u, 0);
+	return 0;
+}
+
+/*
+ * glibc registered this thread's rseq area, and the kernel would keep
+ * writing to it after the restorer has unmapped it.
+ */
+static int rseq_unregister(void)
+{
+	void *area = (char *)__builtin_thread_pointer() + __rseq_offset;
+
+	if (!__rseq_size)
+		return 0;
+	if (syscall(SYS_rseq, area, 32, RSEQ_FLAG_UNREGISTER, RSEQ_SIG) == 0 ||
+	    syscall(SYS_rseq, area, __rseq_size, RSEQ_FLAG_UNREGISTER, RSEQ_SIG) == 0)
+		return 0;
+	return crf_error_errno(errno, "unregister glibc's rseq area");
+}
+
+static void __attribute__((noreturn)) jump(uint64_t entry, struct crf_rst_args *a, uint64_t sp)
+{
+	__asm__ volatile("movq %0, %%rsp\n\t"
+			 "xorl %%ebp, %%ebp\n\t"
+			 "jmpq *%1"
+			 :
+			 : "r"(sp), "r"(entry), "D"(a)
+			 : "memory");
+	__builtin_unreachable();
+}
+
+/* Map the restorer's area, copy the blob, pack the arguments; returns the area. */
+static int setup_area(struct crf_rst_task *t, struct layout *l, struct crf_rst_args **out)
+{
+	struct spans s = {0};
+	struct own_vdso own = {0};
+	uint64_t base = 0;
+	void *m;
+	int r;
+
+	r = read_own_maps(&s, &own);
+	for (size_t i = 0; r == 0 && i < t->n_vmas; i++)
+		r = spans_add(&s, t->vmas[i].start, t->vmas[i].end);
+	if (r == 0)
+		r = place_vdso(t, &own, &s);
+	plan(t, l);
+	if (r == 0)
+		r = find_gap(&s, l->total, &base);
+	free(s.v);
+	if (r < 0)
+		return r;
+	m = mmap((void *)base, l->total, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (m == MAP_FAILED)
+		return crf_error_errno(errno, "map the restorer at %#" PRIx64, base);
+	memcpy(m, crf_restorer_blob, crf_restorer_blob_size);
+	*out = (struct crf_rst_args *)((char *)m + l->blob_len);
+	pack(t, l, base, *out);
+	if (mprotect(m, l->blob_len, PROT_READ | PROT_EXEC))
+		return crf_error_errno(errno, "protect the restorer at %#" PRIx64, base);
+	return 0;
+}
+
+int crf_rst_exec(struct crf_rst_task *t, int status_fd, int go_fd)
+{
+	struct crf_rst_args *a = NULL;
+	struct layout l;
+	uint64_t all = ~0ull;
+	int r;
+
+	r = check_layout(t);
+	if (r < 0)
+		return r;
+	t->a.status_fd = status_fd;
+	t->a.go_fd = go_fd;
+	r = setup_area(t, &l, &a);
+	if (r < 0)
+		return r;
+	r = move_fds(t, a);
+	if (r == 0)
+		r = rseq_unregister();
+	if (r < 0)
+		return r;
+	/* Nothing of crf's may run from here on, not even a signal handler. */
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof(all));
+	jump(a->blob_start, a, a->blob_start + a->blob_len);
+}

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <crf/log.h>
+
+#include "task-restore.h"
+
+static int apply_sched(const Crf__Core__TaskCore *tc)
+{
+	struct sched_param sp = { .sched_priority = tc->sched_priority };
+	cpu_set_t set;
+
+	if (sched_setscheduler(0, tc->sched_policy, &sp) < 0)
+		return crf_error_errno(errno, "sched_setscheduler(%d, %d)", tc->sched_policy,
+				       tc->sched_priority);
+	if (setpriority(PRIO_PROCESS, 0, tc->nice) < 0)
+		return crf_error_errno(errno, "setpriority(%d)", tc->nice);
+	memset(&set, 0, sizeof(set));
+	memcpy(&set, tc->affinity.data,
+	       tc->affinity.len < sizeof(set) ? tc->affinity.len : sizeof(set));
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		return crf_error_errno(errno, "sched_setaffinity");
+	return 0;
+}
+
+int crf_task_apply(const Crf__Core__TaskCore *tc)
+{
+	int r;
+
+	if (personality(tc->personality) < 0)
+		return crf_error_errno(errno, "personality(%#x)", tc->personality);
+	r = apply_sched(tc);
+	if (r < 0)
+		return r;
+	umask((mode_t)tc->umask);
+	if (strcmp(tc->root, "/") && chroot(tc->root) < 0)
+		return crf_error_errno(errno, "chroot %s", tc->root);
+	if (chdir(tc->cwd) < 0)
+		return crf_error_errno(errno, "chdir %s", tc->cwd);
+	if (prctl(PR_SET_NAME, tc->comm, 0, 0, 0) < 0)
+		return crf_error_errno(errno, "PR_SET_NAME %s", tc->comm);
+	return 0;
+}

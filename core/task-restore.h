@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Applying the core's per-task state in the restored task. */
+#ifndef CRF_TASK_RESTORE_H
+#define CRF_TASK_RESTORE_H
+
+#include "core.pb-c.h"
+
+/*
+ * In the forked task, before the restorer: what crf's own code can set for
+ * the task itself (personality, scheduling, nice, affinity, umask,
+ * cwd, root, comm).  Resource limits, signals, timers, rseq and credentials are
+ * left to the restorer, which sets them once crf's code is gone.  0 or -errno (logged).
+ */
+int crf_task_apply(const Crf__Core__TaskCore *tc);
+
+#endif

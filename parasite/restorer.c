@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The restorer: a freestanding blob that turns the forked crf child it runs
+ * in into the saved task.  It owns nothing but its own mapping (code, the
+ * argument block, a stack), so it drops everything else of crf, builds the
+ * saved address space, restores the per-task kernel state, reports to crf,
+ * waits for the word to go, and returns into the program with rt_sigreturn.
+ *
+ * No libc, raw system calls only, no writable globals, no pointer tables:
+ * the blob runs wherever crf put it without relocations.  Any failure is
+ * reported on the status fd and ends the task: a task with a half-built
+ * address space must never run the program.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include <asm/prctl.h>
+#include <asm/sigcontext.h>
+#include <linux/capability.h>
+#include <linux/mman.h>
+#include <linux/prctl.h>
+
+#include "crf-restorer.h"
+#include "crf-syscall.h"
+#include "restorer-kabi.h"
+
+/* GCC may emit calls to these even in freestanding code. */
+void *memset(void *s, int c, size_t n);
+void *memcpy(void *d, const void *s, size_t n);
+void crf_restorer_main(struct crf_rst_args *a) __attribute__((noreturn, used));
+
+void *memset(void *s, int c, size_t n)
+{
+	unsigned char *p = s;
+
+	while (n--)
+		*p++ = c;
+	return s;
+}
+
+void *memcpy(void *d, const void *s, size_t n)
+{
+	unsigned char *p = d;
+	const unsigned char *q = s;
+
+	while (n--)
+		*p++ = *q++;
+	return d;
+}
+
+static void *at(const struct crf_rst_args *a, uint64_t off)
+{
+	return (char *)a + off;
+}
+
+/* Messages: built in a->error, which lives in the kept mapping. */
+
+static size_t msg_str(struct crf_rst_args *a, size_t n, const char *s)
+{
+	while (*s && n < sizeof(a->error) - 1)
+		a->error[n++] = *s++;
+	a->error[n] = '\0';
+	return n;
+}
+
+static size_t msg_hex(struct crf_rst_args *a, size_t n, uint64_t v)
+{
+	char buf[19];
+	int i = sizeof(buf) - 1;
+
+	buf[i] = '\0';
+	do {
+		buf[--i] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	buf[--i] = 'x';
+	buf[--i] = '0';
+	return msg_str(a, n, buf + i);
+}
+
+static void report(struct crf_rst_args *a, long result)
+{
+	struct crf_rst_status st;
+
+	memset(&st, 0, sizeof(st));
+	st.result = result;
+	memcpy(st.error, a->error, sizeof(st.error));
+	st.error[sizeof(st.error) - 1] = '\0';
+	sys3(__NR_write, a->status_fd, &st, sizeof(st));
+}
+
+/*
+ * Report "@what [@addr]" with @err and end the task.  @addr is printed only
+ * when @with_addr; the caller's errno is turned into text by crf.
+ */
+static void __attribute__((noreturn))
+fail(struct crf_rst_args *a, long err, const char *what, uint64_t addr, int with_addr)
+{
+	size_t n = msg_str(a, 0, what);
+
+	if (with_addr) {
+		n = msg_str(a, n, " ");
+		msg_hex(a, n, addr);
+	}
+	report(a, err < 0 ? err : -EIO);
+	for (;;)
+		sys1(__NR_exit_group, 1);
+}
+
+#define FAIL(a, err, what)	    fail((a), (err), (what), 0, 0)
+#define FAIL_AT(a, err, what, addr) fail((a), (err), (what), (addr), 1)
+
+/* Every array must lie inside the block crf built. */
+static int array_ok(const struct crf_rst_args *a, uint64_t off, uint64_t n, uint64_t size)
+{
+	return off <= a->args_len && n <= (a->args_len - off) / size;
+}
+
+static void check_args(struct crf_rst_args *a)
+{
+	if (a->magic != CRF_RST_MAGIC)
+		FAIL(a, -EINVAL, "restorer: bad argument block magic");
+	if (!array_ok(a, a->vmas_off, a->n_vmas, sizeof(struct crf_rst_vma_arg)) ||
+	    !array_ok(a, a->pages_off, a->n_pages, sizeof(struct crf_rst_pages_arg)) ||
+	    !array_ok(a, a->timers_off, a->n_timers, sizeof(struct crf_rst_timer_arg)) ||
+	    !array_ok(a, a->pending_off, a->n_pending, 128) || a->n_pending > 64 ||
+	    !array_ok(a, a->xsave_off, a->xsave_len + 4ul, 1) ||
+	    !array_ok(a, a->frame_off, CRF_RST_FRAME_SIZE, 1) ||
+	    a->auxv_len > sizeof(a->auxv) / sizeof(a->auxv[0]) || a->n_groups > CRF_RST_MAX_GROUPS)
+		FAIL(a, -EINVAL, "restorer: argument block out of bounds");
+}
+
+/*
+ * Drop all of crf: everything below and above our own mapping, the vDSO
+ * included (it is an ordinary VMA to munmap).  Unmapping holes is harmless.
+ */
+static void unmap_crf(struct crf_rst_args *a)
+{
+	uint64_t end = a->blob_start + a->blob_len;
+	long r;
+
+	r = sys2(__NR_munmap, 0, a->blob_start);
+	if (r < 0)
+		FAIL_AT(a, r, "munmap below", a->blob_start);
+	/* The larger task size only exists with 5-level paging. */
+	r = sys2(__NR_munmap, end, TASK_SIZE_56 - end);
+	if (r == -EINVAL)
+		r = sys2(__NR_munmap, end, TASK_SIZE_47 - end);
+	if (r < 0)
+		FAIL_AT(a, r, "munmap above", end);
+}
+
+static void map_vmas(struct crf_rst_args *a)
+{
+	const struct crf_rst_vma_arg *v = at(a, a->vmas_off);
+
+	for (uint32_t i = 0; i < a->n_vmas; i++, v++) {
+		int prot = v->prot | (v->fill ? PROT_WRITE : 0);
+		long r;
+
+		/*
+		 * MAP_GROWSDOWN is kept: the VMA must grow as the saved stack
+		 * did.  Its guard gap lies below start, so the whole saved
+		 * range stays writable while pages are read in.
+		 */
+		r = sys6(__NR_mmap, v->start, v->end - v->start, prot, v->flags | MAP_FIXED, v->fd,
+			 v->pgoff);
+		if (r < 0 || (uint64_t)r != v->start)
+			FAIL_AT(a, r, "mmap", v->start);
+	}
+}
+
+/* Read one run of pages straight from the blob image's chunks into place. */
+static void read_run(struct crf_rst_args *a, const struct crf_rst_pages_arg *p)
+{
+	uint64_t off = p->off, left = p->len;
+	char *dst = (char *)p->vaddr;
+
+	if (!p->chunk)
+		FAIL_AT(a, -EINVAL, "pages: zero chunk size at", p->vaddr);
+	while (left) {
+		uint64_t idx = off / p->chunk, in = off % p->chunk;
+		uint64_t pos = p->hdr_len + idx * (8ul + p->chunk) + 8 + in;
+		uint64_t k = p->chunk - in < left ? p->chunk - in : left;
+		long r = sys4(__NR_pread64, p->fd, dst, k, pos);
+
+		if (r <= 0)
+			FAIL_AT(a, r ? r : -EIO, "read pages into", (uint64_t)dst);
+		dst += r;
+		off += r;
+		left -= r;
+	}
+}
+
+static void read_pages(struct crf_rst_args *a)
+{
+	const struct crf_rst_pages_arg *p = at(a, a->pages_off);
+
+	for (uint32_t i = 0; i < a->n_pages; i++)
+		read_run(a, &p[i]);
+}
+
+static void finish_vmas(struct crf_rst_args *a)
+{
+	const struct crf_rst_vma_arg *v = at(a, a->vmas_off);
+
+	for (uint32_t i = 0; i < a->n_vmas; i++, v++) {
+		uint64_t len = v->end - v->start;
+		long r;
+
+		if (v->fill) {
+			r = sys3(__NR_mprotect, v->start, len, v->prot);
+			if (r < 0)
+				FAIL_AT(a, r, "mprotect", v->start);
+		}
+		for (int adv = 0; adv < 64; adv++) {
+			if (!(v->madv & (1ull << adv)))
+				continue;
+			r = sys3(__NR_madvise, v->start, len, adv);
+			if (r < 0)
+				FAIL_AT(a, r, "madvise", v->start);
+		}
+	}
+}
+
+/* The mappings hold their files; the descriptors themselves must go. */
+static void close_fds(struct crf_rst_args *a)
+{
+	const struct crf_rst_vma_arg *v = at(a, a->vmas_off);
+	const struct crf_rst_pages_arg *p = at(a, a->pages_off);
+
+	for (uint32_t i = 0; i < a->n_vmas; i++)
+		if (v[i].fd >= 0)
+			sys1(__NR_close, v[i].fd);
+	for (uint32_t i = 0; i < a->n_pages; i++)
+		sys1(__NR_close, p[i].fd);
+	if (a->exe_fd >= 0)
+		sys1(__NR_close, a->exe_fd);
+}
+
+static void set_mm(struct crf_rst_args *a)
+{
+	struct prctl_mm_map m;
+	long r;
+
+	if (!a->auxv_len)
+		return;
+	m.start_code = a->start_code;
+	m.end_code = a->end_code;
+	m.start_data = a->start_data;
+	m.end_data = a->end_data;
+	m.start_brk = a->start_brk;
+	m.brk = a->brk;
+	m.start_stack = a->start_stack;
+	m.arg_start = a->arg_start;
+	m.arg_end = a->arg_end;
+	m.env_start = a->env_start;
+	m.env_end = a->env_end;
+	m.auxv = (__u64 *)a->auxv;
+	m.auxv_size = a->auxv_len * sizeof(a->auxv[0]);
+	m.exe_fd = (uint32_t)a->exe_fd;
+	r = sys5(__NR_prctl, PR_SET_MM, PR_SET_MM_MAP, &m, sizeof(m), 0);
+	if (r < 0)
+		FAIL(a, r, "prctl(PR_SET_MM_MAP)");
+}
+
+/*
+ * The kernel takes the address as a hint, so check with msync() (ENOMEM on
+ * a hole) that the vDSO's whole span really landed there.
+ */
+static void map_vdso(struct crf_rst_args *a)
+{
+	long r;
+
+	if (!a->vdso)
+		return;
+	r = sys2(__NR_arch_prctl, ARCH_MAP_VDSO_64, a->vdso);
+	if (r < 0)
+		FAIL_AT(a, r, "arch_prctl(ARCH_MAP_VDSO_64)", a->vdso);
+	r = sys3(__NR_msync, a->vdso, a->vdso_len, MS_ASYNC);
+	if (r < 0)
+		FAIL_AT(a, r, "vDSO not placed at", a->vdso);
+}
+
+static void restore_sigactions(struct crf_rst_args *a)
+{
+	for (int sig = 1; sig <= CRF_RST_NSIG; sig++) {
+		long r;
+
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		r = sys4(__NR_rt_sigaction, sig, &a->sa[sig - 1], 0, sizeof(uint64_t));
+		if (r < 0)
+			FAIL_AT(a, r, "rt_sigaction of signal", sig);
+	}
+}
+
+static void restore_itimers(struct crf_rst_args *a)
+{
+	for (int which = 0; which < 3; which++) {
+		long r = sys3(__NR_setitimer, which, a->itimer[which], 0);
+
+		if (r < 0)
+			FAIL_AT(a, r, "setitimer", which);
+	}
+}
+
+static void create_timer(struct crf_rst_args *a, const struct crf_rst_timer_arg *t, int exact)
+{
+	struct ksigevent ev;
+	struct kitimerspec its;
+	int32_t id = t->id;
+	long r;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.value = t->value;
+	ev.signo = t->signo;
+	ev.notify = t->notify;
+	if (t->notify & SIGEV_THREAD_ID)
+		ev.tid = t->notify_tid;
+	/* In exact mode the kernel takes the id from where it returns it. */
+	r = sys3(__NR_timer_create, t->clock, &ev, &id);
+	if (r < 0)
+		FAIL_AT(a, r, "timer_create of timer", (uint64_t)t->id);
+	if (id != t->id)
+		FAIL_AT(a, exact ? -EIO : -EINVAL, "timer id mismatch (no exact ids) for",
+			(uint64_t)t->id);
+	if (!t->value_ns)
+		return;
+	its.interval_s = t->interval_ns / 1000000000;
+	its.interval_ns = t->interval_ns % 1000000000;
+	its.value_s = t->value_ns / 1000000000;
+	its.value_ns = t->value_ns % 1000000000;
+	r = sys4(__NR_timer_settime, id, 0, &its, 0);
+	if (r < 0)
+		FAIL_AT(a, r, "timer_settime of timer", (uint64_t)t->id);
+}
+
+/*
+ * POSIX timers get their saved ids with PR_TIMER_CREATE_RESTORE_IDS (Linux
+ * 6.15+).  Without it ids are handed out in order from 0 in a fresh task,
+ * which only works for ids that were never freed: checked per timer.
+ */
+static void restore_timers(struct crf_rst_args *a)
+{
+	const struct crf_rst_timer_arg *t = at(a, a->timers_off);
+	long exact;
+
+	if (!a->n_timers)
+		return;
+	exact = sys5(__NR_prctl, PR_TIMER_CREATE_RESTORE_IDS, PR_TIMER_CREATE_RESTORE_IDS_ON, 0, 0,
+		     0) == 0;
+	for (uint32_t i = 0; i < a->n_timers; i++)
+		create_timer(a, &t[i], exact);
+	if (exact)
+		sys5(__NR_prctl, PR_TIMER_CREATE_RESTORE_IDS, PR_TIMER_CREATE_RESTORE_IDS_OFF, 0, 0,
+		     0);
+}
+
+/* Queue the saved pending signals to ourselves; all signals are blocked. */
+static void queue_pending(struct crf_rst_args *a)
+{
+	const char *info = at(a, a->pending_off);
+	long pid = sys0(__NR_getpid);
+
+	for (uint32_t i = 0; i < a->n_pending; i++, info += 128) {
+		int sig = *(const int32_t *)info;
+		long r;
+
+		if (a->pending_shared_mask & (1ull << i))
+			r = sys3(__NR_rt_sigqueueinfo, pid, sig, info);
+		else
+			r = sys4(__NR_rt_tgsigqueueinfo, pid, pid, sig, info);
+		if (r < 0)
+			FAIL_AT(a, r, "queue pending signal", sig);
+	}
+}
+
+/* The alternate stack's flags to set; SS_ONSTACK is a state, not a setting. */
+static int32_t sas_flags(const struct crf_rst_args *a)
+{
+	return a->sas_size ? a->sas_flags & (SS_DISABLE | SS_AUTODISARM) : SS_DISABLE;
+}
+
+static void restore_signals(struct crf_rst_args *a)
+{
+	struct {
+		uint64_t sp;
+		int32_t flags, pad;
+		uint64_t size;
+	} ss = {a->sas_sp, sas_flags(a), 0, a->sas_size};
+	long r;
+
+	restore_sigactions(a);
+	r = sys2(__NR_sigaltstack, &ss, 0);
+	if (r < 0)
+		FAIL_AT(a, r, "sigaltstack", a->sas_sp);
+	restore_itimers(a);
+	restore_timers(a);
+	queue_pending(a);
+	if (a->rseq_len) {
+		r = sys4(__NR_rseq, a->rseq_ptr, a->rseq_len, 0, a->rseq_sig);
+		if (r < 0)
+			FAIL_AT(a, r, "rseq", a->rseq_ptr);
+	}
+}
+
+static void capset(struct crf_rst_args *a, uint64_t eff)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2] = {
+		{(uint32_t)eff, (uint32_t)a->cap_prm, (uint32_t)a->cap_inh},
+		{eff >> 32, a->cap_prm >> 32, a->cap_inh >> 32},
+	};
+	long r = sys2(__NR_capset, &h, d);
+
+	if (r < 0)
+		FAIL_AT(a, r, "capset, effective", eff);
+}
+
+/* Drop from the bounding set what the saved task lacked, while we may. */
+static void drop_bounding(struct crf_rst_args *a)
+{
+	for (int cap = 0; cap < 64; cap++) {
+		long r = sys2(__NR_prctl, PR_CAPBSET_READ, cap);
+
+		if (r < 0)
+			break; /* past the kernel's last capability */
+		if (r == 0 || (a->cap_bnd & (1ull << cap)))
+			continue;
+		r = sys2(__NR_prctl, PR_CAPBSET_DROP, cap);
+		if (r < 0)
+			FAIL_AT(a, r, "drop from the bounding set capability", cap);
+	}
+}
+
+static void set_ids(struct crf_rst_args *a)
+{
+	long r;
+
+	r = sys2(__NR_setgroups, a->n_groups, a->groups);
+	if (r < 0)
+		FAIL(a, r, "setgroups");
+	r = sys3(__NR_setresgid, a->gid, a->egid, a->sgid);
+	if (r < 0)
+		FAIL_AT(a, r, "setresgid, gid", a->gid);
+	sys1(__NR_setfsgid, a->fsgid);
+	if ((uint32_t)sys1(__NR_setfsgid, -1) != a->fsgid)
+		FAIL_AT(a, -EPERM, "setfsgid", a->fsgid);
+	drop_bounding(a);
+	/* Keep the permitted set across the uid change; capset follows. */
+	r = sys2(__NR_prctl, PR_SET_KEEPCAPS, 1);
+	if (r < 0)
+		FAIL(a, r, "prctl(PR_SET_KEEPCAPS)");
+	r = sys3(__NR_setresuid, a->uid, a->euid, a->suid);
+	if (r < 0)
+		FAIL_AT(a, r, "setresuid, uid", a->uid);
+	sys1(__NR_setfsuid, a->fsuid);
+	if ((uint32_t)sys1(__NR_setfsuid, -1) != a->fsuid)
+		FAIL_AT(a, -EPERM, "setfsuid", a->fsuid);
+}
+
+/*
+ * Credentials come last: each step may take away the right to do the next.
+ * Order: groups and gids, bounding set, uids (keeping the permitted set),
+ * capabilities with all permitted ones effective, securebits, ambient
+ * set, then the saved effective set and no_new_privs.
+ */
+static void restore_creds(struct crf_rst_args *a)
+{
+	long r;
+
+	if (!a->restore_creds)
+		return;
+	set_ids(a);
+	capset(a, a->cap_prm);
+	if ((uint64_t)sys1(__NR_prctl, PR_GET_SECUREBITS) != a->securebits) {
+		r = sys2(__NR_prctl, PR_SET_SECUREBITS, a->securebits);
+		if (r < 0)
+			FAIL_AT(a, r, "prctl(PR_SET_SECUREBITS)", a->securebits);
+	}
+	r = sys5(__NR_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	if (r < 0)
+		FAIL(a, r, "clear the ambient capabilities");
+	for (int cap = 0; cap < 64; cap++) {
+		if (!(a->cap_amb & (1ull << cap)))
+			continue;
+		r = sys5(__NR_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0);
+		if (r < 0)
+			FAIL_AT(a, r, "raise ambient capability", cap);
+	}
+	capset(a, a->cap_eff);
+	if (a->no_new_privs) {
+		r = sys5(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		if (r < 0)
+			FAIL(a, r, "prctl(PR_SET_NO_NEW_PRIVS)");
+	}
+}
+
+/* Tell crf we are ready and wait for its word; no word means crf gave up. */
+static void handshake(struct crf_rst_args *a)
+{
+	char c;
+
+	a->error[0] = '\0';
+	report(a, 0);
+	sys1(__NR_close, a->status_fd);
+	if (sys3(__NR_read, a->go_fd, &c, 1) != 1)
+		for (;;)
+			sys1(__NR_exit_group, 1);
+	sys1(__NR_close, a->go_fd);
+}
+
+/*
+ * Mark the saved xsave area the way the kernel marks a signal frame's, so
+ * that rt_sigreturn restores all of it rather than the legacy part only.
+ */
+static uint64_t prepare_xsave(struct crf_rst_args *a)
+{
+	char *x = at(a, a->xsave_off);
+	struct _fpx_sw_bytes *sw = (struct _fpx_sw_bytes *)(x + 464);
+	uint64_t features;
+
+	if (!a->xsave_len)
+		return 0;
+	if (a->xsave_len <= 512) {
+		sw->magic1 = 0;
+		return (uint64_t)x;
+	}
+	/* ptrace fills the software bytes with the full feature mask. */
+	features = sw->magic1 == FP_XSTATE_MAGIC1 ? sw->xfeatures : *(uint64_t *)(x + 512);
+	sw->magic1 = FP_XSTATE_MAGIC1;
+	sw->extended_size = a->xsave_len + FP_XSTATE_MAGIC2_SIZE;
+	sw->xfeatures = features;
+	sw->xstate_size = a->xsave_len;
+	*(uint32_t *)(x + a->xsave_len) = FP_XSTATE_MAGIC2;
+	return (uint64_t)x;
+}
+
+static struct kucontext *build_frame(struct crf_rst_args *a)
+{
+	char *frame = at(a, a->frame_off);
+	struct kucontext *uc = (struct kucontext *)(frame + 8);
+	const uint64_t *g = a->regs;
+
+	memset(frame, 0, CRF_RST_FRAME_SIZE);
+	uc->flags = UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+	/* rt_sigreturn also sets the alternate stack from the frame. */
+	uc->ss_sp = a->sas_sp;
+	uc->ss_flags = sas_flags(a);
+	uc->ss_size = a->sas_size;
+	uc->r8 = g[R8], uc->r9 = g[R9], uc->r10 = g[R10], uc->r11 = g[R11];
+	uc->r12 = g[R12], uc->r13 = g[R13], uc->r14 = g[R14], uc->r15 = g[R15];
+	uc->rdi = g[RDI], uc->rsi = g[RSI], uc->rbp = g[RBP], uc->rbx = g[RBX];
+	uc->rdx = g[RDX], uc->rax = g[RAX], uc->rcx = g[RCX], uc->rsp = g[RSP];
+	uc->rip = g[RIP], uc->eflags = g[EFLAGS];
+	uc->cs = g[CS], uc->ss = g[SS], uc->fs = g[FS], uc->gs = g[GS];
+	uc->fpstate = prepare_xsave(a);
+	if (a->xsave_len > 512)
+		uc->flags |= UC_FP_XSTATE;
+	uc->sigmask = a->blocked;
+	return uc;
+}
+
+/*
+ * Return into the program.  The segment bases are not part of a signal
+ * frame, so they are set first; nothing here uses %fs after that.  The
+ * kernel finds the frame 8 bytes below %rsp, as if a handler had returned.
+ */
+static void __attribute__((noreturn)) jump_to_program(struct crf_rst_args *a)
+{
+	struct kucontext *uc = build_frame(a);
+	long r;
+
+	r = sys2(__NR_arch_prctl, ARCH_SET_FS, a->regs[FS_BASE]);
+	if (r == 0)
+		r = sys2(__NR_arch_prctl, ARCH_SET_GS, a->regs[GS_BASE]);
+	if (r < 0)
+		for (;;)
+			sys1(__NR_exit_group, 1);
+	__asm__ volatile("movq %0, %%rsp\n\t"
+			 "movl %1, %%eax\n\t"
+			 "syscall\n\t"
+			 "ud2"
+			 :
+			 : "r"(uc), "i"(__NR_rt_sigreturn)
+			 : "memory");
+	__builtin_unreachable();
+}
+
+static void restore_rlimits(struct crf_rst_args *a)
+{
+	for (uint32_t i = 0; i < a->n_rlimits && i < 16; i++) {
+		long r = sys4(__NR_prlimit64, 0, i, a->rlimits[i], 0);
+
+		if (r < 0)
+			FAIL_AT(a, r, "prlimit64 of resource", i);
+	}
+}
+
+void crf_restorer_main(struct crf_rst_args *a)
+{
+	uint64_t all = ~0ull;
+
+	/* No handler of crf's may run once its code is gone. */
+	sys4(__NR_rt_sigprocmask, SIG_SETMASK, &all, 0, sizeof(all));
+	check_args(a);
+	unmap_crf(a);
+	/*
+	 * Before the saved mappings: the kernel refuses to change the exe
+	 * file while the old one (crf's, which may be the same file) is mapped.
+	 */
+	set_mm(a);
+	map_vmas(a);
+	read_pages(a);
+	finish_vmas(a);
+	close_fds(a);
+	restore_rlimits(a);
+	map_vdso(a);
+	restore_signals(a);
+	restore_creds(a);
+	handshake(a);
+	jump_to_program(a);
+}

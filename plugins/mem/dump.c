@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dump-task: one task's mappings, mm fields and pages.
+ *
+ * Every mapping is classified before anything is written, so that a task
+ * holding memory the plugin cannot restore is refused with one message that
+ * names the mapping, before any image exists.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <crf/image.h>
+#include <crf/log.h>
+#include <crf/parasite.h>
+#include <crf/plugin.h>
+#include <crf/restore.h>
+
+#include "mem.h"
+#include "mmfields.h"
+#include "pagemap.h"
+#include "pages.h"
+#include "smaps.h"
+
+/* PageRun records are split so that a record stays small (about 20 bytes a run). */
+#define RUNS_PER_RECORD 16384
+
+struct dump {
+	struct crf_ctx *ctx;
+	pid_t pid;
+	size_t page_size;
+	struct smaps maps;
+	int *kinds;	 /* enum mem_kind of each mapping, MEM_SKIP to leave out */
+	uint32_t n_vmas; /* mappings to save */
+	struct crf_rst_mm mm;
+	Crf__Mem__FileRef *exe;
+	struct crf_img *img, *blob;
+	char blob_name[64];
+	struct mem_pagemap pm;
+	struct mem_pages pages;
+};
+
+static void describe_vma(char *buf, size_t len, const struct smaps_vma *v)
+{
+	snprintf(buf, len, "%llx-%llx %c%c%c%c %s", (unsigned long long)v->start,
+		 (unsigned long long)v->end, v->prot & PROT_READ ? 'r' : '-',
+		 v->prot & PROT_WRITE ? 'w' : '-', v->prot & PROT_EXEC ? 'x' : '-',
+		 v->shared ? 's' : 'p', v->name);
+}
+
+static int read_maps(struct dump *d)
+{
+	char path[64];
+	FILE *f;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)d->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return crf_error_errno(errno, "open %s", path);
+	r = smaps_parse(f, &d->maps);
+	fclose(f);
+	return r;
+}
+
+/*
+ * The parasite's memory is crf's, not the task's, and may have merged with
+ * a mapping of the task: cut it out of the list.  Only its scratch area is
+ * known to plugins; without a parasite (unit tests) there is none.
+ */
+static int punch_parasite(struct dump *d)
+{
+	uint64_t scratch;
+	size_t len;
+
+	if (crf_parasite_scratch(d->ctx, &scratch, &len) < 0)
+		return 0;
+	if (smaps_punch(&d->maps, scratch, scratch + len))
+		return crf_error_errno(ENOMEM, "mappings of task %d", (int)d->pid);
+	return 0;
+}
+
+static int classify(struct dump *d)
+{
+	char desc[256];
+	const char *why;
+	int kind;
+
+	d->kinds = calloc(d->maps.n ? d->maps.n : 1, sizeof(*d->kinds));
+	if (!d->kinds)
+		return crf_error_errno(ENOMEM, "mappings of task %d", (int)d->pid);
+	for (size_t i = 0; i < d->maps.n; i++) {
+		const struct smaps_vma *v = &d->maps.v[i];
+
+		if (!v->has_vmflags)
+			return crf_error_errno(EINVAL, "smaps of task %d: no VmFlags for %llx",
+					       (int)d->pid, (unsigned long long)v->start);
+		kind = mem_vma_kind(v, &why);
+		if (kind < 0) {
+			describe_vma(desc, sizeof(desc), v);
+			return crf_error_errno(ENOTSUP, "task %d: cannot dump mapping %s: %s",
+					       (int)d->pid, desc, why);
+		}
+		d->kinds[i] = kind;
+		d->n_vmas += kind != MEM_SKIP;
+	}
+	return 0;
+}
+
+/* brk(0) run by the task itself gives its current break. */
+static int read_brk(struct dump *d)
+{
+	long args[6] = {0};
+	long brk;
+
+	brk = crf_parasite_syscall(d->ctx, __NR_brk, args);
+	if (brk >= 0) {
+		d->mm.brk = brk;
+		return 0;
+	}
+	if (brk != -ENOTCONN)
+		return crf_error_errno(-brk, "brk(0) in task %d", (int)d->pid);
+	/* Only without a parasite (unit tests): the heap's end is page-rounded. */
+	d->mm.brk = d->mm.start_brk;
+	for (size_t i = 0; i < d->maps.n; i++)
+		if (!strcmp(d->maps.v[i].name, "[heap]"))
+			d->mm.brk = d->maps.v[i].end;
+	crf_warn("no parasite to run brk(0) in task %d: brk taken from the end of [heap], %#llx",
+		 (int)d->pid, (unsigned long long)d->mm.brk);
+	return 0;
+}
+
+static int read_mm(struct dump *d)
+{
+	char link[64];
+	int r;
+
+	r = mem_read_mm(d->pid, &d->mm);
+	if (r < 0)
+		return r;
+	r = read_brk(d);
+	if (r < 0)
+		return r;
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)d->pid);
+	return mem_fileref_read(link, &d->exe);
+}
+
+static int write_header(struct dump *d)
+{
+	Crf__Mem__MmEntry e = CRF__MEM__MM_ENTRY__INIT;
+	Crf__Mem__Mm mm = CRF__MEM__MM__INIT;
+	Crf__Mem__MmFields f = CRF__MEM__MM_FIELDS__INIT;
+
+	f.start_code = d->mm.start_code;
+	f.end_code = d->mm.end_code;
+	f.start_data = d->mm.start_data;
+	f.end_data = d->mm.end_data;
+	f.start_brk = d->mm.start_brk;
+	f.brk = d->mm.brk;
+	f.start_stack = d->mm.start_stack;
+	f.arg_start = d->mm.arg_start;
+	f.arg_end = d->mm.arg_end;
+	f.env_start = d->mm.env_start;
+	f.env_end = d->mm.env_end;
+	f.n_auxv = d->mm.auxv_len;
+	f.auxv = d->mm.auxv;
+	f.exe = d->exe;
+	mm.fields = &f;
+	mm.n_vmas = d->n_vmas;
+	mm.page_size = d->page_size;
+	mm.pages = d->blob_name;
+	e.entry_case = CRF__MEM__MM_ENTRY__ENTRY_MM;
+	e.mm = &mm;
+	return crf_img_write(d->img, &e.base);
+}
+
+static Crf__Mem__VmaKind proto_kind(enum mem_kind kind)
+{
+	switch (kind) {
+	case MEM_FILE_PRIVATE:
+		return CRF__MEM__VMA_KIND__FILE_PRIVATE;
+	case MEM_FILE_SHARED:
+		return CRF__MEM__VMA_KIND__FILE_SHARED;
+	case MEM_VDSO:
+		return CRF__MEM__VMA_KIND__VDSO;
+	case MEM_VVAR:
+		return CRF__MEM__VMA_KIND__VVAR;
+	case MEM_VVAR_VCLOCK:
+		return CRF__MEM__VMA_KIND__VVAR_VCLOCK;
+	default:
+		return CRF__MEM__VMA_KIND__ANON_PRIVATE;
+	}
+}
+
+/* Save the pages of mapping @v, leaving its runs in d->pages. */
+static int dump_pages(struct dump *d, const struct smaps_vma *v, enum mem_kind kind)
+{
+	int r;
+
+	mem_pages_begin(&d->pages, kind == MEM_ANON_PRIVATE, v->prot & PROT_READ);
+	if (kind != MEM_ANON_PRIVATE && kind != MEM_FILE_PRIVATE)
+		return 0;
+	r = mem_pagemap_walk(&d->pm, v->start, v->end, mem_pages_add, &d->pages);
+	if (r >= 0)
+		r = mem_pages_flush(&d->pages);
+	return r;
+}
+
+static int write_runs(struct dump *d)
+{
+	Crf__Mem__MmEntry e = CRF__MEM__MM_ENTRY__INIT;
+	Crf__Mem__PageRuns pr = CRF__MEM__PAGE_RUNS__INIT;
+	size_t total = d->pages.n_runs, max = total < RUNS_PER_RECORD ? total : RUNS_PER_RECORD;
+	Crf__Mem__PageRun *runs, **ptrs;
+	int r = 0;
+
+	if (!total)
+		return 0;
+	runs = calloc(max, sizeof(*runs));
+	ptrs = calloc(max, sizeof(*ptrs));
+	if (!runs || !ptrs) {
+		r = crf_error_errno(ENOMEM, "page run records");
+		goto out;
+	}
+	e.entry_case = CRF__MEM__MM_ENTRY__ENTRY_PAGES;
+	e.pages = &pr;
+	pr.runs = ptrs;
+	for (size_t done = 0; r >= 0 && done < total; done += pr.n_runs) {
+		pr.n_runs = total - done < max ? total - done : max;
+		for (size_t i = 0; i < pr.n_runs; i++) {
+			const struct mem_run *m = &d->pages.runs[done + i];
+
+			crf__mem__page_run__init(&runs[i]);
+			runs[i].vaddr = m->vaddr;
+			runs[i].len = m->len;
+			runs[i].off = m->off;
+			ptrs[i] = &runs[i];
+		}
+		r = crf_img_write(d->img, &e.base);
+	}
+out:
+	free(runs);
+	free(ptrs);
+	return r;
+}
+
+static int dump_vma(struct dump *d, const struct smaps_vma *v, enum mem_kind kind)
+{
+	Crf__Mem__MmEntry e = CRF__MEM__MM_ENTRY__INIT;
+	Crf__Mem__Vma vma = CRF__MEM__VMA__INIT;
+	char link[96];
+	int r;
+
+	vma.start = v->start;
+	vma.end = v->end;
+	vma.kind = proto_kind(kind);
+	vma.prot = v->prot;
+	vma.flags = mem_vma_map_flags(kind, v->vmflags);
+	vma.madv = mem_vma_madv(v->vmflags);
+	vma.name = v->name[0] ? v->name : NULL;
+	vma.vmflags = v->vmflags_text;
+	if (kind == MEM_FILE_PRIVATE || kind == MEM_FILE_SHARED) {
+		vma.has_pgoff = true;
+		vma.pgoff = v->pgoff;
+		snprintf(link, sizeof(link), "/proc/%d/map_files/%llx-%llx", (int)d->pid,
+			 (unsigned long long)v->start, (unsigned long long)v->end);
+		r = mem_fileref_read(link, &vma.file);
+		if (r < 0)
+			return r;
+	}
+	r = dump_pages(d, v, kind);
+	e.entry_case = CRF__MEM__MM_ENTRY__ENTRY_VMA;
+	e.vma = &vma;
+	if (r >= 0)
+		r = crf_img_write(d->img, &e.base);
+	mem_fileref_free(vma.file);
+	if (r >= 0)
+		r = write_runs(d);
+	return r;
+}
+
+static int open_images(struct dump *d)
+{
+	struct crf_imgdir *dir = crf_ctx_images(d->ctx);
+	char name[64];
+	int r;
+
+	snprintf(name, sizeof(name), "mm-%d.img", (int)d->pid);
+	snprintf(d->blob_name, sizeof(d->blob_name), "pages-%d.img", (int)d->pid);
+	r = crf_img_create(dir, name, &crf__mem__mm_entry__descriptor, &d->img);
+	if (r < 0)
+		return r;
+	return crf_blob_create(dir, d->blob_name, &d->blob);
+}
+
+static int dump_all(struct dump *d)
+{
+	enum mem_read_method method;
+	int r;
+
+	r = mem_read_method_parse(crf_ctx_config(d->ctx, "read-method"), &method);
+	if (r < 0)
+		return r;
+	r = read_maps(d);
+	if (r >= 0)
+		r = punch_parasite(d);
+	if (r >= 0)
+		r = classify(d);
+	if (r >= 0)
+		r = read_mm(d);
+	if (r >= 0)
+		r = open_images(d);
+	if (r >= 0)
+		r = write_header(d);
+	if (r >= 0)
+		r = mem_pagemap_open(&d->pm, d->pid, d->page_size);
+	if (r >= 0)
+		r = mem_pages_init(&d->pages, d->pid, method, d->blob, d->page_size);
+	for (size_t i = 0; r >= 0 && i < d->maps.n; i++)
+		if (d->kinds[i] != MEM_SKIP)
+			r = dump_vma(d, &d->maps.v[i], d->kinds[i]);
+	return r;
+}
+
+static double elapsed(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static int finish_images(struct dump *d, int r)
+{
+	int c;
+
+	if (r < 0) {
+		if (d->img)
+			crf_img_abort(d->img);
+		if (d->blob)
+			crf_img_abort(d->blob);
+		return r;
+	}
+	r = crf_img_close(d->blob);
+	c = crf_img_close(d->img);
+	return r < 0 ? r : c;
+}
+
+int mem_dump_task(struct crf_ctx *ctx)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	struct dump d = {
+		.ctx = ctx,
+		.pid = crf_ctx_pid(ctx),
+		.page_size = ps > 0 ? (size_t)ps : 4096,
+		.pm = {.fd = -1},
+		.pages = {.mem_fd = -1},
+	};
+	struct timespec t0;
+	double secs;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = dump_all(&d);
+	r = finish_images(&d, r);
+	mem_pages_fini(&d.pages);
+	mem_pagemap_close(&d.pm);
+	mem_fileref_free(d.exe);
+	free(d.kinds);
+	smaps_free(&d.maps);
+	if (r < 0)
+		return r;
+	secs = elapsed(&t0);
+	crf_info("task %d: %u VMAs, %llu pages present, %llu zero pages skipped, %llu bytes "
+		 "written in %.3f s (%.0f MiB/s)",
+		 (int)d.pid, d.n_vmas, (unsigned long long)d.pages.present,
+		 (unsigned long long)d.pages.zero, (unsigned long long)d.pages.bytes, secs,
+		 secs > 0 ? d.pages.bytes / secs / (1 << 20) : 0.0);
+	return 0;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * pagemap.h - finding the pages of a task that hold data of its own.
+ */
+#ifndef CRF_PLUGIN_MEM_PAGEMAP_H
+#define CRF_PLUGIN_MEM_PAGEMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct page_region;
+
+struct mem_pagemap {
+	int fd;	   /* /proc/PID/pagemap */
+	bool scan; /* PAGEMAP_SCAN answers; else entries are read */
+	size_t page_size;
+	struct page_region *vec;
+	uint64_t *ents;
+};
+
+/*
+ * Called for each range [@start, @end) found, in address order; @zero when
+ * every page of it is the kernel's shared zero page (read, never written).
+ * Returns 0 or -errno, which stops the walk.
+ */
+typedef int (*mem_range_fn)(void *arg, uint64_t start, uint64_t end, bool zero);
+
+/* Open @pid's pagemap; 0 or -errno (logged). */
+int mem_pagemap_open(struct mem_pagemap *pm, pid_t pid, size_t page_size);
+void mem_pagemap_close(struct mem_pagemap *pm);
+
+/*
+ * Walk the pages of [@start, @end) that are present or swapped out and are
+ * not pages of a file: all of an anonymous mapping's pages that exist, and
+ * the copied-on-write ones of a private file mapping.
+ */
+int mem_pagemap_walk(struct mem_pagemap *pm, uint64_t start, uint64_t end, mem_range_fn fn,
+		     void *arg);
+
+#endif

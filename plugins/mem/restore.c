@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * restore-task: describe the saved address space to the core, which hands it
+ * to the restorer.  Runs inside the freshly forked task.
+ *
+ * Nothing read from the image is trusted: mappings must be page-aligned and
+ * in increasing order, page runs must lie inside the mapping they follow and
+ * inside the pages blob, and every file must be the one of the dump.
+ *
+ * Ownership: an fd passed in crf_rst_add_vma() or crf_rst_set_mm(), and
+ * the pages blob passed in crf_rst_add_pages(), belong to the core from the
+ * call on, whether it succeeds or not.  The core's services log their own
+ * failures.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <crf/image.h>
+#include <crf/log.h>
+#include <crf/plugin.h>
+#include <crf/restore.h>
+
+#include "mem.h"
+#include "mm.pb-c.h"
+#include "mmfields.h"
+#include "smaps.h"
+#include "vdso.h"
+
+#define VMA_FLAGS                                                                                  \
+	(MAP_PRIVATE | MAP_SHARED | MAP_ANONYMOUS | MAP_GROWSDOWN | MAP_NORESERVE | MAP_LOCKED)
+
+struct restore {
+	struct crf_ctx *ctx;
+	char name[64]; /* of the mm image, for messages */
+	struct crf_img *img, *blob;
+	bool blob_handed;
+	uint64_t blob_size, page_size;
+	Crf__Mem__Mm *mm; /* the header record */
+	uint32_t n_vmas;
+	uint64_t last_end;	  /* of the previous mapping */
+	const Crf__Mem__Vma *cur; /* the mapping page runs belong to */
+	Crf__Mem__MmEntry *cur_rec;
+	struct mem_vdso_layout vdso;
+};
+
+static int corrupt(struct restore *s, const char *what, unsigned long long addr)
+{
+	return crf_error_errno(EBADMSG, "%s: %s at %#llx", s->name, what, addr);
+}
+
+static int read_header(struct restore *s)
+{
+	Crf__Mem__MmEntry *e = NULL;
+	long ps = sysconf(_SC_PAGESIZE);
+	int r;
+
+	r = crf_img_read(s->img, (ProtobufCMessage **)&e);
+	if (r == 0)
+		return crf_error_errno(ENODATA, "%s: no records", s->name);
+	if (r < 0)
+		return r;
+	if (e->entry_case != CRF__MEM__MM_ENTRY__ENTRY_MM) {
+		protobuf_c_message_free_unpacked(&e->base, NULL);
+		return crf_error_errno(EBADMSG, "%s: the first record is not the mm", s->name);
+	}
+	s->mm = e->mm;
+	e->mm = NULL;
+	e->entry_case = CRF__MEM__MM_ENTRY__ENTRY__NOT_SET;
+	protobuf_c_message_free_unpacked(&e->base, NULL);
+	s->page_size = s->mm->page_size;
+	if ((long)s->page_size != ps)
+		return crf_error_errno(ENOTSUP, "%s: pages of %llu bytes, this kernel's are %ld",
+				       s->name, (unsigned long long)s->page_size, ps);
+	if (!s->mm->pages[0] || strchr(s->mm->pages, '/'))
+		return crf_error_errno(EBADMSG, "%s: bad pages image name '%s'", s->name,
+				       s->mm->pages);
+	r = crf_blob_open(crf_ctx_images(s->ctx), s->mm->pages, &s->blob);
+	if (r < 0)
+		return r;
+	s->blob_size = crf_blob_size(s->blob);
+	return 0;
+}
+
+static bool aligned(const struct restore *s, uint64_t v)
+{
+	return !(v & (s->page_size - 1));
+}
+
+/* Open the file of a file-backed mapping; the fd or -errno (logged). */
+static int open_vma_file(const Crf__Mem__Vma *v)
+{
+	bool may_write;
+
+	if (!v->file)
+		return crf_error_errno(EBADMSG, "mapping at %#llx: no file recorded",
+				       (unsigned long long)v->start);
+	/* A shared mapping that may become writable needs a writable file. */
+	may_write = v->vmflags ? smaps_vmflags(v->vmflags) & VMF_MW : v->prot & PROT_WRITE;
+	if (v->kind == CRF__MEM__VMA_KIND__FILE_SHARED && may_write)
+		return mem_fileref_open(v->file, O_RDWR);
+	return mem_fileref_open(v->file, O_RDONLY);
+}
+
+static int check_vma(struct restore *s, const Crf__Mem__Vma *v)
+{
+	bool shared = v->kind == CRF__MEM__VMA_KIND__FILE_SHARED;
+	bool anon = v->kind == CRF__MEM__VMA_KIND__ANON_PRIVATE;
+
+	if (v->start >= v->end || !aligned(s, v->start) || !aligned(s, v->end) ||
+	    v->start < s->last_end)
+		return corrupt(s, "mapping out of order or unaligned", v->start);
+	if (v->prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC) || v->flags & ~VMA_FLAGS ||
+	    !(v->flags & MAP_SHARED) != !shared || !(v->flags & MAP_PRIVATE) == !shared ||
+	    !(v->flags & MAP_ANONYMOUS) != !anon)
+		return corrupt(s, "mapping with wrong protection or flags", v->start);
+	if (!aligned(s, v->pgoff))
+		return corrupt(s, "mapping with an unaligned file offset", v->start);
+	return 0;
+}
+
+static int add_vma(struct restore *s, const Crf__Mem__Vma *v)
+{
+	struct crf_rst_vma rv = {
+		.start = v->start,
+		.end = v->end,
+		.prot = v->prot,
+		.flags = v->flags,
+		.fd = -1,
+		.pgoff = v->pgoff,
+		.madv = v->madv,
+	};
+
+	if (v->kind != CRF__MEM__VMA_KIND__ANON_PRIVATE) {
+		rv.fd = open_vma_file(v);
+		if (rv.fd < 0)
+			return rv.fd;
+	}
+	return crf_rst_add_vma(s->ctx, &rv);
+}
+
+static int on_vma(struct restore *s, const Crf__Mem__Vma *v)
+{
+	int r;
+
+	r = check_vma(s, v);
+	if (r < 0)
+		return r;
+	s->last_end = v->end;
+	s->n_vmas++;
+	s->cur = v;
+	switch (v->kind) {
+	case CRF__MEM__VMA_KIND__VDSO:
+		mem_vdso_layout_add(&s->vdso, MEM_VDSO, v->start, v->end);
+		return 0;
+	case CRF__MEM__VMA_KIND__VVAR:
+		mem_vdso_layout_add(&s->vdso, MEM_VVAR, v->start, v->end);
+		return 0;
+	case CRF__MEM__VMA_KIND__VVAR_VCLOCK:
+		mem_vdso_layout_add(&s->vdso, MEM_VVAR_VCLOCK, v->start, v->end);
+		return 0;
+	default:
+		return add_vma(s, v);
+	}
+}
+
+static int on_pages(struct restore *s, const Crf__Mem__PageRuns *pr)
+{
+	const Crf__Mem__Vma *v = s->cur;
+	int r;
+
+	if (!v || (v->kind != CRF__MEM__VMA_KIND__ANON_PRIVATE &&
+		   v->kind != CRF__MEM__VMA_KIND__FILE_PRIVATE))
+		return corrupt(s, "page runs without a private mapping before them",
+			       v ? v->start : 0);
+	for (size_t i = 0; i < pr->n_runs; i++) {
+		const Crf__Mem__PageRun *run = pr->runs[i];
+
+		if (!run->len || !aligned(s, run->vaddr) || !aligned(s, run->len) ||
+		    run->vaddr < v->start || run->len > v->end - run->vaddr ||
+		    run->off > s->blob_size || run->len > s->blob_size - run->off)
+			return corrupt(s, "page run outside its mapping or the pages image",
+				       run->vaddr);
+		s->blob_handed = true;
+		r = crf_rst_add_pages(s->ctx, s->blob, run->vaddr, run->len, run->off);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The records after the header; 0 at the end marker or -errno. */
+static int read_records(struct restore *s)
+{
+	Crf__Mem__MmEntry *e;
+	int r;
+
+	while ((r = crf_img_read(s->img, (ProtobufCMessage **)&e)) > 0) {
+		if (e->entry_case == CRF__MEM__MM_ENTRY__ENTRY_VMA) {
+			/* Page runs refer to their mapping: keep it until the next. */
+			if (s->cur_rec)
+				protobuf_c_message_free_unpacked(&s->cur_rec->base, NULL);
+			s->cur_rec = e;
+			r = on_vma(s, e->vma);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (e->entry_case == CRF__MEM__MM_ENTRY__ENTRY_PAGES)
+			r = on_pages(s, e->pages);
+		else
+			r = corrupt(s, "a second mm record", 0);
+		protobuf_c_message_free_unpacked(&e->base, NULL);
+		if (r < 0)
+			return r;
+	}
+	if (r == 0 && s->n_vmas != s->mm->n_vmas)
+		return crf_error_errno(ENODATA, "%s: %u mappings of the %u announced", s->name,
+				       s->n_vmas, s->mm->n_vmas);
+	return r;
+}
+
+static int set_mm(struct restore *s)
+{
+	const Crf__Mem__MmFields *f = s->mm->fields;
+	struct crf_rst_mm mm = {
+		.start_code = f->start_code,
+		.end_code = f->end_code,
+		.start_data = f->start_data,
+		.end_data = f->end_data,
+		.start_brk = f->start_brk,
+		.brk = f->brk,
+		.start_stack = f->start_stack,
+		.arg_start = f->arg_start,
+		.arg_end = f->arg_end,
+		.env_start = f->env_start,
+		.env_end = f->env_end,
+		.exe_fd = -1,
+	};
+
+	if (f->n_auxv < 2 || f->n_auxv % 2 || f->n_auxv > sizeof(mm.auxv) / sizeof(mm.auxv[0]) ||
+	    f->auxv[f->n_auxv - 2] != 0)
+		return corrupt(s, "auxiliary vector not ending with AT_NULL", 0);
+	memcpy(mm.auxv, f->auxv, f->n_auxv * sizeof(mm.auxv[0]));
+	mm.auxv_len = f->n_auxv;
+	if (f->exe) {
+		mm.exe_fd = mem_fileref_open(f->exe, O_RDONLY);
+		if (mm.exe_fd < 0)
+			return mm.exe_fd;
+	}
+	return crf_rst_set_mm(s->ctx, &mm);
+}
+
+static int set_vdso(struct restore *s)
+{
+	struct mem_vdso_layout here;
+	char why[160];
+	int r;
+
+	if (!s->vdso.a[VDSO_VDSO].end)
+		return 0;
+	r = mem_vdso_layout_self(&here);
+	if (r < 0)
+		return r;
+	if (mem_vdso_layout_check(&s->vdso, &here, why, sizeof(why)) < 0)
+		return crf_error_errno(ENOTSUP, "cannot restore the vDSO: %s", why);
+	return crf_rst_set_vdso(s->ctx, s->vdso.a[VDSO_VDSO].start);
+}
+
+int mem_restore_task(struct crf_ctx *ctx)
+{
+	struct restore s = {.ctx = ctx};
+	int r;
+
+	snprintf(s.name, sizeof(s.name), "mm-%d.img", (int)crf_ctx_pid(ctx));
+	r = crf_img_open(crf_ctx_images(ctx), s.name, &crf__mem__mm_entry__descriptor, &s.img);
+	if (r < 0)
+		return r;
+	r = read_header(&s);
+	if (r >= 0)
+		r = read_records(&s);
+	if (r >= 0)
+		r = set_mm(&s);
+	if (r >= 0)
+		r = set_vdso(&s);
+	if (s.cur_rec)
+		protobuf_c_message_free_unpacked(&s.cur_rec->base, NULL);
+	if (s.mm)
+		crf__mem__mm__free_unpacked(s.mm, NULL);
+	if (s.blob && !s.blob_handed)
+		crf_img_close(s.blob);
+	crf_img_close(s.img);
+	return r;
+}
