@@ -19,7 +19,9 @@
 #include "freeze.h"
 #include "infect.h"
 #include "inventory.h"
+#include "procfs.h"
 #include "task-dump.h"
+#include "util.h"
 
 static double now_ms(void)
 {
@@ -46,6 +48,32 @@ static void remove_images(const char *dir, bool created)
 	closedir(d);
 	if (created)
 		rmdir(dir);
+}
+
+/* A kernel thread has no user memory and cannot be traced: say so first. */
+static int check_target(pid_t pid)
+{
+	_cleanup_free_ char *stat = NULL;
+	unsigned long flags = 0;
+	char path[64];
+	const char *p;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	r = crf_read_file(path, &stat);
+	if (r < 0)
+		return crf_error_errno(r, "pid %d", (int)pid);
+	/* Field 9 (flags) follows "(comm) state ppid pgrp session tty tpgid". */
+	p = strrchr(stat, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1) {
+		crf_error("%s: cannot parse", path);
+		return -EINVAL;
+	}
+	if (flags & 0x00200000) { /* PF_KTHREAD */
+		crf_error("pid %d is a kernel thread: there is no process to dump", (int)pid);
+		return -EPERM;
+	}
+	return 0;
 }
 
 static int check_single_threaded(const struct crf_frozen *f)
@@ -100,6 +128,9 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	int r, c;
 
 	t0 = now_ms();
+	r = check_target(o->pid);
+	if (r < 0)
+		return r;
 	r = crf_imgdir_open(o->dir, CRF_IMGDIR_WRITE, &dir);
 	if (r < 0)
 		return r;
@@ -112,6 +143,9 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	}
 	if (r >= 0)
 		r = crf_inventory_write(dir, set, o->pid);
+	/* The images must be on disk before the tree they replace is killed. */
+	if (r >= 0 && !o->leave_running)
+		r = crf_imgdir_sync(dir);
 	if (f && (r < 0 || o->leave_running)) {
 		c = crf_unfreeze(f);
 		if (r >= 0)

@@ -24,7 +24,7 @@ int crf_ptrace_seize(pid_t tid)
 	if (ptrace(PTRACE_SEIZE, tid, 0, PTRACE_O_TRACESYSGOOD) < 0) {
 		if (errno == ESRCH)
 			return -ESRCH;
-		return crf_error_errno(errno, "thread %d: PTRACE_SEIZE", (int)tid);
+		return crf_error_errno(errno, "pid %d: cannot trace it (PTRACE_SEIZE)", (int)tid);
 	}
 	return 0;
 }

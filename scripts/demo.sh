@@ -1,13 +1,48 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Install dependencies, build crf, and show what it finds on this machine.
+# Install dependencies, build crf, then checkpoint a running counter, kill
+# it, restore it, and show it counting on from where it was, with its PID.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 [[ -d build ]] || meson setup build -Dwerror=true >/dev/null
 ninja -C build >/dev/null
-echo "== crf plugins: the plugin graph, both orders"
-build/core/crf plugins
+CRF=build/core/crf
+D=$(mktemp -d /tmp/crf-demo-XXXXXX)
+pid=
+cleanup() {
+	[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null || true
+	rm -rf "$D"
+}
+trap cleanup EXIT
+
+echo "== crf check: the kernel features the plugins need"
+$CRF check | tail -1
 echo
-echo "== crf check: the kernel features each plugin needs"
-build/core/crf check
+# The counter must hold no fd but 0-2 (fds of other kinds are not saved
+# yet): close whatever this shell inherited.
+for fd in $(ls /proc/$$/fd); do
+	((fd > 2)) && eval "exec $fd>&-" 2>/dev/null
+done
+echo "== start a counter (prints 'counter: N' every 200 ms)"
+build/tests/workloads/wl-counter </dev/null >"$D/counter.log" 2>&1 &
+pid=$!
+sleep 1.5
+tail -n 2 "$D/counter.log" | sed 's/^/   | /'
+echo
+echo "== crf dump -t $pid -D $D/img   (the dump kills it)"
+$CRF dump -t "$pid" -D "$D/img" -v 2>&1 | sed 's/^/   | /'
+{ wait "$pid"; } 2>/dev/null || true
+kill -0 "$pid" 2>/dev/null && { echo "pid $pid still runs"; exit 1; }
+echo "   pid $pid is gone; the images:"
+ls -l "$D/img" | tail -n +2 | sed 's/^/   | /'
+echo
+echo "== crf restore -D $D/img -d   (output goes on in the same log)"
+$CRF restore -D "$D/img" -d -v >>"$D/counter.log" 2>&1
+sleep 1.5
+echo "   pid $pid runs again: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+tail -n 8 "$D/counter.log" | sed 's/^/   | /'
+echo
+echo "The counter went on from where it was dumped, in the same process (pid $pid)."
+kill -KILL "$pid"
+pid=

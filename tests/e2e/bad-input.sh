@@ -86,7 +86,7 @@ done
 if [[ -z $kthread ]]; then
 	fail "no kernel thread visible in /proc to try"
 else
-	expect 1 "(PID|process) $kthread([^0-9]|\$)" "$CRF" dump -t "$kthread" -D "$BASE.kthread"
+	expect 1 "(pid|PID|process) $kthread([^0-9]|\$)" "$CRF" dump -t "$kthread" -D "$BASE.kthread"
 fi
 
 # 3. Restore while the original still runs: its PID is taken.

@@ -454,6 +454,36 @@ static void check_running(pid_t pid, const char *when)
 	}
 }
 
+/* /proc/PID/maps, to check that a dump that leaves the task running (or
+ * fails) leaves no trace of the parasite in its address space. */
+static void read_maps(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n, got = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail("open %s: %s", path, strerror(errno));
+	while ((size_t)got < len - 1 && (n = read(fd, buf + got, len - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fd);
+	buf[got] = '\0';
+}
+
+static void check_maps_unchanged(const char *before, const char *when)
+{
+	static char after[1 << 16];
+
+	read_maps(h.pid, after, sizeof(after));
+	if (strcmp(before, after)) {
+		append_log("--- harness: maps before ---\n%s--- harness: maps after ---\n%s", before,
+			   after);
+		fail("%s: /proc/%d/maps changed (both are in the workload log)", when, (int)h.pid);
+	}
+}
+
 static void fresh_dir(const char *dir)
 {
 	remove_images(dir);
@@ -463,6 +493,7 @@ static void fresh_dir(const char *dir)
 
 static void dump(const char *dir, bool leave)
 {
+	static char maps_before[1 << 16];
 	const char *args[32] = {"dump", "-t", NULL, "-D", dir};
 	char pidstr[16];
 	int n = 5, st;
@@ -477,8 +508,13 @@ static void dump(const char *dir, bool leave)
 	fresh_dir(dir);
 	snprintf(h.crf_log, sizeof(h.crf_log), "%s/crf-dump-%s.log", h.work,
 		 dir == h.dir ? "1" : "2");
+	if (leave || h.expect_fail)
+		read_maps(h.pid, maps_before, sizeof(maps_before));
 	st = run_crf(args, h.crf_log, false, &ms);
 	note_time("dump", ms);
+	if (leave || h.expect_fail)
+		check_maps_unchanged(maps_before, h.expect_fail ? "after the refused dump" :
+								  "after dump --leave-running");
 	if (h.expect_fail) {
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 			fail("crf dump of PID %d succeeded, but it should have refused",

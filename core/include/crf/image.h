@@ -53,6 +53,12 @@ enum crf_imgdir_mode {
 int crf_imgdir_open(const char *path, enum crf_imgdir_mode mode,
 		    struct crf_imgdir **out);
 void crf_imgdir_close(struct crf_imgdir *dir);
+/*
+ * Make every image written to @dir durable (syncfs, then the directory
+ * itself).  Images are not synced one by one; a dump calls this once
+ * before it destroys the only other copy of the state, the running tree.
+ */
+int crf_imgdir_sync(struct crf_imgdir *dir);
 const char *crf_imgdir_path(const struct crf_imgdir *dir);
 int crf_imgdir_fd(const struct crf_imgdir *dir);
 
