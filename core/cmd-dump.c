@@ -10,7 +10,7 @@
 #include "commands.h"
 #include "dump.h"
 
-enum { OPT_LEAVE_RUNNING = OPT_COMMAND_BASE, OPT_FREEZE };
+enum { OPT_LEAVE_RUNNING = OPT_COMMAND_BASE, OPT_FREEZE, OPT_SYNC };
 
 static const char help[] =
 	"Usage: crf dump -t PID -D DIR [OPTIONS]\n\n"
@@ -18,13 +18,16 @@ static const char help[] =
 	"  -t, --tree PID         root of the tree to dump\n"
 	"  -D, --images-dir DIR   where to write the images\n"
 	"      --leave-running    let the tree run on after the dump\n"
-	"      --freeze=MODE      auto, cgroup or ptrace\n";
+	"      --freeze=MODE      auto, cgroup or ptrace\n"
+	"      --sync             write the images to disk (syncfs) before the tree\n"
+	"                         is killed, so a crash cannot lose them\n";
 
 struct dump_args {
 	pid_t pid;
 	const char *dir;
 	const char *freeze;
 	bool leave_running;
+	bool sync;
 	struct crf_opts *o;
 };
 
@@ -58,6 +61,9 @@ static int handle(void *data, int c, const char *arg)
 	case OPT_LEAVE_RUNNING:
 		a->leave_running = true;
 		return 0;
+	case OPT_SYNC:
+		a->sync = true;
+		return 0;
 	case OPT_FREEZE:
 		if (strcmp(arg, "auto") && strcmp(arg, "cgroup") && strcmp(arg, "ptrace"))
 			return crf_usage_error(a->o, "--freeze must be auto, cgroup or ptrace");
@@ -74,6 +80,7 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 		{ "images-dir", required_argument, NULL, 'D' },
 		{ "leave-running", no_argument, NULL, OPT_LEAVE_RUNNING },
 		{ "freeze", required_argument, NULL, OPT_FREEZE },
+		{ "sync", no_argument, NULL, OPT_SYNC },
 		{ 0 },
 	};
 	struct dump_args a = { .o = o, .freeze = "auto" };
@@ -103,6 +110,7 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 			.dir = a.dir,
 			.freeze = a.freeze,
 			.leave_running = a.leave_running,
+			.sync = a.sync,
 		};
 
 		r = crf_dump(&d, &set);

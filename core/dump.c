@@ -143,8 +143,8 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	}
 	if (r >= 0)
 		r = crf_inventory_write(dir, set, o->pid);
-	/* The images must be on disk before the tree they replace is killed. */
-	if (r >= 0 && !o->leave_running)
+	/* With --sync, the images are on disk before the tree is killed. */
+	if (r >= 0 && o->sync)
 		r = crf_imgdir_sync(dir);
 	if (f && (r < 0 || o->leave_running)) {
 		c = crf_unfreeze(f);

@@ -13,6 +13,7 @@ struct crf_dump_opts {
 	const char *dir;
 	const char *freeze;	/* "auto", "cgroup", "ptrace" */
 	bool leave_running;
+	bool sync;		/* make the images durable before killing the tree */
 };
 
 /*

@@ -113,8 +113,9 @@ void crf_parasite_area(const struct crf_parasite *p, uint64_t *start, size_t *le
 uint64_t crf_parasite_sigmask(const struct crf_parasite *p);
 
 /*
- * The host table of the dump-task stage: parasite_syscall, parasite_scratch
- * and parasite_rw, with @task being the struct crf_parasite *.
+ * The host table of the dump-task stage: parasite_syscall, parasite_scratch,
+ * parasite_rw and parasite_mapping, with @task being the struct
+ * crf_parasite *.
  */
 extern const struct crf_host_ops crf_dump_host_ops;
 

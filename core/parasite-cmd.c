@@ -221,8 +221,21 @@ static int host_rw(void *task, uint64_t addr, void *buf, size_t len, bool write)
 	return crf_parasite_rw(task, addr, buf, len, write);
 }
 
+static int host_mapping(void *task, uint64_t *start, uint64_t *len)
+{
+	const struct crf_parasite *p = task;
+	size_t n;
+
+	if (!p->area)
+		return -ENOTCONN;
+	crf_parasite_area(p, start, &n);
+	*len = n;
+	return 0;
+}
+
 const struct crf_host_ops crf_dump_host_ops = {
 	.parasite_syscall = host_syscall,
 	.parasite_scratch = host_scratch,
 	.parasite_rw = host_rw,
+	.parasite_mapping = host_mapping,
 };

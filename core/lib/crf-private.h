@@ -64,6 +64,7 @@ struct crf_host_ops {
 			     uint64_t off);
 	int (*rst_set_mm)(void *task, const struct crf_rst_mm *mm);
 	int (*rst_set_vdso)(void *task, uint64_t vdso);
+	int (*parasite_mapping)(void *task, uint64_t *start, uint64_t *len);
 };
 
 struct crf_ctx {

@@ -34,6 +34,11 @@ int crf_parasite_read(struct crf_ctx *ctx, uint64_t addr, void *buf, size_t len)
 	return HOST_CALL(ctx, parasite_rw, addr, buf, len, false);
 }
 
+int crf_parasite_mapping(struct crf_ctx *ctx, uint64_t *start, uint64_t *len)
+{
+	return HOST_CALL(ctx, parasite_mapping, start, len);
+}
+
 int crf_rst_add_vma(struct crf_ctx *ctx, const struct crf_rst_vma *vma)
 {
 	return HOST_CALL(ctx, rst_add_vma, vma);

@@ -493,8 +493,8 @@ static int writer_finish(struct crf_img *img)
 	if (r < 0)
 		return r;
 	/*
-	 * No fsync per image: a dump syncs the whole directory once, with
-	 * crf_imgdir_sync(), before it kills the tree, and a torn image is
+	 * No fsync per image: `crf dump --sync` syncs the whole directory once
+	 * with crf_imgdir_sync() before it kills the tree, and a torn image is
 	 * caught by its checksums and end marker anyway.
 	 */
 	r = close(img->fd);

@@ -8,9 +8,16 @@
  * is not a page of the file cache (PAGE_IS_FILE, or entry bit 61).  In a
  * private file mapping that leaves exactly the copied-on-write pages; pages
  * still shared with the file are read from it again at restore.
+ *
+ * Shared anonymous memory cannot be found that way: its pages are shmem
+ * pages, PAGE_IS_FILE like any file's; one swapped out leaves no entry in
+ * the task's page table (its swap entry is kept in the shmem object), and
+ * one the task dropped with MADV_DONTNEED keeps its data in the object.  The
+ * object itself answers: SEEK_DATA counts its pages in memory and in swap.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -143,4 +150,36 @@ int mem_pagemap_walk(struct mem_pagemap *pm, uint64_t start, uint64_t end, mem_r
 		pm->scan = false;
 	}
 	return walk_entries(pm, start, end, fn, arg);
+}
+
+int mem_pagemap_walk_shmem(struct mem_pagemap *pm, int fd, uint64_t pgoff, uint64_t start,
+			   uint64_t end, mem_range_fn fn, void *arg)
+{
+	uint64_t last = pgoff + (end - start), mask = pm->page_size - 1;
+	off_t off = (off_t)pgoff, data, hole;
+	int r;
+
+	while ((uint64_t)off < last) {
+		data = lseek(fd, off, SEEK_DATA);
+		/* ENXIO: no data from @off to the end of the object. */
+		if (data < 0 && errno == ENXIO)
+			return 0;
+		hole = data < 0 ? -1 : lseek(fd, data, SEEK_HOLE);
+		if (hole < 0)
+			return crf_error_errno(errno, "seek data in shared memory at %#" PRIx64,
+					       start + ((uint64_t)off - pgoff));
+		if ((uint64_t)data >= last)
+			return 0;
+		/* The object's size may end inside a page (not for mmap()'s own). */
+		hole = (off_t)(((uint64_t)hole + mask) & ~mask);
+		if ((uint64_t)hole > last)
+			hole = (off_t)last;
+		data &= ~(off_t)mask;
+		r = fn(arg, start + ((uint64_t)data - pgoff), start + ((uint64_t)hole - pgoff),
+		       false);
+		if (r < 0)
+			return r;
+		off = hole;
+	}
+	return 0;
 }

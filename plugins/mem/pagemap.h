@@ -39,4 +39,14 @@ void mem_pagemap_close(struct mem_pagemap *pm);
 int mem_pagemap_walk(struct mem_pagemap *pm, uint64_t start, uint64_t end, mem_range_fn fn,
 		     void *arg);
 
+/*
+ * Walk the pages of a shared anonymous mapping [@start, @end) that hold data:
+ * those of its shmem object @fd (opened through /proc/PID/map_files) at file
+ * offsets [@pgoff, @pgoff + @end - @start), in memory or swapped out, whether
+ * or not the task's page tables map them.  Ranges are reported with @zero
+ * false; fresh pages that read as zero are left to the caller to spot.
+ */
+int mem_pagemap_walk_shmem(struct mem_pagemap *pm, int fd, uint64_t pgoff, uint64_t start,
+			   uint64_t end, mem_range_fn fn, void *arg);
+
 #endif

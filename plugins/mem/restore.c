@@ -106,10 +106,16 @@ static int open_vma_file(const Crf__Mem__Vma *v)
 	return mem_fileref_open(v->file, O_RDONLY);
 }
 
+static bool kind_is_anon(Crf__Mem__VmaKind kind)
+{
+	return kind == CRF__MEM__VMA_KIND__ANON_PRIVATE || kind == CRF__MEM__VMA_KIND__ANON_SHARED;
+}
+
 static int check_vma(struct restore *s, const Crf__Mem__Vma *v)
 {
-	bool shared = v->kind == CRF__MEM__VMA_KIND__FILE_SHARED;
-	bool anon = v->kind == CRF__MEM__VMA_KIND__ANON_PRIVATE;
+	bool shared = v->kind == CRF__MEM__VMA_KIND__FILE_SHARED ||
+		      v->kind == CRF__MEM__VMA_KIND__ANON_SHARED;
+	bool anon = kind_is_anon(v->kind);
 
 	if (v->start >= v->end || !aligned(s, v->start) || !aligned(s, v->end) ||
 	    v->start < s->last_end)
@@ -135,7 +141,11 @@ static int add_vma(struct restore *s, const Crf__Mem__Vma *v)
 		.madv = v->madv,
 	};
 
-	if (v->kind != CRF__MEM__VMA_KIND__ANON_PRIVATE) {
+	/*
+	 * Shared anonymous memory comes back as a new object of the task's own:
+	 * sharing with processes outside the dumped tree is not preserved.
+	 */
+	if (!kind_is_anon(v->kind)) {
 		rv.fd = open_vma_file(v);
 		if (rv.fd < 0)
 			return rv.fd;
@@ -173,9 +183,9 @@ static int on_pages(struct restore *s, const Crf__Mem__PageRuns *pr)
 	const Crf__Mem__Vma *v = s->cur;
 	int r;
 
-	if (!v || (v->kind != CRF__MEM__VMA_KIND__ANON_PRIVATE &&
-		   v->kind != CRF__MEM__VMA_KIND__FILE_PRIVATE))
-		return corrupt(s, "page runs without a private mapping before them",
+	/* A shared file mapping's pages are the file's: writing them would write it. */
+	if (!v || (!kind_is_anon(v->kind) && v->kind != CRF__MEM__VMA_KIND__FILE_PRIVATE))
+		return corrupt(s, "page runs without an anonymous or private mapping before them",
 			       v ? v->start : 0);
 	for (size_t i = 0; i < pr->n_runs; i++) {
 		const Crf__Mem__PageRun *run = pr->runs[i];

@@ -246,6 +246,26 @@ static bool name_ends(const char *name, const char *suffix)
 	return n >= k && !strcmp(name + n - k, suffix);
 }
 
+/*
+ * Shared anonymous memory: mmap(MAP_SHARED | MAP_ANONYMOUS), shown as
+ * "/dev/zero (deleted)" or, once named, "[anon_shmem:NAME]", backed by a
+ * shmem object of its own (a nonzero inode).  Only the dumped task's view is
+ * saved: sharing with processes outside the dumped tree is not preserved,
+ * the restored mapping being a new object of the tree's own.
+ */
+static int anon_shared_kind(const struct smaps_vma *v, const char **why)
+{
+	if (!v->shared || !v->inode) {
+		*why = "a private mapping of shared anonymous memory (not supported)";
+		return -ENOTSUP;
+	}
+	if (v->vmflags & (VMF_IO | VMF_PF | VMF_HT | VMF_SS)) {
+		*why = "shared anonymous memory with flags the plugin does not support";
+		return -ENOTSUP;
+	}
+	return MEM_ANON_SHARED;
+}
+
 /* Kernel-made mappings by name: the vDSO's, and the ones left alone. */
 static int special_kind(const struct smaps_vma *v, const char **why)
 {
@@ -258,12 +278,14 @@ static int special_kind(const struct smaps_vma *v, const char **why)
 	if (!strcmp(v->name, "[vsyscall]"))
 		return MEM_SKIP;
 	if (name_starts(v->name, "[anon_shmem:"))
-		return -ENOTSUP;
+		return anon_shared_kind(v, why);
 	if (name_starts(v->name, "[anon:") || !strcmp(v->name, "[heap]") ||
 	    name_starts(v->name, "[stack")) {
 		if (v->vmflags & (VMF_IO | VMF_PF | VMF_HT | VMF_SS))
 			*why = "anonymous memory with flags the plugin does not support";
-		else if (!v->shared)
+		else if (v->shared)
+			*why = "shared memory named as private anonymous memory";
+		else
 			return MEM_ANON_PRIVATE;
 		return -ENOTSUP;
 	}
@@ -271,11 +293,9 @@ static int special_kind(const struct smaps_vma *v, const char **why)
 	return -ENOTSUP;
 }
 
-/* A shared mapping of memory with no file to map again after the dump. */
-static const char *shared_anon_why(const struct smaps_vma *v)
+/* Memory with no file to map again after the dump, other than shared anonymous. */
+static const char *no_file_why(const struct smaps_vma *v)
 {
-	if (name_starts(v->name, "/dev/zero") || name_starts(v->name, "[anon_shmem:"))
-		return "shared anonymous memory (multi-process shared memory is not supported yet)";
 	if (name_starts(v->name, "/SYSV"))
 		return "System V shared memory (not supported yet)";
 	if (name_starts(v->name, "/memfd:"))
@@ -287,7 +307,6 @@ static const char *shared_anon_why(const struct smaps_vma *v)
 
 int mem_vma_kind(const struct smaps_vma *v, const char **why)
 {
-	*why = "shared anonymous memory (multi-process shared memory is not supported yet)";
 	/* The vDSO's data pages are raw page frames; known by name, they come first. */
 	if (v->name[0] == '[')
 		return special_kind(v, why);
@@ -303,9 +322,15 @@ int mem_vma_kind(const struct smaps_vma *v, const char **why)
 		*why = "a shadow stack (not supported yet)";
 		return -ENOTSUP;
 	}
+	if (v->name[0] == '\0' && v->shared) {
+		*why = "shared memory with no name (not supported)";
+		return -ENOTSUP;
+	}
 	if (v->name[0] == '\0')
-		return v->shared ? -ENOTSUP : MEM_ANON_PRIVATE;
-	if ((*why = shared_anon_why(v)))
+		return MEM_ANON_PRIVATE;
+	if (!strcmp(v->name, "/dev/zero (deleted)"))
+		return anon_shared_kind(v, why);
+	if ((*why = no_file_why(v)))
 		return -ENOTSUP;
 	if (v->name[0] != '/' || !v->inode) {
 		*why = "a mapping of something other than a file";
@@ -316,9 +341,10 @@ int mem_vma_kind(const struct smaps_vma *v, const char **why)
 
 int mem_vma_map_flags(enum mem_kind kind, uint32_t vmflags)
 {
-	int flags = kind == MEM_FILE_SHARED ? MAP_SHARED : MAP_PRIVATE;
+	bool shared = kind == MEM_FILE_SHARED || kind == MEM_ANON_SHARED;
+	int flags = shared ? MAP_SHARED : MAP_PRIVATE;
 
-	if (kind == MEM_ANON_PRIVATE)
+	if (kind == MEM_ANON_PRIVATE || kind == MEM_ANON_SHARED)
 		flags |= MAP_ANONYMOUS;
 	if (vmflags & VMF_GD)
 		flags |= MAP_GROWSDOWN;

@@ -281,6 +281,46 @@ static void check_state(struct crf_parasite *p, pid_t pid, const struct ready *r
 }
 
 /*
+ * The range the dump-task host table gives plugins is exactly the lines the
+ * infection added to @maps1 (@maps0 before it): nothing of the task inside
+ * it, nothing of the parasite outside it, and no line straddling its ends.
+ */
+static void check_parasite_mapping(struct crf_parasite *p, const char *maps0, const char *maps1)
+{
+	uint64_t start, len, covered, area;
+	size_t used = 0, n, area_len;
+	char *rest = malloc(strlen(maps1) + 1);
+	const char *line;
+
+	assert_non_null(rest);
+	assert_non_null(crf_dump_host_ops.parasite_mapping);
+	assert_int_equal(crf_dump_host_ops.parasite_mapping(p, &start, &len), 0);
+	crf_parasite_area(p, &area, &area_len);
+	assert_true(start == area && len == area_len);
+	assert_true(len && !(start % 4096) && !(len % 4096));
+	covered = start;
+	for (line = maps1; *line; line += n) {
+		unsigned long long s, e;
+
+		n = strcspn(line, "\n");
+		n += line[n] == '\n';
+		assert_int_equal(sscanf(line, "%llx-%llx", &s, &e), 2);
+		if (e <= start || s >= start + len) {
+			memcpy(rest + used, line, n);
+			used += n;
+			continue;
+		}
+		assert_true(s >= start && e <= start + len);
+		assert_int_equal(s, covered);
+		covered = e;
+	}
+	rest[used] = '\0';
+	assert_int_equal(covered, start + len);
+	assert_string_equal(rest, maps0);
+	free(rest);
+}
+
+/*
  * Freeze, infect, check, cure (maps and registers as before), unfreeze.
  * Prints the cost of a parasite call and of infect + cure.
  */
@@ -310,6 +350,7 @@ static void round_trip(pid_t pid, enum crf_freeze_mode mode, const struct ready 
 	maps1 = maps_of(pid);
 	crf_parasite_area(p, &start, &len);
 	assert_true(strcmp(maps0, maps1) != 0);
+	check_parasite_mapping(p, maps0, maps1);
 	check_state(p, pid, r, flags);
 	t1 = now_ms();
 	for (int i = 0; i < calls; i++)

@@ -2,7 +2,8 @@
 /*
  * A child with known memory for the mem plugin's tests: heap, a 4 MiB region
  * of random bytes, guard pages and data behind PROT_NONE, private and shared
- * file mappings, touched zero pages, a MAP_GROWSDOWN stack, advice.
+ * file mappings, touched zero pages, a MAP_GROWSDOWN stack, advice, shared
+ * anonymous memory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -109,6 +110,23 @@ static void child_setup(struct fixture *fx, struct layout *l)
 	madvise(p, 2 * PS, MADV_DONTFORK);
 	p[0] = 'F';
 	l->nofork = (uintptr_t)p;
+
+	/*
+	 * Shared anonymous: pages 0, 3, 5 and 7 hold data, page 5 no longer
+	 * mapped by the page table (MADV_DONTNEED keeps shmem data); 1 was
+	 * written with zeros, 4 only read; 6 and 7 made read-only (a VMA of its
+	 * own, at an offset of its object).
+	 */
+	z = map(8 * PS, PROT_READ | PROT_WRITE, MAP_SHARED, -1);
+	z[0] = 'A';
+	z[3 * PS] = 'B';
+	z[5 * PS] = 'C';
+	z[7 * PS] = 'D';
+	z[PS] = 0;
+	(void)z[4 * PS];
+	madvise((void *)(z + 5 * PS), PS, MADV_DONTNEED);
+	mprotect((void *)(z + 6 * PS), 2 * PS, PROT_READ);
+	l->shanon = (uintptr_t)z;
 }
 
 static void write_file_pages(const char *path, char c)

@@ -21,7 +21,7 @@
 
 /* Where the child put each thing, sent to the parent over a pipe. */
 struct layout {
-	uint64_t heap, big, hole, dead, fpriv, fshared, zero, stack, nofork;
+	uint64_t heap, big, hole, dead, fpriv, fshared, zero, stack, nofork, shanon;
 	uint32_t big_crc;
 };
 

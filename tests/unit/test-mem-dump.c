@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -137,6 +139,17 @@ static void check_vmas(struct fixture *fx, struct dumped *d)
 	v = mem_dumped_vma(d, l->nofork);
 	assert_true(v->madv & (1ULL << MADV_DONTFORK));
 
+	v = mem_dumped_vma(d, l->shanon);
+	assert_int_equal(v->kind, CRF__MEM__VMA_KIND__ANON_SHARED);
+	assert_int_equal(v->flags, MAP_SHARED | MAP_ANONYMOUS);
+	assert_true(v->end == l->shanon + 6 * PS && !v->file);
+	v = mem_dumped_vma(d, l->shanon + 6 * PS);
+	assert_int_equal(v->kind, CRF__MEM__VMA_KIND__ANON_SHARED);
+	assert_int_equal(v->prot, PROT_READ);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(mem_dumped_saved(d, l->shanon + i * PS),
+				 i == 0 || i == 3 || i == 5 || i == 7);
+
 	for (size_t i = 0; i < d->n_vma; i++) {
 		vdso |= d->vma[i]->vma->kind == CRF__MEM__VMA_KIND__VDSO;
 		assert_true(!d->vma[i]->vma->name || strcmp(d->vma[i]->vma->name, "[vsyscall]"));
@@ -187,6 +200,38 @@ static void test_bad_method(void **state)
 	capture_begin();
 	assert_int_equal(mem_child_dump(fx, "img", "splice"), -EINVAL);
 	assert_contains(capture_end(), "read-method = splice");
+}
+
+/* Two mappings of the same shared memory would come back as two objects: refused. */
+static void test_shmem_alias(void **state)
+{
+	struct fixture *fx = *state, other = *fx;
+	int pfd[2];
+	char c;
+
+	assert_int_equal(pipe(pfd), 0);
+	other.pid = fork();
+	assert_true(other.pid >= 0);
+	if (other.pid == 0) {
+		char *p = mmap(NULL, 2 * PS, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+			       0);
+
+		/* An old size of 0 maps the same pages a second time. */
+		if (p == MAP_FAILED || mremap(p, 0, 2 * PS, MREMAP_MAYMOVE) == MAP_FAILED)
+			_exit(1);
+		p[0] = 1;
+		(void)!write(pfd[1], "r", 1);
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], &c, 1), 1);
+	close(pfd[0]);
+	capture_begin();
+	assert_int_equal(mem_child_dump(&other, "alias", NULL), -ENOTSUP);
+	assert_contains(capture_end(), "maps the same shared memory");
+	kill(other.pid, SIGKILL);
+	waitpid(other.pid, NULL, 0);
 }
 
 struct ranges {
@@ -255,6 +300,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_method, mem_child_setup,
 						mem_child_teardown),
 		cmocka_unit_test_setup_teardown(test_pagemap_fallback, mem_child_setup,
+						mem_child_teardown),
+		cmocka_unit_test_setup_teardown(test_shmem_alias, mem_child_setup,
 						mem_child_teardown),
 	};
 

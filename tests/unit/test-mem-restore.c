@@ -110,13 +110,14 @@ static int restore(struct fixture *fx, const char *sub, struct fake *f)
 
 static void check_restore_vmas(struct dumped *d, struct fake *f)
 {
-	size_t k = 0;
+	size_t k = 0, shared_anon = 0;
 	struct stat st;
 
 	for (size_t i = 0; i < d->n_vma; i++) {
 		const Crf__Mem__Vma *v = d->vma[i]->vma;
 
-		if (v->kind >= CRF__MEM__VMA_KIND__VDSO) {
+		if (v->kind == CRF__MEM__VMA_KIND__VDSO || v->kind == CRF__MEM__VMA_KIND__VVAR ||
+		    v->kind == CRF__MEM__VMA_KIND__VVAR_VCLOCK) {
 			if (v->kind == CRF__MEM__VMA_KIND__VDSO)
 				assert_true(f->vdso == v->start);
 			continue;
@@ -126,8 +127,10 @@ static void check_restore_vmas(struct dumped *d, struct fake *f)
 		assert_int_equal(f->vma[k].prot, v->prot);
 		assert_int_equal(f->vma[k].flags, v->flags);
 		assert_true(f->vma[k].madv == v->madv && f->vma[k].pgoff == v->pgoff);
-		if (v->kind == CRF__MEM__VMA_KIND__ANON_PRIVATE) {
+		if (v->kind == CRF__MEM__VMA_KIND__ANON_PRIVATE ||
+		    v->kind == CRF__MEM__VMA_KIND__ANON_SHARED) {
 			assert_int_equal(f->vma[k].fd, -1);
+			shared_anon += v->kind == CRF__MEM__VMA_KIND__ANON_SHARED;
 		} else {
 			assert_int_equal(fstat(f->vma[k].fd, &st), 0);
 			assert_true(st.st_ino == v->file->inode);
@@ -135,6 +138,8 @@ static void check_restore_vmas(struct dumped *d, struct fake *f)
 		k++;
 	}
 	assert_int_equal(k, f->n_vma);
+	/* The child's shared anonymous mapping, in two VMAs. */
+	assert_int_equal(shared_anon, 2);
 }
 
 static void test_restore(void **state)

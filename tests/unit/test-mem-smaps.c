@@ -122,7 +122,7 @@ static void test_bad_lines(void **state)
 static void test_kinds(void **state)
 {
 	static const int want[] = {MEM_FILE_PRIVATE, MEM_ANON_PRIVATE, MEM_ANON_PRIVATE,
-				   MEM_ANON_PRIVATE, MEM_FILE_SHARED,  -ENOTSUP,
+				   MEM_ANON_PRIVATE, MEM_FILE_SHARED,  MEM_ANON_SHARED,
 				   MEM_ANON_PRIVATE, MEM_VVAR,	       MEM_SKIP};
 	struct smaps s = {0};
 	const char *why;
@@ -131,8 +131,6 @@ static void test_kinds(void **state)
 	assert_int_equal(parse(sample, &s), 0);
 	for (size_t i = 0; i < s.n; i++)
 		assert_int_equal(mem_vma_kind(&s.v[i], &why), want[i]);
-	mem_vma_kind(&s.v[5], &why);
-	assert_contains(why, "shared anonymous memory");
 	/* Device memory is refused, but [vvar], raw page frames too, is the vDSO's. */
 	s.v[2].vmflags |= VMF_PF;
 	assert_int_equal(mem_vma_kind(&s.v[2], &why), -ENOTSUP);
@@ -142,6 +140,8 @@ static void test_kinds(void **state)
 	assert_int_equal(mem_vma_map_flags(MEM_ANON_PRIVATE, s.v[6].vmflags),
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN);
 	assert_int_equal(mem_vma_map_flags(MEM_FILE_SHARED, s.v[4].vmflags), MAP_SHARED);
+	assert_int_equal(mem_vma_map_flags(MEM_ANON_SHARED, s.v[5].vmflags),
+			 MAP_SHARED | MAP_ANONYMOUS);
 	assert_int_equal(mem_vma_map_flags(MEM_FILE_PRIVATE, VMF_LO | VMF_NR),
 			 MAP_PRIVATE | MAP_LOCKED | MAP_NORESERVE);
 	assert_true(mem_vma_madv(s.v[2].vmflags) ==
@@ -149,6 +149,43 @@ static void test_kinds(void **state)
 		     (1ULL << MADV_SEQUENTIAL)));
 	assert_true(mem_vma_madv(s.v[1].vmflags) == 1ULL << MADV_DONTDUMP);
 	smaps_free(&s);
+}
+
+/* Shared memory with no file: only MAP_SHARED | MAP_ANONYMOUS of the task's own is dumped. */
+static void test_shared_kinds(void **state)
+{
+	static const struct {
+		const char *line;
+		int kind;
+		const char *why;
+	} cases[] = {
+		{"7f00-7f01 rw-s 00000000 00:01 2048 /dev/zero (deleted)", MEM_ANON_SHARED},
+		{"7f00-7f01 r--s 00002000 00:01 2048 /dev/zero (deleted)", MEM_ANON_SHARED},
+		{"7f00-7f01 rw-s 00000000 00:01 2048 [anon_shmem:ring]", MEM_ANON_SHARED},
+		{"7f00-7f01 rw-p 00000000 00:01 2048 /dev/zero (deleted)", -ENOTSUP, "private"},
+		{"7f00-7f01 rw-s 00000000 00:01 0 /dev/zero (deleted)", -ENOTSUP, "private"},
+		{"7f00-7f01 rw-s 00000000 00:01 32770 /SYSV00000000 (deleted)", -ENOTSUP,
+		 "System V"},
+		{"7f00-7f01 rw-s 00000000 00:01 1031 /memfd:buf (deleted)", -ENOTSUP, "memfd"},
+		{"7f00-7f01 rw-s 00000000 08:01 1234 /tmp/gone (deleted)", -ENOTSUP,
+		 "deleted file"},
+		{"7f00-7f01 rw-s 00000000 00:00 0 ", -ENOTSUP, "no name"},
+	};
+	struct smaps s = {0};
+	char text[160];
+	const char *why;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "%s\nVmFlags: rd wr sh mr mw me ms \n", cases[i].line);
+		assert_int_equal(parse(text, &s), 0);
+		assert_int_equal(s.n, 1);
+		why = NULL;
+		assert_int_equal(mem_vma_kind(&s.v[0], &why), cases[i].kind);
+		if (cases[i].why)
+			assert_contains(why, cases[i].why);
+		smaps_free(&s);
+	}
 }
 
 static void test_stat(void **state)
@@ -239,10 +276,10 @@ static void test_punch(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),	  cmocka_unit_test(test_plain_maps),
-		cmocka_unit_test(test_bad_lines), cmocka_unit_test(test_kinds),
-		cmocka_unit_test(test_stat),	  cmocka_unit_test(test_vdso_layout),
-		cmocka_unit_test(test_punch),
+		cmocka_unit_test(test_parse),	     cmocka_unit_test(test_plain_maps),
+		cmocka_unit_test(test_bad_lines),    cmocka_unit_test(test_kinds),
+		cmocka_unit_test(test_shared_kinds), cmocka_unit_test(test_stat),
+		cmocka_unit_test(test_vdso_layout),  cmocka_unit_test(test_punch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,8 +55,8 @@ int crf_imgdir_open(const char *path, enum crf_imgdir_mode mode,
 void crf_imgdir_close(struct crf_imgdir *dir);
 /*
  * Make every image written to @dir durable (syncfs, then the directory
- * itself).  Images are not synced one by one; a dump calls this once
- * before it destroys the only other copy of the state, the running tree.
+ * itself).  Images are not synced one by one; `crf dump --sync` calls this
+ * once before it kills the tree, the only other copy of the state.
  */
 int crf_imgdir_sync(struct crf_imgdir *dir);
 const char *crf_imgdir_path(const struct crf_imgdir *dir);

@@ -34,6 +34,16 @@ int crf_parasite_scratch(struct crf_ctx *ctx, uint64_t *addr, size_t *size);
 int crf_parasite_write(struct crf_ctx *ctx, uint64_t addr, const void *buf, size_t len);
 int crf_parasite_read(struct crf_ctx *ctx, uint64_t addr, void *buf, size_t len);
 
+/*
+ * The parasite's own memory in the task: [*@start, *@start + *@len),
+ * page-aligned.  It holds the parasite's code, stack, arguments and scratch
+ * area and shows in /proc/PID/maps as several mappings of its own (the
+ * kernel never merges them with the task's).  It is crf's, not the task's,
+ * so a memory dump leaves exactly this range out.  Returns 0, or -ENOTCONN
+ * outside a dump-task hook.
+ */
+int crf_parasite_mapping(struct crf_ctx *ctx, uint64_t *start, uint64_t *len);
+
 #ifdef __cplusplus
 }
 #endif
