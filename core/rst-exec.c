@@ -237,6 +237,13 @@ static void fill_mm(struct crf_rst_args *a, const struct crf_rst_mm *mm)
 }
 
 /* Build the argument block at @a (inside the new mapping at @base). */
+/* An empty array may have no storage at all: memcpy must not see NULL. */
+static void copy_array(char *dst, const void *src, size_t len)
+{
+	if (len)
+		memcpy(dst, src, len);
+}
+
 static void pack(struct crf_rst_task *t, const struct layout *l, uint64_t base,
 		 struct crf_rst_args *a)
 {
@@ -262,12 +269,11 @@ static void pack(struct crf_rst_task *t, const struct layout *l, uint64_t base,
 		fill_mm(a, &t->mm);
 	else
 		a->auxv_len = 0, a->exe_fd = -1;
-	memcpy(p + l->vmas, t->vmas, t->n_vmas * sizeof(*t->vmas));
-	memcpy(p + l->pages, t->pages, t->n_pages * sizeof(*t->pages));
-	memcpy(p + l->timers, t->timers, t->n_timers * sizeof(*t->timers));
-	memcpy(p + l->pending, t->pending, t->n_pending * 128);
-	if (t->xsave_len)
-		memcpy(p + l->xsave, t->xsave, t->xsave_len);
+	copy_array(p + l->vmas, t->vmas, t->n_vmas * sizeof(*t->vmas));
+	copy_array(p + l->pages, t->pages, t->n_pages * sizeof(*t->pages));
+	copy_array(p + l->timers, t->timers, t->n_timers * sizeof(*t->timers));
+	copy_array(p + l->pending, t->pending, t->n_pending * 128);
+	copy_array(p + l->xsave, t->xsave, t->xsave_len);
 }
 
 struct fdmove {
