@@ -14,9 +14,9 @@
  *						  &crf_restore_host_ops, ctx->task = &t)
  *						fill t.a (signals, creds, regs...)
  *						crf_rst_exec(&t, status_w, go_r)
- *	crf_rst_wait_ready(status_r, pid)  <--	restorer: "ready"
+ *	crf_rst_wait_ready(status_r, pid, &st)	<--	restorer: "ready"
  *	... restore-finish ...
- *	crf_rst_go(go_w)  ------------------>	restorer returns into the program
+ *	crf_rst_release(pid, go_w, &st) ---->	restorer returns into the program
  */
 #ifndef CRF_RESTORE_TASK_H
 #define CRF_RESTORE_TASK_H
@@ -116,9 +116,21 @@ int crf_rst_exec(struct crf_rst_task *t, int status_fd, int go_fd);
  * (@len bytes, may be NULL): the restorer's failure, or how the task ended
  * before it reported.
  */
-int crf_rst_wait_ready(int status_fd, pid_t pid, char *err, size_t len);
+int crf_rst_wait_ready(int status_fd, pid_t pid, char *err, size_t len,
+		       struct crf_rst_status *st);
 /* Let a ready task return into its program; 0 or -errno (logged). */
 int crf_rst_go(int go_fd);
+
+/*
+ * Let a ready task go, and make it unmap the restorer once it is back in
+ * its program (@st: what crf_rst_wait_ready() returned): crf traces the
+ * task through its last system calls up to the exit of rt_sigreturn, has it
+ * munmap the restorer's mapping through the `syscall` instruction the
+ * restorer names, puts the program's registers back and detaches.  Where
+ * tracing is not possible the task just goes, keeping that mapping (a
+ * warning says so).  0 or -errno (logged) when the task could not go.
+ */
+int crf_rst_release(pid_t pid, int go_fd, const struct crf_rst_status *st);
 
 /*
  * Adjust registers saved while the task was stopped in a system call that

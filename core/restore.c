@@ -160,6 +160,7 @@ static void kill_task(pid_t pid)
 
 static int run_task(const struct crf_restore_opts *o, struct child *c, pid_t root)
 {
+	struct crf_rst_status st;
 	char err[200] = "";
 	pid_t pid;
 	int r;
@@ -170,11 +171,11 @@ static int run_task(const struct crf_restore_opts *o, struct child *c, pid_t roo
 	c->status[1] = c->go[0] = -1;
 	if (r < 0)
 		return r;
-	r = crf_rst_wait_ready(c->status[0], pid, err, sizeof(err));
+	r = crf_rst_wait_ready(c->status[0], pid, err, sizeof(err), &st);
 	if (r >= 0)
 		r = crf_plugin_set_run(c->set, CRF_STAGE_RESTORE_FINISH, c->dir, pid);
 	if (r >= 0)
-		r = crf_rst_go(c->go[1]);
+		r = crf_rst_release(pid, c->go[1], &st);
 	if (r < 0) {
 		kill_task(pid);
 		return r;

@@ -139,7 +139,8 @@ static void describe_end(pid_t pid, char *buf, size_t len)
 			 (int)pid, si.si_status, strsignal(si.si_status));
 }
 
-int crf_rst_wait_ready(int status_fd, pid_t pid, char *err, size_t len)
+int crf_rst_wait_ready(int status_fd, pid_t pid, char *err, size_t len,
+		       struct crf_rst_status *out)
 {
 	struct crf_rst_status st;
 	char msg[320];
@@ -151,8 +152,11 @@ int crf_rst_wait_ready(int status_fd, pid_t pid, char *err, size_t len)
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return crf_error_errno(errno, "task %d: read the restorer's status", (int)pid);
-	if (n == sizeof(st) && st.result == 0)
+	if (n == sizeof(st) && st.result == 0) {
+		if (out)
+			*out = st;
 		return 0;
+	}
 	if (n == sizeof(st)) {
 		st.error[sizeof(st.error) - 1] = '\0';
 		r = st.result < 0 ? st.result : -EIO;

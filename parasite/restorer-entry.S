@@ -15,4 +15,18 @@ crf_restorer_entry:
 	ud2
 	.size	crf_restorer_entry, . - crf_restorer_entry
 
+/*
+ * A lone `syscall`: crf points the task here, once it is back in its
+ * program and stopped by ptrace, to have it munmap this blob.  It never
+ * runs on its own: the ud2 only guards against a stray jump.
+ */
+	.text
+	.globl	crf_restorer_syscall_insn
+	.hidden	crf_restorer_syscall_insn
+	.type	crf_restorer_syscall_insn, @function
+crf_restorer_syscall_insn:
+	syscall
+	ud2
+	.size	crf_restorer_syscall_insn, . - crf_restorer_syscall_insn
+
 	.section .note.GNU-stack, "", @progbits

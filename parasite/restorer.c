@@ -78,6 +78,8 @@ static size_t msg_hex(struct crf_rst_args *a, size_t n, uint64_t v)
 	return msg_str(a, n, buf + i);
 }
 
+extern char crf_restorer_syscall_insn[];
+
 static void report(struct crf_rst_args *a, long result)
 {
 	struct crf_rst_status st;
@@ -86,6 +88,9 @@ static void report(struct crf_rst_args *a, long result)
 	st.result = result;
 	memcpy(st.error, a->error, sizeof(st.error));
 	st.error[sizeof(st.error) - 1] = '\0';
+	st.area_start = a->blob_start;
+	st.area_len = a->blob_len;
+	st.syscall_insn = (uint64_t)(unsigned long)crf_restorer_syscall_insn;
 	sys3(__NR_write, a->status_fd, &st, sizeof(st));
 }
 

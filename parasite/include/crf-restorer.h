@@ -132,6 +132,11 @@ struct crf_rst_status {
 	int32_t result;			/* 0: ready, waiting for go; or -errno */
 	uint32_t pad;
 	char error[160];		/* NUL-terminated; what failed, when result < 0 */
+	/* When ready: the restorer's own mapping, and the address of a
+	 * `syscall` instruction in it, with which crf makes the task unmap
+	 * that mapping once it is back in its program (rst-release.c). */
+	uint64_t area_start, area_len;
+	uint64_t syscall_insn;
 };
 
 #endif

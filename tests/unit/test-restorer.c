@@ -347,7 +347,7 @@ static void restore(pid_t pid, struct crf_rst_task *t, int *go_fd)
 	close(st[1]);
 	close(go[0]);
 	crf_rst_task_free(t);
-	if (crf_rst_wait_ready(st[0], out, err, sizeof(err)))
+	if (crf_rst_wait_ready(st[0], out, err, sizeof(err), NULL))
 		fail_msg("%s", err);
 	close(st[0]);
 	*go_fd = go[1];

@@ -142,9 +142,15 @@ static void describe(const char *maps, uintptr_t start, uintptr_t end, char *out
 		char perm[8], path[512] = "";
 		int pos = 0;
 
+		const char *p;
+
 		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s%n", &s, &e, perm, &off, &pos) < 4)
 			continue;
-		sscanf(line + pos, " %511[^\n]", path);
+		/* The path, if any, after the padding; never past the end of the line
+		 * (a " %[^\n]" would skip the newline and read the next line's). */
+		for (p = line + pos; *p == ' '; p++)
+			;
+		snprintf(path, sizeof(path), "%.*s", (int)strcspn(p, "\n"), p);
 		if (e <= start || s >= end)
 			continue;
 		if (s < start) {

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Letting a restored task go without leaving the restorer behind.
+ *
+ * The restorer cannot unmap itself: it is the code that returns into the
+ * program.  So crf traces the task from "go" to the exit of its final
+ * rt_sigreturn, where the registers are the program's, points it at a lone
+ * `syscall` instruction in the restorer to munmap the restorer's mapping,
+ * stops it at the exit of that munmap (before it can execute anything in
+ * the unmapped page), puts the program's registers back and detaches.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+
+#include "ptrace.h"
+#include "restore-task.h"
+
+#define STOP_TIMEOUT_MS 5000
+#define MAX_STOPS 64
+
+/* PTRACE_GET_SYSCALL_INFO (uapi 5.3), the part used here. */
+#define CRF_PTRACE_GET_SYSCALL_INFO 0x420e
+#define CRF_SYSCALL_INFO_ENTRY 1
+struct syscall_info {
+	uint8_t op;
+	uint8_t pad[3];
+	uint32_t arch;
+	uint64_t ip, sp;
+	uint64_t nr;	/* entry: the system call number */
+	uint64_t args[6];
+};
+
+/* Resume @pid to its next syscall stop; its op and (entry) number. */
+static int next_syscall(pid_t pid, uint8_t *op, uint64_t *nr)
+{
+	struct syscall_info si;
+	struct crf_stop st;
+	int sig = 0, r;
+
+	for (int i = 0; i < MAX_STOPS; i++) {
+		r = crf_ptrace_resume(pid, true, sig);
+		if (r >= 0)
+			r = crf_ptrace_wait(pid, STOP_TIMEOUT_MS, &st);
+		if (r < 0)
+			return r;
+		sig = st.kind == CRF_STOP_SIGNAL ? st.sig : 0;
+		if (st.kind == CRF_STOP_EXITED)
+			return crf_error_errno(ESRCH, "pid %d ended while being released", (int)pid);
+		if (st.kind != CRF_STOP_SYSCALL)
+			continue;
+		memset(&si, 0, sizeof(si));
+		if (ptrace(CRF_PTRACE_GET_SYSCALL_INFO, pid, sizeof(si), &si) < 0)
+			return crf_error_errno(errno, "pid %d: PTRACE_GET_SYSCALL_INFO", (int)pid);
+		*op = si.op;
+		*nr = si.nr;
+		return 0;
+	}
+	return crf_error_errno(EPROTO, "pid %d: no rt_sigreturn after %d stops", (int)pid,
+			       MAX_STOPS);
+}
+
+/* Run the task up to the exit of its rt_sigreturn. */
+static int to_program(pid_t pid)
+{
+	bool in_sigreturn = false;
+	uint64_t nr;
+	uint8_t op;
+	int r;
+
+	for (;;) {
+		r = next_syscall(pid, &op, &nr);
+		if (r < 0)
+			return r;
+		if (op == CRF_SYSCALL_INFO_ENTRY)
+			in_sigreturn = nr == SYS_rt_sigreturn;
+		else if (in_sigreturn)
+			return 0;
+	}
+}
+
+/* At a syscall-exit stop: munmap [start, start+len) through the gadget. */
+static int unmap_restorer(pid_t pid, const struct crf_rst_status *st)
+{
+	struct user_regs_struct prog, call;
+	uint64_t nr;
+	uint8_t op;
+	int r;
+
+	r = crf_ptrace_get_gp(pid, &prog);
+	if (r < 0)
+		return r;
+	call = prog;
+	call.rip = st->syscall_insn;
+	call.rax = SYS_munmap;
+	call.rdi = st->area_start;
+	call.rsi = st->area_len;
+	r = crf_ptrace_set_gp(pid, &call);
+	if (r >= 0)
+		r = next_syscall(pid, &op, &nr);	/* munmap's entry */
+	if (r >= 0 && (op != CRF_SYSCALL_INFO_ENTRY || nr != SYS_munmap))
+		r = crf_error_errno(EPROTO, "pid %d: expected munmap, got system call %llu",
+				    (int)pid, (unsigned long long)nr);
+	if (r >= 0)
+		r = next_syscall(pid, &op, &nr);	/* its exit */
+	if (r >= 0 && (r = crf_ptrace_get_gp(pid, &call)) >= 0 && (long)call.rax < 0)
+		r = crf_error_errno((int)-(long)call.rax, "pid %d: munmap of the restorer",
+				    (int)pid);
+	/* Whatever happened, the program's registers go back. */
+	if (crf_ptrace_set_gp(pid, &prog) < 0 && r >= 0)
+		r = -EIO;
+	return r;
+}
+
+int crf_rst_release(pid_t pid, int go_fd, const struct crf_rst_status *st)
+{
+	struct crf_stop stop;
+	int r;
+
+	if (!st->syscall_insn || crf_ptrace_seize(pid) < 0) {
+		crf_warn("pid %d: the restorer's mapping stays in the task", (int)pid);
+		return crf_rst_go(go_fd);
+	}
+	/* Stop it in its read of go_fd, so that every later syscall is seen. */
+	r = crf_ptrace_interrupt(pid);
+	if (r >= 0)
+		r = crf_ptrace_wait(pid, STOP_TIMEOUT_MS, &stop);
+	if (r >= 0)
+		r = crf_rst_go(go_fd);
+	if (r >= 0)
+		r = to_program(pid);
+	if (r >= 0)
+		r = unmap_restorer(pid, st);
+	if (r < 0)
+		crf_warn("pid %d: the restorer's mapping may stay in the task", (int)pid);
+	r = crf_ptrace_detach(pid, 0);
+	return r == -ESRCH ? crf_error_errno(ESRCH, "pid %d ended as it was released", (int)pid) :
+			     r;
+}
