@@ -12,10 +12,9 @@
  *	[ restorer blob (text) | args block | arrays | stack ]
  *
  * The restorer unmaps everything else, so nothing else of crf survives.
- * That one mapping stays in the restored task (it runs the code that
- * returns into the program, so it cannot unmap itself): one extra small
- * anonymous mapping in /proc/PID/maps, at an address free in the saved
- * layout.
+ * That one mapping cannot unmap itself (it runs the code that returns into
+ * the program): crf has the task unmap it right after its rt_sigreturn
+ * (core/rst-release.c), with the help of crf_rst_status.syscall_insn.
  */
 #ifndef CRF_RESTORER_H
 #define CRF_RESTORER_H

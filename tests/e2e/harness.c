@@ -55,6 +55,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
+
 enum mode { MODE_KILL, MODE_LEAVE, MODE_TWICE };
 
 static const char *const mode_names[] = {"kill", "leave", "twice"};
@@ -68,7 +70,8 @@ static struct harness {
 	enum mode mode;
 	int timeout_s;
 	int settle_ms;
-	bool keep, counter_lines;
+	bool keep, counter_lines, own_cgroup;
+	char cgroup[PATH_MAX];	/* --own-cgroup: the workload's scratch cgroup v2 */
 	const char *name, *crf, *dir, *expect_fail;
 	const char *dump_args[16];
 	int ndump_args;
@@ -279,6 +282,8 @@ static void remove_tree(const char *path)
 static void clean_up(void)
 {
 	kill_all();
+	if (h.cgroup[0] && e2e_cgroup_remove(h.cgroup) < 0)
+		fprintf(stderr, "  could not remove the cgroup %s\n", h.cgroup);
 	if (h.keep) {
 		fprintf(stderr, "  kept: %s %s%s\n", h.work, h.dir,
 			h.mode == MODE_TWICE ? " (and .2)" : "");
@@ -388,6 +393,10 @@ static pid_t spawn(char *const argv[], const char *out, bool append, bool worklo
 		setenv("CRF_TEST_VERIFY", h.verify, 1);
 		setenv("CRF_TEST_TMPDIR", h.work, 1);
 		setenv("CRF_TEST_TIMEOUT", timeout, 1);
+		if (h.cgroup[0] && e2e_cgroup_enter(h.cgroup) < 0) {
+			dprintf(2, "harness: cannot enter %s: %s\n", h.cgroup, strerror(errno));
+			_exit(127);
+		}
 	}
 	execvp(argv[0], argv);
 	dprintf(2, "harness: cannot run %s: %s\n", argv[0], strerror(errno));
@@ -723,6 +732,17 @@ static void run(void)
 {
 	int st;
 
+	if (h.own_cgroup) {
+		char name[64];
+		int r;
+
+		snprintf(name, sizeof(name), "crf-e2e-%d", (int)getpid());
+		r = e2e_cgroup_create(name, h.cgroup, sizeof(h.cgroup));
+		if (r < 0) {
+			h.cgroup[0] = '\0';
+			fail("cannot create a cgroup for the workload: %s", strerror(-r));
+		}
+	}
 	h.pid = spawn(h.workload, h.log, false, true);
 	wait_ready();
 	sleep_ms(h.settle_ms);
@@ -772,7 +792,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]\n"
 		"               [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]\n"
-		"               [--settle MS]\n"
+		"               [--settle MS] [--own-cgroup]\n"
 		"               --crf PATH --dir DIR -- WORKLOAD [ARGS...]\n");
 	exit(2);
 }
@@ -790,6 +810,7 @@ static void parse(int argc, char **argv)
 		{"dump-arg", required_argument, NULL, 'a'},
 		{"counter-lines", no_argument, NULL, 'l'},
 		{"settle", required_argument, NULL, 's'},
+		{"own-cgroup", no_argument, NULL, 'g'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *base;
@@ -830,6 +851,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 's':
 			h.settle_ms = atoi(optarg);
+			break;
+		case 'g':
+			h.own_cgroup = true;
 			break;
 		case 'a':
 			if (h.ndump_args == (int)(sizeof(h.dump_args) / sizeof(h.dump_args[0])))
