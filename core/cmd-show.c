@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "commands.h"
+#include "core.pb-c.h"
 #include "inventory.pb-c.h"
 #include "show.h"
 
@@ -20,6 +21,7 @@ static const ProtobufCMessageDescriptor **all_schemas(const struct crf_plugin_se
 	static const ProtobufCMessageDescriptor *const core[] = {
 		&crf__core__inventory__descriptor,
 		&crf__core__plugin_version__descriptor,
+		&crf__core__task_core__descriptor,
 	};
 	size_t n = 0, k = 0;
 	const ProtobufCMessageDescriptor **all;
