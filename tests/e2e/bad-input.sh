@@ -94,6 +94,9 @@ marker=3600.$$1
 start_sleeper "$marker"
 if expect 0 "" "$CRF" dump -t "$pid" -D "$BASE.taken" --leave-running; then
 	running "$pid" || fail "dump --leave-running did not leave PID $pid running"
+	# By the way: crf show decodes every image of a real dump.
+	expect 0 '"comm": "sleep"' "$CRF" show "$BASE.taken"
+	grep -q '"type": "crf.mem.MmEntry"' "$T/out" || fail "crf show did not decode mm-$pid.img"
 	expect 1 "(^|[^0-9])$pid([^0-9]|\$)" "$CRF" restore -D "$BASE.taken" -d
 	others=$(sleepers "$marker" | grep -vx "$pid")
 	if [[ -n $others ]]; then
