@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "core.pb-c.h"
 #include "inventory.pb-c.h"
+#include "pstree.pb-c.h"
 #include "show.h"
 
 static const char help[] =
@@ -22,6 +23,7 @@ static const ProtobufCMessageDescriptor **all_schemas(const struct crf_plugin_se
 		&crf__core__inventory__descriptor,
 		&crf__core__plugin_version__descriptor,
 		&crf__core__task_core__descriptor,
+		&crf__core__process__descriptor,
 	};
 	size_t n = 0, k = 0;
 	const ProtobufCMessageDescriptor **all;

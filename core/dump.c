@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The dump, step by step (DESIGN.md, "Dump"): prepare, freeze, read the
- * registers, infect, collect the task and run the plugins' dump-task hooks,
- * finish, cure, write the inventory, then kill or resume.  Every failure
- * after the freeze cures and resumes the target before returning.
+ * The dump, step by step (DESIGN.md, "Dump"): prepare, freeze the tree;
+ * for each live process read the registers, infect, collect the task, run
+ * the plugins' dump-task hooks and cure; save the tree, finish, write the
+ * inventory, then kill or resume the tree.  Every failure after the freeze
+ * cures and resumes the whole tree before returning.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include "infect.h"
 #include "inventory.h"
 #include "procfs.h"
+#include "pstree.h"
 #include "task-dump.h"
 #include "util.h"
 
@@ -76,39 +78,41 @@ static int check_target(pid_t pid)
 	return 0;
 }
 
-static int check_single_threaded(const struct crf_frozen *f)
+/* Multi-threaded processes are refused, before any is infected. */
+static int check_single_threaded(const struct crf_pstree *t)
 {
-	if (f->n_tids == 1)
-		return 0;
-	crf_error("pid %d has %zu threads: dumping multi-threaded processes is not supported yet",
-		  (int)f->pid, f->n_tids);
-	return -ENOTSUP;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct crf_proc *p = &t->procs[i];
+
+		if (p->zombie || p->n_threads == 1)
+			continue;
+		crf_error("pid %d has %u threads: dumping multi-threaded processes is not "
+			  "supported yet",
+			  (int)p->pid, p->n_threads);
+		return -ENOTSUP;
+	}
+	return 0;
 }
 
-/* With the tree frozen: everything up to the cure. */
-static int dump_frozen(const struct crf_dump_opts *o, struct crf_plugin_set *set,
-		       struct crf_imgdir *dir, struct crf_frozen *f)
+/* One frozen process: registers, task state, the plugins' dump-task, cure. */
+static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, pid_t pid)
 {
 	Crf__Core__TaskCore tc = CRF__CORE__TASK_CORE__INIT;
 	struct crf_parasite *p = NULL;
 	int r, c;
 
-	r = check_single_threaded(f);
+	r = crf_task_read_regs(pid, &tc);
 	if (r >= 0)
-		r = crf_task_read_regs(o->pid, &tc);
+		r = crf_task_collect_proc(pid, &tc);
 	if (r >= 0)
-		r = crf_task_collect_proc(o->pid, &tc);
+		r = crf_infect(pid, &p);
 	if (r >= 0)
-		r = crf_infect(o->pid, &p);
-	if (r >= 0)
-		r = crf_task_collect_parasite(o->pid, &crf_dump_host_ops, p, &tc);
+		r = crf_task_collect_parasite(pid, &crf_dump_host_ops, p, &tc);
 	if (r >= 0)
 		r = crf_task_write(dir, &tc);
 	if (r >= 0)
-		r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_TASK, dir, o->pid,
-					    &crf_dump_host_ops, p);
-	if (r >= 0)
-		r = crf_plugin_set_run(set, CRF_STAGE_DUMP_FINISH, dir, o->pid);
+		r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_TASK, dir, pid, &crf_dump_host_ops,
+					    p);
 	crf_task_free(&tc);
 	if (p) {
 		c = crf_cure(p);
@@ -118,10 +122,31 @@ static int dump_frozen(const struct crf_dump_opts *o, struct crf_plugin_set *set
 	return r;
 }
 
+/*
+ * With the tree frozen: every live process in turn (one infected at a
+ * time), the tree itself, then dump-finish.  A zombie has nothing to save
+ * but its place in the tree and its exit status.
+ */
+static int dump_frozen(const struct crf_dump_opts *o, struct crf_plugin_set *set,
+		       struct crf_imgdir *dir, struct crf_pstree *t)
+{
+	int r = check_single_threaded(t);
+
+	for (size_t i = 0; r >= 0 && i < t->n; i++)
+		if (!t->procs[i].zombie)
+			r = dump_task(set, dir, t->procs[i].pid);
+	if (r >= 0)
+		r = crf_pstree_write(dir, t);
+	if (r >= 0)
+		r = crf_plugin_set_run(set, CRF_STAGE_DUMP_FINISH, dir, o->pid);
+	return r;
+}
+
 int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 {
 	struct crf_imgdir *dir = NULL;
-	struct crf_frozen *f = NULL;
+	struct crf_pstree tree = {0};
+	bool frozen = false;
 	struct stat st;
 	bool created = stat(o->dir, &st) < 0;
 	double t0, frozen_at = 0;
@@ -136,25 +161,28 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 		return r;
 	r = crf_plugin_set_run(set, CRF_STAGE_DUMP_PREPARE, dir, o->pid);
 	if (r >= 0)
-		r = crf_freeze(o->pid, crf_freeze_mode_parse(o->freeze), &f);
+		r = crf_pstree_freeze(o->pid, crf_freeze_mode_parse(o->freeze), &tree);
 	if (r >= 0) {
+		frozen = true;
 		frozen_at = now_ms();
-		r = dump_frozen(o, set, dir, f);
+		r = dump_frozen(o, set, dir, &tree);
 	}
 	if (r >= 0)
 		r = crf_inventory_write(dir, set, o->pid);
 	/* With --sync, the images are on disk before the tree is killed. */
 	if (r >= 0 && o->sync)
 		r = crf_imgdir_sync(dir);
-	if (f && (r < 0 || o->leave_running)) {
-		c = crf_unfreeze(f);
+	if (frozen && (r < 0 || o->leave_running)) {
+		c = crf_pstree_unfreeze(&tree);
 		if (r >= 0)
 			r = c;
-	} else if (f) {
-		r = crf_frozen_kill(f);
+	} else if (frozen) {
+		r = crf_pstree_kill(&tree);
 	}
-	if (f)
-		crf_info("pid %d was frozen for %.1f ms", (int)o->pid, now_ms() - frozen_at);
+	if (frozen)
+		crf_info("the tree of pid %d (%zu process%s) was frozen for %.1f ms", (int)o->pid,
+			 tree.n, tree.n == 1 ? "" : "es", now_ms() - frozen_at);
+	crf_pstree_free(&tree);
 	c = crf_plugin_set_run(set, CRF_STAGE_DUMP_CLEANUP, dir, o->pid);
 	if (r >= 0)
 		r = c;

@@ -1,30 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The restore, step by step (DESIGN.md, "Restore"): restore-prepare, fork
- * the task with its PID, in it apply the task state crf can set and run the
- * plugins' restore-task hooks, then hand over to the restorer; in crf wait
- * for the restorer's "ready", run restore-finish and let the task go.  A
- * failure kills the task, so nothing is left behind.
+ * The restore, step by step (DESIGN.md, "Restore"): read the tree and plan
+ * it, restore-prepare, create the tree with its PIDs, sessions and groups
+ * (rst-tree.h); in each live process apply the task state crf can set and
+ * run the plugins' restore-task hooks, then hand over to the restorer; in
+ * crf wait for every restorer's "ready", run restore-finish and let them
+ * all go.  A failure kills every process created, so nothing is left
+ * behind.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "restore-task.h"
 #include "restore.h"
+#include "rst-tree.h"
 #include "task-dump.h"
 #include "task-restore.h"
-
-struct child {
-	struct crf_plugin_set *set;
-	struct crf_imgdir *dir;
-	const Crf__Core__TaskCore *tc;
-	int status[2], go[2];
-};
 
 static void fill_signals(struct crf_rst_args *a, const Crf__Core__TaskCore *tc)
 {
@@ -118,28 +115,59 @@ static void report(int fd, int err, const char *what)
 		crf_error_errno(errno, "reporting to crf");
 }
 
-/* Runs in the new task: never returns into crf's code on success. */
-static int child_main(void *arg)
+/*
+ * What every restored process needs: the core images are read by crf
+ * before anything is created (a missing or bad one fails the restore
+ * early), and each process finds its own in the memory it inherited.
+ */
+struct task_ctx {
+	struct crf_plugin_set *set;
+	struct crf_imgdir *dir;
+	const struct crf_pstree *t;
+	Crf__Core__TaskCore **tcs;	/* by tree index; NULL for zombies */
+};
+
+static int read_cores(struct task_ctx *c)
 {
-	struct child *c = arg;
+	int r = 0;
+
+	c->tcs = calloc(c->t->n, sizeof(*c->tcs));
+	if (!c->tcs)
+		return crf_error_errno(ENOMEM, "restore");
+	for (size_t i = 0; r >= 0 && i < c->t->n; i++)
+		if (!c->t->procs[i].zombie)
+			r = crf_task_read(c->dir, c->t->procs[i].pid, &c->tcs[i]);
+	return r;
+}
+
+static void free_cores(struct task_ctx *c)
+{
+	for (size_t i = 0; c->tcs && i < c->t->n; i++)
+		if (c->tcs[i])
+			protobuf_c_message_free_unpacked(&c->tcs[i]->base, NULL);
+	free(c->tcs);
+}
+
+/* Runs in each live restored process: never returns into crf's code on success. */
+static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd)
+{
+	const struct task_ctx *c = arg;
+	const Crf__Core__TaskCore *tc = c->tcs[crf_pstree_index(c->t, pid)];
 	struct crf_rst_task t;
-	pid_t pid = getpid();
 	int r;
 
-	close(c->status[0]);
-	close(c->go[1]);
 	crf_rst_task_init(&t);
-	r = crf_task_apply(c->tc);
+	r = crf_task_apply(tc);
 	if (r >= 0)
 		r = crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_TASK, c->dir, pid,
 					    &crf_restore_host_ops, &t);
 	if (r >= 0)
-		r = fill_state(&t, c->tc);
+		r = fill_state(&t, tc);
 	if (r >= 0)
-		r = crf_rst_exec(&t, c->status[1], c->go[0]);
-	report(c->status[1], r, "setting up the task before the restorer failed (see above)");
+		r = crf_rst_exec(&t, status_fd, go_fd);
+	report(status_fd, r, "setting up the task before the restorer failed (see above)");
 	crf_rst_task_free(&t);
-	return 1;
+	return r;
 }
 
 static int exit_status(int status)
@@ -149,43 +177,11 @@ static int exit_status(int status)
 	return 128 + WTERMSIG(status);
 }
 
-static void kill_task(pid_t pid)
+static int wait_root(pid_t pid)
 {
 	int status;
 
-	kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-}
-
-static int run_task(const struct crf_restore_opts *o, struct child *c, pid_t root)
-{
-	struct crf_rst_status st;
-	char err[200] = "";
-	pid_t pid;
-	int r;
-
-	r = crf_rst_fork(root, o->pid_wait_ms, child_main, c, &pid);
-	close(c->status[1]);
-	close(c->go[0]);
-	c->status[1] = c->go[0] = -1;
-	if (r < 0)
-		return r;
-	r = crf_rst_wait_ready(c->status[0], pid, err, sizeof(err), &st);
-	if (r >= 0)
-		r = crf_plugin_set_run(c->set, CRF_STAGE_RESTORE_FINISH, c->dir, pid);
-	if (r >= 0)
-		r = crf_rst_release(pid, c->go[1], &st);
-	if (r < 0) {
-		kill_task(pid);
-		return r;
-	}
-	crf_info("pid %d restored", (int)pid);
-	if (o->detach)
-		return 0;
 	for (;;) {
-		int status;
-
 		if (waitpid(pid, &status, 0) == pid)
 			return exit_status(status);
 		if (errno != EINTR)
@@ -193,28 +189,56 @@ static int run_task(const struct crf_restore_opts *o, struct child *c, pid_t roo
 	}
 }
 
+/* Create the tree, bring it to "ready", finish and let it go; or kill it all. */
+static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct crf_imgdir *dir)
+{
+	pid_t root = rt->t->procs[0].pid;
+	int r;
+
+	r = crf_rst_tree_start(rt);
+	if (r >= 0)
+		r = crf_plugin_set_run(set, CRF_STAGE_RESTORE_FINISH, dir, root);
+	if (r >= 0)
+		r = crf_rst_tree_release(rt);
+	if (r < 0) {
+		crf_rst_tree_kill(rt);
+		crf_error("restore of the tree of pid %d failed; every process it created was "
+			  "killed",
+			  (int)root);
+	}
+	return r;
+}
+
 int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 		struct crf_imgdir *dir, pid_t root)
 {
-	Crf__Core__TaskCore *tc = NULL;
-	struct child c = { .set = set, .dir = dir, .status = { -1, -1 }, .go = { -1, -1 } };
+	struct task_ctx ctx = {.set = set, .dir = dir};
+	struct crf_rst_tree rt = {0};
+	struct crf_pstree t;
 	int r;
 
-	r = crf_task_read(dir, root, &tc);
+	r = crf_pstree_read(dir, root, &t);
 	if (r < 0)
 		return r;
-	c.tc = tc;
-	r = crf_plugin_set_run(set, CRF_STAGE_RESTORE_PREPARE, dir, root);
-	if (r >= 0 && (pipe2(c.status, O_CLOEXEC) < 0 || pipe2(c.go, O_CLOEXEC) < 0))
-		r = crf_error_errno(errno, "pipe");
+	ctx.t = &t;
+	r = crf_rst_plan(&t, &rt);
 	if (r >= 0)
-		r = run_task(o, &c, root);
-	for (int i = 0; i < 2; i++) {
-		if (c.status[i] >= 0)
-			close(c.status[i]);
-		if (c.go[i] >= 0)
-			close(c.go[i]);
+		r = read_cores(&ctx);
+	if (r >= 0) {
+		rt.pid_wait_ms = o->pid_wait_ms;
+		rt.task_fn = restore_task;
+		rt.task_arg = &ctx;
+		r = crf_plugin_set_run(set, CRF_STAGE_RESTORE_PREPARE, dir, root);
 	}
-	protobuf_c_message_free_unpacked(&tc->base, NULL);
-	return r;
+	if (r >= 0)
+		r = run_tree(&rt, set, dir);
+	if (r >= 0)
+		crf_info("tree of pid %d restored: %zu process%s", (int)root, t.n,
+			 t.n == 1 ? "" : "es");
+	crf_rst_tree_free(&rt);
+	free_cores(&ctx);
+	crf_pstree_free(&t);
+	if (r < 0 || o->detach)
+		return r < 0 ? r : 0;
+	return wait_root(root);
 }

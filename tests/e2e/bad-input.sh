@@ -8,6 +8,7 @@
 #   dump of a kernel thread (not a process crf can trace)
 #   restore while the saved PID is taken (the original still runs)
 #   restore of a dump whose pages-*.img lost its last 100 bytes
+#   restore of a tree whose root PID is free but a child's PID is taken
 #
 # usage: bad-input.sh CRF IMAGE_DIR_BASE
 set -u
@@ -123,6 +124,35 @@ if expect 0 "" "$CRF" dump -t "$pid" -D "$BASE.trunc"; then
 			for p in $left; do kill -KILL "$p"; done
 		fi
 	fi
+fi
+
+# 5. A tree (sh forks a sleep, then becomes a sleep itself) dumped and left
+#    running; its root is then killed, so only the child's PID is taken.
+#    The restore creates the root, which cannot create the child: it must
+#    fail naming the child's PID, and kill the root it made.
+marker=3600.$$3
+sh -c "sleep $marker & exec sleep $marker" </dev/null >/dev/null 2>&1 &
+pid=$! kid=
+started+=("$pid")
+for _ in $(seq 200); do
+	kid=$(cat /proc/"$pid"/task/*/children 2>/dev/null)
+	kid=${kid// /}
+	[[ -n $kid && $(tr '\0' ' ' <"/proc/$pid/cmdline") == "sleep $marker " ]] && break
+	sleep 0.01
+done
+started+=("$kid")
+if [[ -z $kid ]]; then
+	fail "the tree of PID $pid did not start"
+elif expect 0 "" "$CRF" dump -t "$pid" -D "$BASE.tree" --leave-running; then
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null
+	expect 1 "(^|[^0-9])$kid([^0-9]|\$)" "$CRF" restore -D "$BASE.tree" -d
+	left=$(sleepers "$marker" | grep -vx "$kid")
+	if [[ -n $left ]] || [[ -e /proc/$pid ]]; then
+		fail "the failed tree restore left processes behind: ${left:-$pid}"
+		for p in $left; do kill -KILL "$p"; done
+	fi
+	running "$kid" || fail "the failed tree restore harmed the original PID $kid"
 fi
 
 echo "bad-input: $passed passed, $failed failed"

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The process tree as a list, /proc/PID/stat for each process's place in
+ * it, and pstree.img.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "pstree.h"
+#include "pstree.pb-c.h"
+#include "util.h"
+
+/* /proc/PID/stat: "pid (comm) state ppid pgrp session ..." and exit_code is field 52. */
+#define STAT_FIRST_AFTER_COMM 3
+#define STAT_EXIT_CODE	      52
+
+int crf_pstree_add(struct crf_pstree *t, const struct crf_proc *p)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 16;
+		struct crf_proc *v = reallocarray(t->procs, cap, sizeof(*v));
+
+		if (!v)
+			return crf_error_errno(ENOMEM, "process tree");
+		t->procs = v;
+		t->cap = cap;
+	}
+	t->procs[t->n++] = *p;
+	return 0;
+}
+
+ssize_t crf_pstree_index(const struct crf_pstree *t, pid_t pid)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->procs[i].pid == pid)
+			return (ssize_t)i;
+	return -1;
+}
+
+struct crf_proc *crf_pstree_find(const struct crf_pstree *t, pid_t pid)
+{
+	ssize_t i = crf_pstree_index(t, pid);
+
+	return i < 0 ? NULL : &t->procs[i];
+}
+
+void crf_pstree_free(struct crf_pstree *t)
+{
+	free(t->procs);
+	*t = (struct crf_pstree){0};
+}
+
+/* The exit_code field (52), counting fields from the state (3) on. */
+static int stat_exit_code(const char *after_comm, int *code)
+{
+	const char *p = after_comm;
+
+	for (int field = STAT_FIRST_AFTER_COMM; field < STAT_EXIT_CODE; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -EINVAL;
+	}
+	return sscanf(p, " %d", code) == 1 ? 0 : -EINVAL;
+}
+
+int crf_proc_read_stat(pid_t pid, struct crf_proc *p)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[64], state;
+	const char *end;
+	int r, ppid, pgid, sid;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	r = crf_read_file(path, &text);
+	if (r == -ENOENT || r == -ESRCH)
+		return -ESRCH;
+	if (r < 0)
+		return crf_error_errno(r, "%s", path);
+	/* comm may hold anything, even ") ": the last ')' ends it. */
+	end = strrchr(text, ')');
+	if (!end || sscanf(end + 1, " %c %d %d %d", &state, &ppid, &pgid, &sid) != 4)
+		return crf_error_errno(EINVAL, "%s: cannot parse", path);
+	*p = (struct crf_proc){.pid = pid, .ppid = ppid, .pgid = pgid, .sid = sid};
+	p->zombie = state == 'Z';
+	if (p->zombie && stat_exit_code(end + 1, &p->exit_status) < 0)
+		return crf_error_errno(EINVAL, "%s: no exit_code field", path);
+	return 0;
+}
+
+int crf_pstree_write(struct crf_imgdir *dir, const struct crf_pstree *t)
+{
+	struct crf_img *img;
+	int r;
+
+	r = crf_img_create(dir, CRF_IMG_PSTREE, &crf__core__process__descriptor, &img);
+	for (size_t i = 0; r >= 0 && i < t->n; i++) {
+		const struct crf_proc *p = &t->procs[i];
+		Crf__Core__Process m = CRF__CORE__PROCESS__INIT;
+
+		m.pid = p->pid;
+		m.ppid = p->ppid;
+		m.pgid = p->pgid;
+		m.sid = p->sid;
+		m.state = p->zombie ? CRF__CORE__PROCESS_STATE__ZOMBIE
+				    : CRF__CORE__PROCESS_STATE__ALIVE;
+		m.has_exit_status = p->zombie;
+		m.exit_status = p->exit_status;
+		m.has_n_threads = !p->zombie;
+		m.n_threads = p->n_threads;
+		r = crf_img_write(img, &m.base);
+		if (r < 0)
+			crf_img_abort(img);
+	}
+	return r < 0 ? r : crf_img_close(img);
+}
+
+/* Root first, unique PIDs, each parent listed before its child. */
+static int check_tree(const struct crf_pstree *t, pid_t root)
+{
+	if (!t->n || t->procs[0].pid != root)
+		return crf_error_errno(EBADMSG, "%s: does not start with the root, PID %d",
+				       CRF_IMG_PSTREE, (int)root);
+	if (t->procs[0].zombie)
+		return crf_error_errno(EBADMSG, "%s: the root PID %d is a zombie", CRF_IMG_PSTREE,
+				       (int)root);
+	for (size_t i = 1; i < t->n; i++) {
+		const struct crf_proc *p = &t->procs[i];
+		bool parent = false;
+
+		for (size_t j = 0; j < i; j++) {
+			if (t->procs[j].pid == p->pid)
+				return crf_error_errno(EBADMSG, "%s: PID %d is listed twice",
+						       CRF_IMG_PSTREE, (int)p->pid);
+			parent |= t->procs[j].pid == p->ppid && !t->procs[j].zombie;
+		}
+		if (p->pid <= 0 || !parent)
+			return crf_error_errno(EBADMSG,
+					       "%s: PID %d: its parent %d is not an earlier, "
+					       "live process of the tree",
+					       CRF_IMG_PSTREE, (int)p->pid, (int)p->ppid);
+	}
+	return 0;
+}
+
+static int add_record(struct crf_pstree *t, const Crf__Core__Process *m)
+{
+	struct crf_proc p = {
+		.pid = m->pid,
+		.ppid = m->ppid,
+		.pgid = m->pgid,
+		.sid = m->sid,
+		.zombie = m->state == CRF__CORE__PROCESS_STATE__ZOMBIE,
+		.exit_status = m->exit_status,
+		.n_threads = m->n_threads,
+	};
+
+	return crf_pstree_add(t, &p);
+}
+
+int crf_pstree_read(struct crf_imgdir *dir, pid_t root, struct crf_pstree *t)
+{
+	ProtobufCMessage *msg;
+	struct crf_img *img;
+	int r;
+
+	*t = (struct crf_pstree){0};
+	if (faccessat(crf_imgdir_fd(dir), CRF_IMG_PSTREE, F_OK, 0) < 0) {
+		struct crf_proc alone = {.pid = root, .n_threads = 1};
+
+		crf_debug("%s: no %s: restoring PID %d alone", crf_imgdir_path(dir), CRF_IMG_PSTREE,
+			  (int)root);
+		return crf_pstree_add(t, &alone);
+	}
+	r = crf_img_open(dir, CRF_IMG_PSTREE, &crf__core__process__descriptor, &img);
+	if (r < 0)
+		return r;
+	while ((r = crf_img_read(img, &msg)) > 0) {
+		r = add_record(t, (Crf__Core__Process *)msg);
+		protobuf_c_message_free_unpacked(msg, NULL);
+		if (r < 0)
+			break;
+	}
+	crf_img_close(img);
+	if (r >= 0)
+		r = check_tree(t, root);
+	if (r < 0)
+		crf_pstree_free(t);
+	return r;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * pstree.h - the process tree of a dump: who is whose child, in which
+ * session and process group, alive or a zombie.
+ *
+ * Dump: crf_pstree_freeze() collects the tree below a process, freezing
+ * each process as it is found, and crf_pstree_write() saves it
+ * (pstree.img).  Restore: crf_pstree_read() loads it back.  In both, the
+ * root comes first and every parent before its children.
+ */
+#ifndef CRF_PSTREE_H
+#define CRF_PSTREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "crf-private.h"
+#include "freeze.h"
+
+#define CRF_IMG_PSTREE "pstree.img"
+
+struct crf_proc {
+	pid_t pid, ppid, pgid, sid;
+	bool zombie;
+	int exit_status; /* zombie: as waitpid reports it */
+	unsigned int n_threads;
+	struct crf_frozen *frozen; /* dump: an alive process while frozen */
+};
+
+struct crf_pstree {
+	struct crf_proc *procs;
+	size_t n, cap;
+};
+
+/* Append a copy of @p; 0 or -ENOMEM (logged). */
+int crf_pstree_add(struct crf_pstree *t, const struct crf_proc *p);
+/* The process with PID @pid, or NULL; its index, or -1. */
+struct crf_proc *crf_pstree_find(const struct crf_pstree *t, pid_t pid);
+ssize_t crf_pstree_index(const struct crf_pstree *t, pid_t pid);
+/* Frees the list (not the frozen processes: unfreeze or kill them first). */
+void crf_pstree_free(struct crf_pstree *t);
+
+/*
+ * Fill @p from /proc/@pid/stat: parent, group, session, and whether it is a
+ * zombie (then its exit status too).  -ESRCH when it is gone (not logged).
+ */
+int crf_proc_read_stat(pid_t pid, struct crf_proc *p);
+
+/*
+ * Freeze the tree below @root: @root with @mode, every descendant with
+ * ptrace, each before its children are listed (from the children files of
+ * all its threads), and rescan until no new process shows up.  Zombies are
+ * listed, not frozen.  On failure nothing stays frozen.  0 or -errno
+ * (logged).
+ */
+int crf_pstree_freeze(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *t);
+
+/* Resume every frozen process; the first error, after trying them all. */
+int crf_pstree_unfreeze(struct crf_pstree *t);
+
+/*
+ * SIGKILL every frozen process while it is still stopped, and collect crf's
+ * exit reports as tracer.  Each is then reaped by its parent, or by the
+ * reaper its orphans go to.
+ */
+int crf_pstree_kill(struct crf_pstree *t);
+
+/* Write pstree.img; 0 or -errno (logged). */
+int crf_pstree_write(struct crf_imgdir *dir, const struct crf_pstree *t);
+
+/*
+ * Read pstree.img into @t (empty).  A dump without one (made before trees
+ * were saved) reads as @root alone, in the caller's session and group.
+ * Checks that @root comes first, that PIDs are unique and every other
+ * process's parent is listed before it.  0 or -errno (logged).
+ */
+int crf_pstree_read(struct crf_imgdir *dir, pid_t root, struct crf_pstree *t);
+
+#endif

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What every restored process does, still running crf's code, before its
+ * restorer: fork its children, take its place in its session and group,
+ * and - for a zombie - die as it died.  See rst-tree.h for the sequence.
+ *
+ * These processes are raw clones (crf_rst_fork): glibc's cached thread id
+ * is the parent's, so signals to oneself go through kill(getpid()), never
+ * raise().
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "restore-task.h"
+#include "rst-tree.h"
+
+static void send_event(const struct crf_rst_tree *rt, size_t i, int kind, int arg, const char *fmt,
+		       ...) __attribute__((format(printf, 5, 6)));
+
+static void send_event(const struct crf_rst_tree *rt, size_t i, int kind, int arg, const char *fmt,
+		       ...)
+{
+	struct crf_rst_event ev = {.pid = rt->procs[i].p->pid, .kind = kind, .arg = arg};
+	va_list ap;
+	ssize_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(ev.msg, sizeof(ev.msg), fmt, ap);
+	va_end(ap);
+	/* Smaller than PIPE_BUF: written whole, never mixed with another's. */
+	do
+		n = write(rt->events[1], &ev, sizeof(ev));
+	while (n < 0 && errno == EINTR);
+	if (n != sizeof(ev))
+		crf_error_errno(n < 0 ? errno : EIO, "pid %d: reporting to crf", (int)ev.pid);
+}
+
+/* The process failed: tell crf why (the cause is logged where it happened). */
+static int fail(const struct crf_rst_tree *rt, size_t i, int err, const char *what)
+{
+	send_event(rt, i, CRF_RST_EV_FAILED, err, "%s: %s", what, strerror(-err));
+	return err;
+}
+
+/* One round of the barrier: crf writes one byte per process. */
+static int barrier_wait(const struct crf_rst_tree *rt, int round)
+{
+	ssize_t n;
+	char c;
+
+	do
+		n = read(rt->barrier[round][0], &c, 1);
+	while (n < 0 && errno == EINTR);
+	/* crf is gone: nobody to report to, and the tree is being torn down. */
+	return n == 1 ? 0 : -EPIPE;
+}
+
+struct entry {
+	struct crf_rst_tree *rt;
+	size_t i;
+};
+
+static int entry(void *arg)
+{
+	struct entry *e = arg;
+
+	return crf_rst_tree_proc_main(e->rt, e->i) < 0 ? 1 : 0;
+}
+
+int crf_rst_tree_fork_root(struct crf_rst_tree *rt)
+{
+	struct entry e = {rt, 0};
+	pid_t pid;
+
+	return crf_rst_fork(rt->procs[0].p->pid, rt->pid_wait_ms, entry, &e, &pid);
+}
+
+/* Fork the children that go before (or after) this process's setsid. */
+static int fork_kids(struct crf_rst_tree *rt, size_t i, bool before_setsid)
+{
+	char what[64];
+	int r;
+
+	for (ssize_t k = rt->procs[i].first_kid; k >= 0; k = rt->procs[k].next_sibling) {
+		struct entry e = {rt, (size_t)k};
+		pid_t pid = rt->procs[k].p->pid;
+
+		if (rt->procs[k].before_setsid != before_setsid)
+			continue;
+		r = crf_rst_fork(pid, rt->pid_wait_ms, entry, &e, &pid);
+		if (r < 0) {
+			snprintf(what, sizeof(what), "cannot create its child %d", (int)pid);
+			return fail(rt, i, r, what);
+		}
+		send_event(rt, i, CRF_RST_EV_FORKED, pid, "%s", "");
+	}
+	return 0;
+}
+
+/* A session leader makes its session (and group); a group leader its group. */
+static int lead(const struct crf_rst_tree *rt, size_t i)
+{
+	const struct crf_rst_proc *rp = &rt->procs[i];
+
+	if (rp->setsid && setsid() < 0)
+		return fail(rt, i, crf_error_errno(errno, "pid %d: setsid", (int)rp->p->pid),
+			    "setsid");
+	if (rp->lead_group && setpgid(0, 0) < 0)
+		return fail(rt, i, crf_error_errno(errno, "pid %d: setpgid(0, 0)", (int)rp->p->pid),
+			    "cannot make its process group");
+	return 0;
+}
+
+/* Once every leader has made its group. */
+static int join_group(const struct crf_rst_tree *rt, size_t i)
+{
+	const struct crf_rst_proc *rp = &rt->procs[i];
+	pid_t want = rp->join_pgid == CRF_RST_ROOT_PGID ? rt->root_pgid : rp->join_pgid;
+	char what[64];
+
+	if (!rp->join_pgid || getpgid(0) == want)
+		return 0;
+	if (setpgid(0, want) == 0)
+		return 0;
+	snprintf(what, sizeof(what), "cannot join process group %d", (int)want);
+	return fail(rt, i,
+		    crf_error_errno(errno, "pid %d: setpgid(0, %d)", (int)rp->p->pid, (int)want),
+		    what);
+}
+
+/* A zombie ends the way it ended before, and its parent will reap it. */
+static _Noreturn void die_as_saved(int status)
+{
+	if (WIFSIGNALED(status)) {
+		/* The death happened already: it must not write a core file now. */
+		const struct rlimit no_core = {0, 0};
+		int sig = WTERMSIG(status);
+		sigset_t set;
+
+		setrlimit(RLIMIT_CORE, &no_core);
+		signal(sig, SIG_DFL);
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		syscall(SYS_kill, syscall(SYS_getpid), sig);
+	}
+	_exit(WEXITSTATUS(status));
+}
+
+/*
+ * The zombie children have exited; take their SIGCHLD, which the program
+ * already had before the dump, so that it is not delivered twice.  With a
+ * pidfd, not wait*(): the children stay zombies for the program to reap.
+ * Helpers are crf's own: reaped here.
+ */
+static void settle_zombie_kids(const struct crf_rst_tree *rt, size_t i)
+{
+	const struct timespec now = {0, 0};
+	sigset_t chld;
+
+	for (ssize_t k = rt->procs[i].first_kid; k >= 0; k = rt->procs[k].next_sibling) {
+		struct pollfd pfd = {.events = POLLIN};
+
+		if (rt->procs[k].helper)
+			while (waitpid(rt->procs[k].p->pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		if (!rt->procs[k].p->zombie)
+			continue;
+		pfd.fd = (int)syscall(SYS_pidfd_open, rt->procs[k].p->pid, 0);
+		if (pfd.fd < 0)
+			continue;
+		while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+			;
+		close(pfd.fd);
+	}
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	while (sigtimedwait(&chld, NULL, &now) == SIGCHLD)
+		;
+}
+
+int crf_rst_tree_proc_main(struct crf_rst_tree *rt, size_t i)
+{
+	const struct crf_rst_proc *rp = &rt->procs[i];
+	sigset_t chld;
+	int r;
+
+	/* crf's ends, inherited: children forked from here on do not get them. */
+	if (rt->events[0] >= 0)
+		close(rt->events[0]);
+	rt->events[0] = -1;
+	for (int k = 0; k < CRF_RST_ROUNDS; k++) {
+		if (rt->barrier[k][1] >= 0)
+			close(rt->barrier[k][1]);
+		rt->barrier[k][1] = -1;
+	}
+	/* Zombie children's SIGCHLD stays pending until settle_zombie_kids(). */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	if (i == 0)
+		rt->root_pgid = getpgid(0);
+	r = fork_kids(rt, i, true);
+	if (r >= 0)
+		r = lead(rt, i);
+	if (r >= 0)
+		r = fork_kids(rt, i, false);
+	if (r >= 0) {
+		send_event(rt, i, CRF_RST_EV_CREATED, 0, "%s", "");
+		r = barrier_wait(rt, 0);
+	}
+	if (r >= 0)
+		r = join_group(rt, i);
+	if (r >= 0) {
+		send_event(rt, i, CRF_RST_EV_GROUPED, 0, "%s", "");
+		r = barrier_wait(rt, 1);
+	}
+	if (r < 0)
+		return r;
+	if (rp->p->zombie)
+		die_as_saved(rp->p->exit_status);
+	if (rp->helper)
+		_exit(0);
+	settle_zombie_kids(rt, i);
+	return rt->task_fn(rt->task_arg, rp->p->pid, rp->status[1], rp->go[0]);
+}

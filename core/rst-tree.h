@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rst-tree.h - recreating a process tree: every process at its PID, under
+ * its parent, in its session and process group, zombies included.
+ *
+ * crf forks the root; each process, still running crf's code, forks its
+ * own children (so that getppid() is right), recursively.  Sessions are
+ * made as processes are forked (setsid right after the fork; a child that
+ * stays in its parent's old session is forked before its parent's setsid),
+ * and so are the groups of their leaders (setpgid(0, 0)).  Then every
+ * process joins its group, once all exist.  Zombies then exit with their
+ * saved status, and every live process goes on to its restorer:
+ *
+ *	crf				each process (rst-tree.c)
+ *	crf_rst_tree_start
+ *	  fork the root  ------------>	fork children; setsid / lead a group
+ *	  <- FORKED per child, CREATED	(children report the same, recursively)
+ *	  barrier ------------------>	setpgid(0, its group)
+ *	  <- GROUPED
+ *	  barrier ------------------>	zombies exit; the live ones run
+ *					 @task_fn: restore-task, restorer
+ *	  <- "ready" on each status pipe
+ *	restore-finish
+ *	crf_rst_tree_release  ------>	"go", one at a time
+ *
+ * Reports travel on one pipe shared by all (records under PIPE_BUF, so
+ * writes do not interleave); each round of the barrier is a pipe from
+ * which each process reads one byte (one pipe per round: a fast process
+ * must not take a byte of the round it has just left).  crf watches every process it heard of
+ * through a pidfd, so a death is seen at once.  On failure crf kills every
+ * process the restore created, and, as child subreaper meanwhile, reaps
+ * them and any they created.
+ */
+#ifndef CRF_RST_TREE_H
+#define CRF_RST_TREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "crf-restorer.h"
+#include "pstree.h"
+
+/* Rounds of the barrier: after the processes are created, after the groups. */
+#define CRF_RST_ROUNDS 2
+
+/* join_pgid: the group the root was born in (crf restore's caller's). */
+#define CRF_RST_ROOT_PGID (-1)
+
+/* How one process is put back in place; one per process of the tree. */
+struct crf_rst_proc {
+	const struct crf_proc *p;
+	ssize_t first_kid, next_sibling; /* indexes, -1: none */
+	bool setsid;			 /* a session leader: setsid() */
+	bool before_setsid; /* stays in its parent's old session: forked before its setsid */
+	bool lead_group;    /* a group leader, not of a session: setpgid(0, 0) */
+	bool helper;	    /* stands in for a group leader that is gone */
+	pid_t join_pgid;    /* 0, a leader's PID, or CRF_RST_ROOT_PGID */
+
+	/* crf's side */
+	int status[2], go[2]; /* live ones: the restorer's handshake */
+	int pidfd;
+	bool created, reported, ready;
+	struct crf_rst_status st;
+};
+
+/*
+ * Runs in a live process once its tree is in place: restore the task and
+ * enter the restorer with @status_fd and @go_fd.  Returns only on failure,
+ * after reporting it on @status_fd.
+ */
+typedef int (*crf_rst_task_fn)(void *arg, pid_t pid, int status_fd, int go_fd);
+
+struct crf_rst_tree {
+	const struct crf_pstree *t;
+	/* The tree's processes (same indexes as t->procs), then the helpers. */
+	struct crf_rst_proc *procs;
+	size_t n;
+	struct crf_proc *helper_procs;
+	unsigned int pid_wait_ms;
+	crf_rst_task_fn task_fn;
+	void *task_arg;
+
+	pid_t root_pgid; /* set by the root before it forks */
+	int events[2];
+	int barrier[CRF_RST_ROUNDS][2];
+	bool subreaper;
+};
+
+/*
+ * Plan the restore of @t (rst-plan.c): parents, children, and how each
+ * process gets its session and group.  A group whose leader is gone gets a
+ * helper: a process with the leader's PID, forked by a member's parent,
+ * that makes the group, lets the members join, exits and is reaped by its
+ * parent.  A session whose leader is not in the tree (and is not the
+ * root's, which the root inherits from crf's caller) is refused with a
+ * message naming the process and the missing leader.  0 or -errno
+ * (logged); free with crf_rst_tree_free.
+ */
+int crf_rst_plan(const struct crf_pstree *t, struct crf_rst_tree *rt);
+void crf_rst_tree_free(struct crf_rst_tree *rt);
+
+/* The index of @pid among the tree's processes and helpers, or -1. */
+ssize_t crf_rst_tree_index(const struct crf_rst_tree *rt, pid_t pid);
+
+/* Does it go on to a restorer (neither a zombie nor a helper)? */
+static inline bool crf_rst_proc_runs(const struct crf_rst_proc *rp)
+{
+	return !rp->p->zombie && !rp->helper;
+}
+
+/* What each process reports on the events pipe. */
+enum crf_rst_event_kind {
+	CRF_RST_EV_FORKED,  /* @arg: the PID of a child it just created */
+	CRF_RST_EV_CREATED, /* its children exist, its session is made */
+	CRF_RST_EV_GROUPED, /* it is in its process group */
+	CRF_RST_EV_FAILED,  /* @arg: -errno, @msg: what failed */
+};
+
+struct crf_rst_event {
+	int32_t pid;
+	int32_t kind;
+	int32_t arg;
+	char msg[180];
+};
+
+/* The code of every restored process up to its restorer (rst-tree.c). */
+int crf_rst_tree_proc_main(struct crf_rst_tree *rt, size_t i);
+/* Create the root, which creates the rest (rst-tree.c); 0 or -errno (logged). */
+int crf_rst_tree_fork_root(struct crf_rst_tree *rt);
+
+/*
+ * crf's side (rst-ctl.c): create the tree and bring it up to "ready"
+ * (every live process waiting in its restorer).  On failure, call
+ * crf_rst_tree_kill.
+ */
+int crf_rst_tree_start(struct crf_rst_tree *rt);
+/* Let every live process go, children before parents. */
+int crf_rst_tree_release(struct crf_rst_tree *rt);
+/* Kill every process the restore created and reap what crf can. */
+void crf_rst_tree_kill(struct crf_rst_tree *rt);
+
+#endif
