@@ -67,6 +67,43 @@ static int stat_exit_code(const char *after_comm, int *code)
 	return sscanf(p, " %d", code) == 1 ? 0 : -EINVAL;
 }
 
+/*
+ * The NSpid line of /proc/@pid/status: the PID in each level, crf's first.
+ * A process that is gone meanwhile keeps the one level crf knows.
+ */
+static int read_ns_pids(pid_t pid, struct crf_proc *p)
+{
+	_cleanup_free_ char *text = NULL;
+	const char *line;
+	char path[64], *end;
+	int r;
+
+	p->ns_pid[0] = pid;
+	p->n_levels = 1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	r = crf_read_file(path, &text);
+	if (r == -ENOENT || r == -ESRCH)
+		return 0;
+	if (r < 0)
+		return crf_error_errno(r, "%s", path);
+	line = strstr(text, "\nNSpid:");
+	if (!line)
+		return 0;
+	line += strlen("\nNSpid:");
+	for (unsigned int n = 0; n < CRF_PIDNS_LEVELS; n++) {
+		long v = strtol(line, &end, 10);
+
+		if (end == line || *line == '\n')
+			break;
+		p->ns_pid[n] = (pid_t)v;
+		p->n_levels = n + 1;
+		line = end;
+	}
+	if (p->ns_pid[0] != pid)
+		return crf_error_errno(EINVAL, "%s: NSpid starts with %d", path, (int)p->ns_pid[0]);
+	return 0;
+}
+
 int crf_proc_read_stat(pid_t pid, struct crf_proc *p)
 {
 	_cleanup_free_ char *text = NULL;
@@ -88,7 +125,7 @@ int crf_proc_read_stat(pid_t pid, struct crf_proc *p)
 	p->zombie = state == 'Z';
 	if (p->zombie && stat_exit_code(end + 1, &p->exit_status) < 0)
 		return crf_error_errno(EINVAL, "%s: no exit_code field", path);
-	return 0;
+	return read_ns_pids(pid, p);
 }
 
 int crf_pstree_write(struct crf_imgdir *dir, const struct crf_pstree *t)
@@ -111,6 +148,8 @@ int crf_pstree_write(struct crf_imgdir *dir, const struct crf_pstree *t)
 		m.exit_status = p->exit_status;
 		m.has_n_threads = !p->zombie;
 		m.n_threads = p->n_threads;
+		m.n_ns_pid = p->n_levels > 1 ? p->n_levels : 0;
+		m.ns_pid = (int32_t *)p->ns_pid;
 		r = crf_img_write(img, &m.base);
 		if (r < 0)
 			crf_img_abort(img);
@@ -156,8 +195,20 @@ static int add_record(struct crf_pstree *t, const Crf__Core__Process *m)
 		.zombie = m->state == CRF__CORE__PROCESS_STATE__ZOMBIE,
 		.exit_status = m->exit_status,
 		.n_threads = m->n_threads,
+		.ns_pid = {m->pid},
+		.n_levels = 1,
 	};
 
+	if (m->n_ns_pid > CRF_PIDNS_LEVELS || (m->n_ns_pid && m->ns_pid[0] != m->pid))
+		return crf_error_errno(EBADMSG, "%s: PID %d: bad namespace PIDs", CRF_IMG_PSTREE,
+				       (int)m->pid);
+	for (size_t l = 0; l < m->n_ns_pid; l++) {
+		if (m->ns_pid[l] <= 0)
+			return crf_error_errno(EBADMSG, "%s: PID %d: bad namespace PIDs",
+					       CRF_IMG_PSTREE, (int)m->pid);
+		p.ns_pid[l] = m->ns_pid[l];
+		p.n_levels = (unsigned int)m->n_ns_pid;
+	}
 	return crf_pstree_add(t, &p);
 }
 

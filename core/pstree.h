@@ -20,13 +20,28 @@
 
 #define CRF_IMG_PSTREE "pstree.img"
 
+/* PID namespace levels a process can have below crf's (the kernel's MAX_PID_NS_LEVEL). */
+#define CRF_PIDNS_LEVELS 32
+
 struct crf_proc {
-	pid_t pid, ppid, pgid, sid;
+	pid_t pid, ppid, pgid, sid; /* as crf's namespace sees them */
+	/*
+	 * Its PID in each PID namespace level from crf's down to its own
+	 * (/proc/PID/status NSpid): ns_pid[0] is @pid.  n_levels 0 reads as 1.
+	 */
+	pid_t ns_pid[CRF_PIDNS_LEVELS];
+	unsigned int n_levels;
 	bool zombie;
 	int exit_status; /* zombie: as waitpid reports it */
 	unsigned int n_threads;
 	struct crf_frozen *frozen; /* dump: an alive process while frozen */
 };
+
+/* How many PID namespace levels @p has from crf's down (1: crf's own). */
+static inline unsigned int crf_proc_levels(const struct crf_proc *p)
+{
+	return p->n_levels ? p->n_levels : 1;
+}
 
 struct crf_pstree {
 	struct crf_proc *procs;
@@ -43,7 +58,8 @@ void crf_pstree_free(struct crf_pstree *t);
 
 /*
  * Fill @p from /proc/@pid/stat: parent, group, session, and whether it is a
- * zombie (then its exit status too).  -ESRCH when it is gone (not logged).
+ * zombie (then its exit status too); and its PID in every namespace level
+ * from /proc/@pid/status.  -ESRCH when it is gone (not logged).
  */
 int crf_proc_read_stat(pid_t pid, struct crf_proc *p);
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Creating a task with its saved PID: clone3() with set_tid.  A taken PID
+ * Creating a task with its saved PID: clone3() with set_tid, one PID per
+ * namespace level (a process in a nested PID namespace has one in each),
+ * and clone flags (CLONE_PARENT, CLONE_NEWPID) when the tree needs them.  A taken PID
  * fails with EEXIST; when a zombie holds it, its parent is usually about to
  * reap it (a tree being restored right after its dump), so wait a little.
  * Then crf's side of the handshake with the task's restorer.
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "restore-task.h"
+#include "rst-tree.h"
 #include "util.h"
 
 #define POLL_NS (10 * 1000 * 1000)
@@ -50,13 +53,15 @@ static int read_holder(pid_t pid, struct holder *h)
 	return 0;
 }
 
-static pid_t clone_with_pid(pid_t pid)
+/* @set_tid: the PID in each namespace level, the innermost first (clone3's order). */
+static pid_t clone_with_pids(const pid_t *set_tid, size_t n_levels, uint64_t flags)
 {
-	pid_t set_tid[1] = {pid};
+	/* CLONE_PARENT takes the exit signal of the caller (clone3 wants none given). */
 	struct clone_args ca = {
-		.exit_signal = SIGCHLD,
+		.flags = flags,
+		.exit_signal = flags & CLONE_PARENT ? 0 : SIGCHLD,
 		.set_tid = (uintptr_t)set_tid,
-		.set_tid_size = 1,
+		.set_tid_size = n_levels,
 	};
 
 	return syscall(SYS_clone3, &ca, sizeof(ca));
@@ -95,30 +100,45 @@ static int pid_taken(pid_t pid, uint64_t deadline, unsigned int wait_ms)
 	return 0;
 }
 
-int crf_rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg,
-		 pid_t *out)
+int crf_rst_clone(const pid_t *set_tid, size_t n_levels, uint64_t flags,
+		  unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg, pid_t *out)
 {
 	unsigned int wait_ms = zombie_wait_ms ? zombie_wait_ms : CRF_RST_ZOMBIE_WAIT_MS;
 	uint64_t deadline = now_ms() + wait_ms;
+	/* The PID in crf's namespace: the one /proc here names its holder by. */
+	pid_t pid = n_levels ? set_tid[n_levels - 1] : 0;
 	pid_t child;
 	int r;
 
-	if (pid <= 0)
-		return crf_error_errno(EINVAL, "cannot create a task with PID %d", (int)pid);
+	if (pid <= 0 || set_tid[0] <= 0)
+		return crf_error_errno(EINVAL, "cannot create a task with PID %d", (int)set_tid[0]);
 	for (;;) {
-		child = clone_with_pid(pid);
+		child = clone_with_pids(set_tid, n_levels, flags);
 		if (child >= 0)
 			break;
 		if (errno != EEXIST)
-			return crf_error_errno(errno, "clone3 with PID %d", (int)pid);
+			return crf_error_errno(errno, "clone3 with PID %d (%zu namespace level%s)",
+					       (int)pid, n_levels, n_levels == 1 ? "" : "s");
 		r = pid_taken(pid, deadline, wait_ms);
 		if (r < 0)
 			return r;
+		/* Free here, so an inner level's PID is the one taken. */
+		if (n_levels > 1 && now_ms() >= deadline)
+			return crf_error_errno(EEXIST,
+					       "PID %d in a nested PID namespace of PID %d "
+					       "is taken",
+					       (int)set_tid[0], (int)pid);
 	}
 	if (child == 0)
 		_exit(child_fn(arg));
 	*out = child;
 	return 0;
+}
+
+int crf_rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg,
+		 pid_t *out)
+{
+	return crf_rst_clone(&pid, 1, 0, zombie_wait_ms, child_fn, arg, out);
 }
 
 /* How task @pid ended, without reaping it: its parent still wants the status. */
@@ -139,8 +159,7 @@ static void describe_end(pid_t pid, char *buf, size_t len)
 			 (int)pid, si.si_status, strsignal(si.si_status));
 }
 
-int crf_rst_wait_ready(int status_fd, pid_t pid, char *err, size_t len,
-		       struct crf_rst_status *out)
+int crf_rst_wait_ready(int status_fd, pid_t pid, char *err, size_t len, struct crf_rst_status *out)
 {
 	struct crf_rst_status st;
 	char msg[320];

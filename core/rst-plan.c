@@ -10,10 +10,15 @@
  * be its leader's, in the same session, or the root's own group when the
  * root is not its leader: the root inherits the group and session of crf
  * restore's caller, as a single process always did.  A group whose leader
- * is gone gets a helper process with the leader's PID that makes it.  A
- * session whose leader is gone would need a helper too, and the members
- * reparented after it exits: not done yet, refused here, before anything
- * is created.
+ * is gone gets a helper process with the leader's PID that makes it.
+ *
+ * A process whose parent is in another session (it was reparented to a
+ * subreaper or a namespace's init when the process that forked it exited)
+ * is forked by a process of its own session with CLONE_PARENT: the kernel
+ * gives the child the session and group of the process that forks it, and
+ * the parent of that process.  That forker is its session's leader when
+ * that is its sibling, or a session helper with the gone leader's PID.
+ * Anything else is refused here, before anything is created.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,35 +26,56 @@
 #include "rst-tree.h"
 #include "util.h"
 
-/* Sessions as the plan sees them: a leader's index, or the inherited one. */
+/* Sessions as the plan sees them: a leader's index, inherited, or not made yet. */
 #define SESSION_INHERITED (-1)
-#define SESSION_UNKNOWN	  (-2)
+#define SESSION_GONE	  (-2)
 
-/* @last: scratch, one per process (the last child linked so far). */
-static void link_kids(const struct crf_pstree *t, struct crf_rst_proc *rp, ssize_t *last)
+static struct crf_rst_proc proc_init(const struct crf_proc *p, ssize_t forker)
 {
-	for (size_t i = 0; i < t->n; i++) {
-		rp[i] = (struct crf_rst_proc){.p = &t->procs[i],
-					      .first_kid = -1,
-					      .next_sibling = -1,
-					      .status = {-1, -1},
-					      .go = {-1, -1},
-					      .pidfd = -1};
-		last[i] = -1;
-	}
+	return (struct crf_rst_proc){.p = p,
+				     .forker = forker,
+				     .first_kid = -1,
+				     .next_sibling = -1,
+				     .status = {-1, -1},
+				     .go = {-1, -1},
+				     .pidfd = -1};
+}
+
+/* @k is forked by @forker, after the children it forks already. */
+static void append_kid(struct crf_rst_proc *rp, ssize_t forker, ssize_t k)
+{
+	ssize_t *kid;
+
+	for (kid = &rp[forker].first_kid; *kid >= 0; kid = &rp[*kid].next_sibling)
+		;
+	*kid = k;
+	rp[k].next_sibling = -1;
+	rp[k].forker = forker;
+}
+
+/* @k is forked by its sibling @by, with CLONE_PARENT: born in @by's session. */
+static void fork_by_sibling(struct crf_rst_proc *rp, ssize_t k, ssize_t by)
+{
+	ssize_t *kid;
+
+	for (kid = &rp[rp[k].forker].first_kid; *kid != k; kid = &rp[*kid].next_sibling)
+		;
+	*kid = rp[k].next_sibling;
+	append_kid(rp, by, k);
+	rp[k].clone_parent = true;
+}
+
+static void link_kids(const struct crf_pstree *t, struct crf_rst_proc *rp)
+{
+	rp[0] = proc_init(&t->procs[0], -1);
 	/* Keep the children in the order of the image, the order they were found. */
 	for (size_t i = 1; i < t->n; i++) {
-		ssize_t parent = crf_pstree_index(t, t->procs[i].ppid);
-
-		if (last[parent] >= 0)
-			rp[last[parent]].next_sibling = (ssize_t)i;
-		else
-			rp[parent].first_kid = (ssize_t)i;
-		last[parent] = (ssize_t)i;
+		rp[i] = proc_init(&t->procs[i], crf_pstree_index(t, t->procs[i].ppid));
+		append_kid(rp, rp[i].forker, (ssize_t)i);
 	}
 }
 
-/* The session a process must end up in: a leader's index, or inherited. */
+/* The session a process must end up in: a leader's index, inherited, or gone. */
 static ssize_t target_session(const struct crf_pstree *t, size_t i)
 {
 	const struct crf_proc *p = &t->procs[i], *root = &t->procs[0];
@@ -62,23 +88,87 @@ static ssize_t target_session(const struct crf_pstree *t, size_t i)
 	leader = crf_pstree_index(t, p->sid);
 	if (leader >= 0 && t->procs[leader].sid == p->sid)
 		return leader;
-	return SESSION_UNKNOWN;
+	return SESSION_GONE;
 }
 
-static int plan_session(const struct crf_pstree *t, struct crf_rst_proc *rp, size_t i,
-			ssize_t *sess, ssize_t *born)
+/* The helper already planned with PID @pid, or -1. */
+static ssize_t helper_of(const struct crf_rst_tree *rt, pid_t pid)
 {
-	const struct crf_proc *p = &t->procs[i];
-	ssize_t parent = i ? crf_pstree_index(t, p->ppid) : -1;
+	for (size_t h = rt->t->n; h < rt->n; h++)
+		if (rt->procs[h].p->pid == pid)
+			return (ssize_t)h;
+	return -1;
+}
 
-	sess[i] = target_session(t, i);
-	rp[i].setsid = sess[i] == (ssize_t)i;
-	if (sess[i] == SESSION_UNKNOWN)
+/* A helper with PID @pid, child of @parent, forked by @forker. */
+static ssize_t add_helper(struct crf_rst_tree *rt, pid_t pid, pid_t sid, ssize_t parent,
+			  ssize_t forker)
+{
+	struct crf_proc *hp = &rt->helper_procs[rt->n - rt->t->n];
+	ssize_t h = (ssize_t)rt->n++;
+
+	*hp = (struct crf_proc){
+		.pid = pid, .ppid = rt->procs[parent].p->pid, .pgid = pid, .sid = sid};
+	rt->procs[h] = proc_init(hp, forker);
+	rt->procs[h].helper = true;
+	append_kid(rt->procs, forker, h);
+	return h;
+}
+
+/*
+ * Process @i's parent is in another session and did not just leave it:
+ * @i must be forked by a process of its session, with CLONE_PARENT so that
+ * its parent stays its parent.  That is its session's leader when it is
+ * @i's sibling, or a helper with the gone leader's PID, which calls setsid
+ * and exits once the members are in place (they stay its parent's).
+ */
+static int born_in_session(struct crf_rst_tree *rt, size_t i, ssize_t parent, ssize_t *sess)
+{
+	const struct crf_proc *p = &rt->t->procs[i];
+	struct crf_rst_proc *rp = rt->procs;
+	ssize_t by = sess[i];
+
+	if (by == SESSION_GONE && crf_pstree_index(rt->t, p->sid) >= 0)
 		return crf_error_errno(ENOTSUP,
-				       "pid %d is in session %d, whose leader (PID %d) is not in "
-				       "the tree: restoring it needs a helper task standing in "
-				       "for that leader, which crf does not create yet",
-				       (int)p->pid, (int)p->sid, (int)p->sid);
+				       "pid %d is in session %d, whose leader is gone and whose "
+				       "PID is now another process's",
+				       (int)p->pid, (int)p->sid);
+	if (by == SESSION_GONE) {
+		by = add_helper(rt, p->sid, p->sid, parent, parent);
+		rp[by].setsid = true;
+		sess[by] = by;
+		crf_info("pid %d is in session %d, whose leader is gone: a helper with PID %d "
+			 "will make it",
+			 (int)p->pid, (int)p->sid, (int)p->sid);
+	}
+	if (by >= 0 && rp[by].p->ppid == p->ppid) {
+		sess[i] = by;
+		fork_by_sibling(rp, (ssize_t)i, by);
+		return 0;
+	}
+	if (by >= 0 && rp[by].helper)
+		return crf_error_errno(
+			ENOTSUP,
+			"session %d, whose leader is gone, has members under %d "
+			"and %d: one helper cannot stand in for its leader under both",
+			(int)p->sid, (int)rp[by].p->ppid, (int)p->ppid);
+	return crf_error_errno(ENOTSUP,
+			       "pid %d is in session %d, but its parent %d is in session %d and "
+			       "no sibling of pid %d leads session %d",
+			       (int)p->pid, (int)p->sid, (int)p->ppid,
+			       (int)rt->t->procs[parent].sid, (int)p->pid, (int)p->sid);
+}
+
+static int plan_session(struct crf_rst_tree *rt, size_t i, ssize_t *sess, ssize_t *born)
+{
+	const struct crf_proc *p = &rt->t->procs[i];
+	struct crf_rst_proc *rp = rt->procs;
+	ssize_t parent = rp[i].forker;
+
+	sess[i] = target_session(rt->t, i);
+	rp[i].setsid = sess[i] == (ssize_t)i;
+	if (sess[i] == SESSION_GONE && helper_of(rt, p->sid) >= 0)
+		sess[i] = helper_of(rt, p->sid);
 	if (i == 0) {
 		born[i] = SESSION_INHERITED;
 		return 0;
@@ -91,52 +181,27 @@ static int plan_session(const struct crf_pstree *t, struct crf_rst_proc *rp, siz
 		born[i] = born[parent];
 		return 0;
 	}
-	return crf_error_errno(ENOTSUP,
-			       "pid %d is in session %d, but its parent %d is in session %d: "
-			       "restoring it needs a helper task in session %d, which crf does "
-			       "not create yet",
-			       (int)p->pid, (int)p->sid, (int)p->ppid, (int)t->procs[parent].sid,
-			       (int)p->sid);
-}
-
-/* The helper already planned for group @pgid, or -1. */
-static ssize_t helper_of(const struct crf_rst_tree *rt, pid_t pgid)
-{
-	for (size_t h = rt->t->n; h < rt->n; h++)
-		if (rt->procs[h].p->pid == pgid)
-			return (ssize_t)h;
-	return -1;
+	born[i] = sess[i];
+	return born_in_session(rt, i, parent, sess);
 }
 
 /*
  * A helper for the group @pgid of member @i, whose leader is gone: forked
- * by @i's parent, in @i's session (before the parent's setsid if @i is).
+ * the way @i is, so in @i's session (before the parent's setsid if @i is).
  */
-static int add_helper(struct crf_rst_tree *rt, size_t i, pid_t pgid, ssize_t *sess)
+static void add_group_helper(struct crf_rst_tree *rt, size_t i, pid_t pgid, ssize_t *sess)
 {
-	const struct crf_proc *p = &rt->t->procs[i];
-	ssize_t parent = crf_pstree_index(rt->t, p->ppid), *kid;
-	struct crf_proc *hp = &rt->helper_procs[rt->n - rt->t->n];
-	size_t h = rt->n++;
+	const struct crf_rst_proc *rp = &rt->procs[i];
+	ssize_t parent = crf_pstree_index(rt->t, rp->p->ppid);
+	ssize_t h = add_helper(rt, pgid, rp->p->sid, parent, rp->forker);
 
-	*hp = (struct crf_proc){.pid = pgid, .ppid = p->ppid, .pgid = pgid, .sid = p->sid};
-	rt->procs[h] = (struct crf_rst_proc){.p = hp,
-					     .first_kid = -1,
-					     .next_sibling = -1,
-					     .lead_group = true,
-					     .helper = true,
-					     .before_setsid = rt->procs[i].before_setsid,
-					     .status = {-1, -1},
-					     .go = {-1, -1},
-					     .pidfd = -1};
+	rt->procs[h].lead_group = true;
+	rt->procs[h].clone_parent = rp->clone_parent;
+	rt->procs[h].before_setsid = rp->before_setsid;
 	sess[h] = sess[i];
-	for (kid = &rt->procs[parent].first_kid; *kid >= 0; kid = &rt->procs[*kid].next_sibling)
-		;
-	*kid = (ssize_t)h;
 	crf_info("pid %d is in process group %d, whose leader is gone: a helper with PID %d "
 		 "will make it",
-		 (int)p->pid, (int)pgid, (int)pgid);
-	return 0;
+		 (int)rp->p->pid, (int)pgid, (int)pgid);
 }
 
 static int plan_group(struct crf_rst_tree *rt, size_t i, ssize_t *sess)
@@ -158,8 +223,10 @@ static int plan_group(struct crf_rst_tree *rt, size_t i, ssize_t *sess)
 	leader = crf_pstree_index(t, p->pgid);
 	if (leader < 0) {
 		leader = helper_of(rt, p->pgid);
-		if (leader < 0)
-			return add_helper(rt, i, p->pgid, sess);
+		if (leader < 0) {
+			add_group_helper(rt, i, p->pgid, sess);
+			return 0;
+		}
 	} else if (t->procs[leader].pgid != p->pgid) {
 		return crf_error_errno(ENOTSUP,
 				       "pid %d is in process group %d, whose leader is gone and "
@@ -172,13 +239,46 @@ static int plan_group(struct crf_rst_tree *rt, size_t i, ssize_t *sess)
 	return 0;
 }
 
-/* Room for the tree and a helper per process at most. */
+/*
+ * A process one PID namespace level below its parent is the init of a new
+ * namespace (PID 1 there): forked with CLONE_NEWPID.  A process forked into
+ * a namespace its parent only made for its children (unshare) would need
+ * setns first: refused.  Helpers and CLONE_PARENT stay out of namespaces:
+ * an init cannot use CLONE_PARENT, and a helper's inner PID is not saved.
+ */
+static int plan_pidns(struct crf_rst_tree *rt, size_t i)
+{
+	struct crf_rst_proc *rp = &rt->procs[i];
+	const struct crf_proc *p = rp->p;
+	unsigned int lv = crf_proc_levels(p), plv = 1;
+
+	if (i)
+		plv = crf_proc_levels(&rt->t->procs[crf_pstree_index(rt->t, p->ppid)]);
+	if ((rp->helper && plv > 1) || (lv > 1 && rp->clone_parent))
+		return crf_error_errno(ENOTSUP,
+				       "pid %d is in a nested PID namespace and its session or "
+				       "group needs a helper: not supported there yet",
+				       (int)(rp->helper ? p->ppid : p->pid));
+	if (rp->helper)
+		return 0;
+	if (lv == plv + 1 && p->ns_pid[lv - 1] == 1)
+		rp->new_pidns = true;
+	else if (lv != plv)
+		return crf_error_errno(
+			ENOTSUP,
+			"pid %d is in a PID namespace (PID %d there) that its parent "
+			"%d is not in, and is not its init: not supported",
+			(int)p->pid, (int)p->ns_pid[lv - 1], (int)p->ppid);
+	return 0;
+}
+
+/* Room for the tree and two helpers per process at most: a session's and a group's. */
 static int plan_alloc(const struct crf_pstree *t, struct crf_rst_tree *rt)
 {
 	*rt = (struct crf_rst_tree){
 		.t = t, .n = t->n, .events = {-1, -1}, .barrier = {{-1, -1}, {-1, -1}}};
-	rt->procs = calloc(2 * t->n, sizeof(*rt->procs));
-	rt->helper_procs = calloc(t->n, sizeof(*rt->helper_procs));
+	rt->procs = calloc(3 * t->n, sizeof(*rt->procs));
+	rt->helper_procs = calloc(2 * t->n, sizeof(*rt->helper_procs));
 	if (!rt->procs || !rt->helper_procs) {
 		crf_rst_tree_free(rt);
 		return crf_error_errno(ENOMEM, "restore plan");
@@ -188,22 +288,23 @@ static int plan_alloc(const struct crf_pstree *t, struct crf_rst_tree *rt)
 
 int crf_rst_plan(const struct crf_pstree *t, struct crf_rst_tree *rt)
 {
-	_cleanup_free_ ssize_t *sess = calloc(2 * t->n, sizeof(*sess));
+	_cleanup_free_ ssize_t *sess = calloc(3 * t->n, sizeof(*sess));
 	_cleanup_free_ ssize_t *born = calloc(t->n, sizeof(*born));
-	_cleanup_free_ ssize_t *last = calloc(t->n, sizeof(*last));
 	int r;
 
-	if (!sess || !born || !last)
+	if (!sess || !born)
 		return crf_error_errno(ENOMEM, "restore plan");
 	r = plan_alloc(t, rt);
 	if (r < 0)
 		return r;
-	link_kids(t, rt->procs, last);
+	link_kids(t, rt->procs);
 	/* Parents come first in the tree, so their plan is ready for their children. */
 	for (size_t i = 0; r >= 0 && i < t->n; i++)
-		r = plan_session(t, rt->procs, i, sess, born);
+		r = plan_session(rt, i, sess, born);
 	for (size_t i = 0; r >= 0 && i < t->n; i++)
 		r = plan_group(rt, i, sess);
+	for (size_t i = 0; r >= 0 && i < rt->n; i++)
+		r = plan_pidns(rt, i);
 	if (r < 0)
 		crf_rst_tree_free(rt);
 	return r;

@@ -9,6 +9,7 @@
  * raise().
  */
 #include <errno.h>
+#include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -63,6 +64,23 @@ static int barrier_wait(const struct crf_rst_tree *rt, int round)
 	return n == 1 ? 0 : -EPIPE;
 }
 
+/*
+ * @pid, as crf's namespace names it, as process @i sees it: its PID in
+ * @i's namespace level, 0 when it is outside @i's namespace.
+ */
+static pid_t local_pid(const struct crf_rst_tree *rt, size_t i, pid_t pid)
+{
+	unsigned int lv = crf_proc_levels(rt->procs[i].p);
+	ssize_t j;
+
+	if (lv == 1)
+		return pid;
+	j = crf_rst_tree_index(rt, pid);
+	if (j < 0 || crf_proc_levels(rt->procs[j].p) < lv)
+		return 0;
+	return rt->procs[j].p->ns_pid[lv - 1];
+}
+
 struct entry {
 	struct crf_rst_tree *rt;
 	size_t i;
@@ -75,12 +93,31 @@ static int entry(void *arg)
 	return crf_rst_tree_proc_main(e->rt, e->i) < 0 ? 1 : 0;
 }
 
+/*
+ * Create process @k with its PID in every namespace level: the outer ones
+ * too, so that crf names it by the PID of the dump (a tree is restored
+ * after its dump was killed, and its PIDs are free again).
+ */
+static int clone_proc(struct crf_rst_tree *rt, size_t k)
+{
+	const struct crf_rst_proc *rp = &rt->procs[k];
+	unsigned int lv = crf_proc_levels(rp->p);
+	struct entry e = {rt, k};
+	pid_t set_tid[CRF_PIDNS_LEVELS], child;
+	uint64_t flags = 0;
+
+	for (unsigned int l = 0; l < lv; l++)
+		set_tid[l] = lv > 1 ? rp->p->ns_pid[lv - 1 - l] : rp->p->pid;
+	if (rp->clone_parent)
+		flags |= CLONE_PARENT;
+	if (rp->new_pidns)
+		flags |= CLONE_NEWPID;
+	return crf_rst_clone(set_tid, lv, flags, rt->pid_wait_ms, entry, &e, &child);
+}
+
 int crf_rst_tree_fork_root(struct crf_rst_tree *rt)
 {
-	struct entry e = {rt, 0};
-	pid_t pid;
-
-	return crf_rst_fork(rt->procs[0].p->pid, rt->pid_wait_ms, entry, &e, &pid);
+	return clone_proc(rt, 0);
 }
 
 /* Fork the children that go before (or after) this process's setsid. */
@@ -90,14 +127,14 @@ static int fork_kids(struct crf_rst_tree *rt, size_t i, bool before_setsid)
 	int r;
 
 	for (ssize_t k = rt->procs[i].first_kid; k >= 0; k = rt->procs[k].next_sibling) {
-		struct entry e = {rt, (size_t)k};
 		pid_t pid = rt->procs[k].p->pid;
 
 		if (rt->procs[k].before_setsid != before_setsid)
 			continue;
-		r = crf_rst_fork(pid, rt->pid_wait_ms, entry, &e, &pid);
+		r = clone_proc(rt, (size_t)k);
 		if (r < 0) {
-			snprintf(what, sizeof(what), "cannot create its child %d", (int)pid);
+			snprintf(what, sizeof(what), "cannot create %s %d",
+				 rt->procs[k].clone_parent ? "its sibling" : "its child", (int)pid);
 			return fail(rt, i, r, what);
 		}
 		send_event(rt, i, CRF_RST_EV_FORKED, pid, "%s", "");
@@ -123,10 +160,13 @@ static int lead(const struct crf_rst_tree *rt, size_t i)
 static int join_group(const struct crf_rst_tree *rt, size_t i)
 {
 	const struct crf_rst_proc *rp = &rt->procs[i];
-	pid_t want = rp->join_pgid == CRF_RST_ROOT_PGID ? rt->root_pgid : rp->join_pgid;
+	bool root_ns = crf_proc_levels(rp->p) == crf_proc_levels(rt->procs[0].p);
+	pid_t want = rp->join_pgid == CRF_RST_ROOT_PGID ? (root_ns ? rt->root_pgid : 0)
+							: local_pid(rt, i, rp->join_pgid);
 	char what[64];
 
-	if (!rp->join_pgid || getpgid(0) == want)
+	/* A group outside its PID namespace (0) can only be inherited: it was. */
+	if (!rp->join_pgid || !want || getpgid(0) == want)
 		return 0;
 	if (setpgid(0, want) == 0)
 		return 0;
@@ -166,15 +206,20 @@ static void settle_zombie_kids(const struct crf_rst_tree *rt, size_t i)
 	const struct timespec now = {0, 0};
 	sigset_t chld;
 
-	for (ssize_t k = rt->procs[i].first_kid; k >= 0; k = rt->procs[k].next_sibling) {
+	/* Its children: those it forked, and those its children forked with CLONE_PARENT. */
+	for (size_t k = 1; k < rt->n; k++) {
 		struct pollfd pfd = {.events = POLLIN};
 
+		if (rt->procs[k].p->ppid != rt->procs[i].p->pid)
+			continue;
+
 		if (rt->procs[k].helper)
-			while (waitpid(rt->procs[k].p->pid, NULL, 0) < 0 && errno == EINTR)
+			while (waitpid(local_pid(rt, i, rt->procs[k].p->pid), NULL, 0) < 0 &&
+			       errno == EINTR)
 				;
 		if (!rt->procs[k].p->zombie)
 			continue;
-		pfd.fd = (int)syscall(SYS_pidfd_open, rt->procs[k].p->pid, 0);
+		pfd.fd = (int)syscall(SYS_pidfd_open, local_pid(rt, i, rt->procs[k].p->pid), 0);
 		if (pfd.fd < 0)
 			continue;
 		while (poll(&pfd, 1, -1) < 0 && errno == EINTR)

@@ -36,6 +36,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "crf-restorer.h"
@@ -50,11 +51,19 @@
 /* How one process is put back in place; one per process of the tree. */
 struct crf_rst_proc {
 	const struct crf_proc *p;
+	/*
+	 * Who forks it: its parent, or - with CLONE_PARENT, so that the parent
+	 * is still its parent - a sibling in the session it must be born in.
+	 * first_kid and next_sibling list what a process forks.
+	 */
+	ssize_t forker;			 /* index, -1: crf (the root) */
 	ssize_t first_kid, next_sibling; /* indexes, -1: none */
+	bool clone_parent;		 /* forked by a sibling: CLONE_PARENT */
+	bool new_pidns;			 /* the init of a new PID namespace: CLONE_NEWPID */
 	bool setsid;			 /* a session leader: setsid() */
 	bool before_setsid; /* stays in its parent's old session: forked before its setsid */
 	bool lead_group;    /* a group leader, not of a session: setpgid(0, 0) */
-	bool helper;	    /* stands in for a group leader that is gone */
+	bool helper;	    /* stands in for a group or session leader that is gone */
 	pid_t join_pgid;    /* 0, a leader's PID, or CRF_RST_ROOT_PGID */
 
 	/* crf's side */
@@ -90,12 +99,13 @@ struct crf_rst_tree {
 /*
  * Plan the restore of @t (rst-plan.c): parents, children, and how each
  * process gets its session and group.  A group whose leader is gone gets a
- * helper: a process with the leader's PID, forked by a member's parent,
+ * helper: a process with the leader's PID, forked by a member's forker,
  * that makes the group, lets the members join, exits and is reaped by its
- * parent.  A session whose leader is not in the tree (and is not the
- * root's, which the root inherits from crf's caller) is refused with a
- * message naming the process and the missing leader.  0 or -errno
- * (logged); free with crf_rst_tree_free.
+ * parent.  A process whose parent is in another session is forked, with
+ * CLONE_PARENT, by a sibling that leads its session, or by a session
+ * helper (the gone leader's PID, calling setsid) when the leader is not in
+ * the tree.  What cannot be made so is refused with a message naming the
+ * process.  0 or -errno (logged); free with crf_rst_tree_free.
  */
 int crf_rst_plan(const struct crf_pstree *t, struct crf_rst_tree *rt);
 void crf_rst_tree_free(struct crf_rst_tree *rt);
@@ -126,6 +136,16 @@ struct crf_rst_event {
 
 /* The code of every restored process up to its restorer (rst-tree.c). */
 int crf_rst_tree_proc_main(struct crf_rst_tree *rt, size_t i);
+/*
+ * clone3() with the PID of each namespace level in @set_tid (the innermost
+ * first) and @flags; the child runs @child_fn(@arg) and exits with its
+ * result.  A PID held by a zombie is waited for (@zombie_wait_ms, 0 for the
+ * default).  0 or -errno (logged); the child's PID (in the caller's
+ * namespace) in @out.
+ */
+int crf_rst_clone(const pid_t *set_tid, size_t n_levels, uint64_t flags,
+		  unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg, pid_t *out);
+
 /* Create the root, which creates the rest (rst-tree.c); 0 or -errno (logged). */
 int crf_rst_tree_fork_root(struct crf_rst_tree *rt);
 
