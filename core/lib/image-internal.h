@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/uio.h>
 
 #include <crf/image.h>
 
@@ -118,6 +119,8 @@ int img_fail(struct crf_img *img, int err, const char *fmt, ...)
 int img_pread(struct crf_img *img, void *buf, size_t n, uint64_t off);
 /* Append @n bytes at the writer's file position.  Logged. */
 int img_write(struct crf_img *img, const void *buf, size_t n);
+/* Append the @n buffers of @iov, which it consumes (a short write advances it).  Logged. */
+int img_writev(struct crf_img *img, struct iovec *iov, int n);
 /* Open @name and check its header, which must be of @kind (0: any). */
 int img_open(struct crf_imgdir *dir, const char *name, enum crf_img_kind kind,
 	     struct crf_img **out);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "crf-private.h"
@@ -196,6 +197,31 @@ int img_write(struct crf_img *img, const void *buf, size_t n)
 		p += r;
 		n -= r;
 		img->off += r;
+	}
+	return 0;
+}
+
+int img_writev(struct crf_img *img, struct iovec *iov, int n)
+{
+	while (n) {
+		ssize_t r = pwritev(img->fd, iov, n > IOV_MAX ? IOV_MAX : n, img->off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			img->err =
+				crf_error_errno(r < 0 ? errno : EIO, "%s: write at offset %" PRIu64,
+						img->path, img->off);
+			return img->err;
+		}
+		img->off += r;
+		/* A short write: skip what went out, resume inside an iovec. */
+		for (; n && (size_t)r >= iov->iov_len; iov++, n--)
+			r -= iov->iov_len;
+		if (n) {
+			iov->iov_base = (uint8_t *)iov->iov_base + r;
+			iov->iov_len -= r;
+		}
 	}
 	return 0;
 }

@@ -438,11 +438,13 @@ int mem_dump_task(struct crf_ctx *ctx)
 	};
 	struct timespec t0;
 	double secs;
-	int r;
+	int r, c;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = dump_all(&d);
-	r = finish_images(&d, r);
+	/* The blob is the page writer's until it has written everything. */
+	c = mem_pages_finish(&d.pages);
+	r = finish_images(&d, r < 0 ? r : c);
 	mem_pages_fini(&d.pages);
 	mem_pagemap_close(&d.pm);
 	mem_fileref_free(d.exe);

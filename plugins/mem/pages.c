@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Copying pages: ranges from the pagemap walk are gathered into a batch of
- * up to BATCH bytes, read from the task in one call, then written to the blob
- * minus the pages that need not be saved.
+ * up to BATCH bytes and read from the task into a buffer of the page writer
+ * (writer.c), which writes them to the blob, minus the pages that need not
+ * be saved, while the next batch is read.
  *
  * An all-zero page of anonymous memory is not saved: the restorer's fresh
  * anonymous mapping reads as zero there already.  In a private file mapping
@@ -23,6 +24,8 @@
 
 #define BATCH	  (1u << 20)
 #define BATCH_IOV 1024 /* IOV_MAX */
+/* One batch being read, one being written, two ready to go: reading may run ahead. */
+#define BATCH_BUFS 4
 
 /*
  * /proc/PID/mem is the default although process_vm_readv() copies private
@@ -53,27 +56,27 @@ int mem_pages_init(struct mem_pages *p, pid_t pid, enum mem_read_method method,
 		.method = method,
 		.mem_fd = -1,
 		.page_size = page_size,
-		.blob = blob,
 		.buf_size = BATCH,
 	};
-	p->buf = malloc(p->buf_size);
 	p->batch = calloc(BATCH_IOV, sizeof(*p->batch));
-	if (!p->buf || !p->batch) {
-		mem_pages_fini(p);
-		return crf_error_errno(ENOMEM, "page buffer");
-	}
-	return 0;
+	if (!p->batch)
+		return crf_error_errno(ENOMEM, "page batch");
+	return mem_writer_start(&p->writer, blob, p->buf_size, BATCH_BUFS);
+}
+
+int mem_pages_finish(struct mem_pages *p)
+{
+	return mem_writer_stop(&p->writer);
 }
 
 void mem_pages_fini(struct mem_pages *p)
 {
 	if (p->mem_fd >= 0)
 		close(p->mem_fd);
-	free(p->buf);
+	mem_writer_free(&p->writer);
 	free(p->batch);
 	free(p->runs);
 	p->mem_fd = -1;
-	p->buf = NULL;
 	p->batch = NULL;
 	p->runs = NULL;
 }
@@ -106,8 +109,11 @@ static int add_run(struct mem_pages *p, uint64_t vaddr, uint64_t len)
 	return 0;
 }
 
-/* Save @len bytes of @buf, the memory at @vaddr. */
-static int save(struct mem_pages *p, const char *buf, uint64_t vaddr, size_t len)
+/*
+ * Save @len bytes at @from in p->buf, the memory at @vaddr: move them down
+ * to the batch's output at *@out (zero pages left gaps) and note the run.
+ */
+static int save(struct mem_pages *p, size_t from, size_t *out, uint64_t vaddr, size_t len)
 {
 	int r;
 
@@ -116,9 +122,9 @@ static int save(struct mem_pages *p, const char *buf, uint64_t vaddr, size_t len
 	r = add_run(p, vaddr, len);
 	if (r < 0)
 		return r;
-	r = crf_blob_write(p->blob, buf, len);
-	if (r < 0)
-		return r;
+	if (*out != from)
+		memmove(p->buf + *out, p->buf + from, len);
+	*out += len;
 	p->blob_off += len;
 	p->bytes += len;
 	return 0;
@@ -130,31 +136,35 @@ static bool page_is_zero(const char *page, size_t size)
 	return !page[0] && !memcmp(page, page + 1, size - 1);
 }
 
-/* Write the pages of the batch, read into p->buf, leaving out zero pages. */
-static int save_batch(struct mem_pages *p)
+/*
+ * Pack the pages of the batch, read into p->buf, to its start, leaving out
+ * zero pages; *@out is the bytes kept.
+ */
+static int save_batch(struct mem_pages *p, size_t *out)
 {
-	const char *buf = p->buf;
+	size_t at = 0;
 	int r;
 
+	*out = 0;
 	for (size_t i = 0; i < p->n_batch; i++) {
 		uint64_t addr = (uintptr_t)p->batch[i].iov_base;
 		size_t len = p->batch[i].iov_len, keep = 0, done;
 
 		for (done = 0; done < len; done += p->page_size) {
-			if (!p->skip_zero || !page_is_zero(buf + done, p->page_size)) {
+			if (!p->skip_zero || !page_is_zero(p->buf + at + done, p->page_size)) {
 				keep += p->page_size;
 				continue;
 			}
 			p->zero++;
-			r = save(p, buf + done - keep, addr + done - keep, keep);
+			r = save(p, at + done - keep, out, addr + done - keep, keep);
 			if (r < 0)
 				return r;
 			keep = 0;
 		}
-		r = save(p, buf + done - keep, addr + done - keep, keep);
+		r = save(p, at + done - keep, out, addr + done - keep, keep);
 		if (r < 0)
 			return r;
-		buf += len;
+		at += len;
 	}
 	return 0;
 }
@@ -236,10 +246,14 @@ static int read_proc_mem(struct mem_pages *p)
 int mem_pages_flush(struct mem_pages *p)
 {
 	struct iovec saved[BATCH_IOV];
+	size_t out = 0;
 	int r;
 
 	if (!p->n_batch)
 		return 0;
+	p->buf = mem_writer_get(&p->writer, &r);
+	if (!p->buf)
+		return r;
 	/* The kernel reads what the task could; /proc/PID/mem also reads PROT_NONE pages. */
 	if (p->method == MEM_READ_VM_READV && p->readable) {
 		memcpy(saved, p->batch, p->n_batch * sizeof(*saved));
@@ -249,7 +263,10 @@ int mem_pages_flush(struct mem_pages *p)
 		r = read_proc_mem(p);
 	}
 	if (r >= 0)
-		r = save_batch(p);
+		r = save_batch(p, &out);
+	if (r >= 0)
+		mem_writer_put(&p->writer, out);
+	p->buf = NULL;
 	p->n_batch = 0;
 	p->batch_len = 0;
 	return r;

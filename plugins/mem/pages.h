@@ -11,6 +11,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "writer.h"
+
 struct crf_img;
 
 enum mem_read_method {
@@ -31,10 +33,10 @@ struct mem_pages {
 	enum mem_read_method method;
 	int mem_fd; /* /proc/PID/mem, opened when first needed */
 	size_t page_size;
-	struct crf_img *blob;
-	uint64_t blob_off; /* bytes written to @blob */
+	struct mem_writer writer; /* owns the blob */
+	uint64_t blob_off;	  /* bytes handed to @writer */
 
-	char *buf; /* one batch of pages */
+	char *buf; /* while a batch is read: the writer's buffer for it */
 	size_t buf_size;
 	struct iovec *batch; /* ranges of the task the batch holds */
 	size_t n_batch, batch_len;
@@ -48,9 +50,15 @@ struct mem_pages {
 	uint64_t present, zero, bytes; /* pages found, zero pages skipped, bytes saved */
 };
 
-/* 0 or -errno (logged). */
+/*
+ * Start the page writer on @blob, which belongs to it until
+ * mem_pages_finish().  0 or -errno (logged).
+ */
 int mem_pages_init(struct mem_pages *p, pid_t pid, enum mem_read_method method,
 		   struct crf_img *blob, size_t page_size);
+/* Wait until every saved page is in the blob; 0 or the write's -errno (logged). */
+int mem_pages_finish(struct mem_pages *p);
+/* Free everything; stops the writer first if mem_pages_finish() was not called. */
 void mem_pages_fini(struct mem_pages *p);
 
 /*
