@@ -12,6 +12,11 @@
 static enum crf_log_level log_level = CRF_LOG_WARN;
 static FILE *log_file;
 static __thread const char *log_origin;
+/*
+ * The plugin whose hook runs, for threads the plugin starts itself (their
+ * thread-local origin is unset): hooks run one at a time.
+ */
+static const char *_Atomic log_hook_origin;
 
 static const char *const level_label[] = {
 	[CRF_LOG_ERROR] = "error: ",
@@ -50,6 +55,7 @@ const char *crf__log_set_origin(const char *plugin)
 	const char *old = log_origin;
 
 	log_origin = plugin;
+	log_hook_origin = plugin;
 	return old;
 }
 
@@ -60,10 +66,11 @@ int crf_log_enabled(enum crf_log_level level)
 
 static void emit(FILE *f, enum crf_log_level level, const char *msg)
 {
+	const char *origin = log_origin ? log_origin : log_hook_origin;
 	size_t n = strlen(msg);
 
-	if (log_origin)
-		fprintf(f, "crf[%s]: %s%s%s", log_origin, level_label[level], msg,
+	if (origin)
+		fprintf(f, "crf[%s]: %s%s%s", origin, level_label[level], msg,
 			n && msg[n - 1] == '\n' ? "" : "\n");
 	else
 		fprintf(f, "crf: %s%s%s", level_label[level], msg,
