@@ -78,25 +78,10 @@ static int check_target(pid_t pid)
 	return 0;
 }
 
-/* Multi-threaded processes are refused, before any is infected. */
-static int check_single_threaded(const struct crf_pstree *t)
-{
-	for (size_t i = 0; i < t->n; i++) {
-		const struct crf_proc *p = &t->procs[i];
-
-		if (p->zombie || p->n_threads == 1)
-			continue;
-		crf_error("pid %d has %u threads: dumping multi-threaded processes is not "
-			  "supported yet",
-			  (int)p->pid, p->n_threads);
-		return -ENOTSUP;
-	}
-	return 0;
-}
-
 /* One frozen process: registers, task state, the plugins' dump-task, cure. */
-static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, pid_t pid)
+static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const struct crf_proc *pr)
 {
+	pid_t pid = pr->pid;
 	Crf__Core__TaskCore tc = CRF__CORE__TASK_CORE__INIT;
 	struct crf_parasite *p = NULL;
 	int r, c;
@@ -108,6 +93,8 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, pid_t p
 		r = crf_infect(pid, &p);
 	if (r >= 0)
 		r = crf_task_collect_parasite(pid, &crf_dump_host_ops, p, &tc);
+	if (r >= 0)
+		r = crf_task_collect_threads(pid, pr->frozen->tids, pr->frozen->n_tids, p, &tc);
 	if (r >= 0)
 		r = crf_task_write(dir, &tc);
 	if (r >= 0)
@@ -130,11 +117,11 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, pid_t p
 static int dump_frozen(const struct crf_dump_opts *o, struct crf_plugin_set *set,
 		       struct crf_imgdir *dir, struct crf_pstree *t)
 {
-	int r = check_single_threaded(t);
+	int r = 0;
 
 	for (size_t i = 0; r >= 0 && i < t->n; i++)
 		if (!t->procs[i].zombie)
-			r = dump_task(set, dir, t->procs[i].pid);
+			r = dump_task(set, dir, &t->procs[i]);
 	if (r >= 0)
 		r = crf_pstree_write(dir, t);
 	if (r >= 0)

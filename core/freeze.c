@@ -351,11 +351,16 @@ int crf_frozen_kill(struct crf_frozen *f)
 
 	if (kill(f->pid, SIGKILL) < 0)
 		r = crf_error_errno(errno, "killing pid %d", (int)f->pid);
-	for (size_t i = 0; r >= 0 && i < f->n_tids; i++) {
-		if (ours && f->tids[i] == f->pid)
+	/*
+	 * The other threads first (the leader comes first in tids): a dead
+	 * leader is reported only once every other thread of its group has
+	 * been collected, and as their tracer crf is the one to collect them.
+	 */
+	for (size_t k = f->n_tids; r >= 0 && k-- > 0;) {
+		if (ours && f->tids[k] == f->pid)
 			continue;
 		do {
-			if (crf_ptrace_wait(f->tids[i], STOP_TIMEOUT_MS, &st) < 0)
+			if (crf_ptrace_wait(f->tids[k], STOP_TIMEOUT_MS, &st) < 0)
 				break;
 		} while (st.kind != CRF_STOP_EXITED);
 	}

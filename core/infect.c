@@ -358,38 +358,108 @@ int crf_infect(pid_t pid, struct crf_parasite **out)
 	return 0;
 }
 
+static void keep_first(int *r, int c)
+{
+	if (*r >= 0 && c < 0)
+		*r = c;
+}
+
 /*
  * Leave the thread as the freeze left it: in an interrupt-stop, inside
  * get_signal(), so that what happens after the detach (a restarted system
  * call, a pending signal) is decided by the kernel from the restored state
  * and not from the syscall- or signal-stop crf's code ended in.
  */
-static int park(struct crf_parasite *p)
+static int park(pid_t tid)
 {
 	struct crf_stop st;
 	int r;
 
-	r = crf_ptrace_interrupt(p->pid);
+	r = crf_ptrace_interrupt(tid);
 	if (r >= 0)
-		r = crf_ptrace_resume(p->pid, false, 0);
+		r = crf_ptrace_resume(tid, false, 0);
 	while (r >= 0) {
-		r = crf_ptrace_wait(p->pid, 10000, &st);
+		r = crf_ptrace_wait(tid, 10000, &st);
 		if (r < 0 || st.kind == CRF_STOP_EVENT)
 			break;
 		if (st.kind == CRF_STOP_EXITED)
-			return crf_error_errno(ESRCH, "pid %d died at the cure", (int)p->pid);
+			return crf_error_errno(ESRCH, "pid %d died at the cure", (int)tid);
 		/* The original registers are back: a signal is delivered as without crf. */
-		r = crf_ptrace_resume(p->pid, false, st.kind == CRF_STOP_SIGNAL ? st.sig : 0);
+		r = crf_ptrace_resume(tid, false, st.kind == CRF_STOP_SIGNAL ? st.sig : 0);
 	}
-	return r == -ETIMEDOUT
-		       ? crf_error_errno(ETIMEDOUT, "pid %d did not stop again", (int)p->pid)
-		       : r;
+	return r == -ETIMEDOUT ? crf_error_errno(ETIMEDOUT, "pid %d did not stop again", (int)tid)
+			       : r;
 }
 
-static void keep_first(int *r, int c)
+/* Resume @tid to its next syscall stop; only SIGKILL can interrupt (all else is blocked). */
+static int thread_step(pid_t tid)
 {
-	if (*r >= 0 && c < 0)
-		*r = c;
+	struct crf_stop st;
+	int r, sig = 0;
+
+	for (int i = 0; i < 16; i++) {
+		r = crf_ptrace_resume(tid, true, sig);
+		if (r >= 0)
+			r = crf_ptrace_wait(tid, 10000, &st);
+		if (r < 0)
+			return r;
+		if (st.kind == CRF_STOP_SYSCALL)
+			return 0;
+		if (st.kind == CRF_STOP_EXITED)
+			return crf_error_errno(ESRCH, "thread %d died while infected", (int)tid);
+		sig = st.kind == CRF_STOP_SIGNAL ? st.sig : 0;
+	}
+	return crf_error_errno(EPROTO, "thread %d: no syscall stop", (int)tid);
+}
+
+static int thread_call(struct crf_parasite *p, pid_t tid, const struct user_regs_struct *saved,
+		       struct crf_thread_call *c)
+{
+	struct user_regs_struct g = *saved;
+	int r;
+
+	g.rip = p->code;
+	g.orig_rax = (uint64_t)-1;
+	g.eflags &= ~(uint64_t)(EFLAGS_TF | EFLAGS_DF);
+	g.rax = (uint64_t)c->nr;
+	g.rdi = (uint64_t)c->args[0];
+	g.rsi = (uint64_t)c->args[1];
+	g.rdx = (uint64_t)c->args[2];
+	g.r10 = (uint64_t)c->args[3];
+	g.r8 = (uint64_t)c->args[4];
+	g.r9 = (uint64_t)c->args[5];
+	r = crf_ptrace_set_gp(tid, &g);
+	for (int stop = 0; r >= 0 && stop < 2; stop++) /* enter, exit */
+		r = thread_step(tid);
+	if (r >= 0)
+		r = crf_ptrace_get_gp(tid, &g);
+	c->ret = (long)g.rax;
+	return r;
+}
+
+int crf_parasite_thread_calls(struct crf_parasite *p, pid_t tid, struct crf_thread_call *c,
+			      size_t n)
+{
+	static const uint8_t insn[2] = {0x0f, 0x05}; /* syscall */
+	struct user_regs_struct saved;
+	uint64_t mask;
+	int r;
+
+	r = crf_ptrace_get_gp(tid, &saved);
+	if (r >= 0)
+		r = crf_ptrace_get_sigmask(tid, &mask);
+	if (r < 0)
+		return r;
+	r = crf_ptrace_set_sigmask(tid, ~UINT64_C(0));
+	if (r >= 0)
+		r = crf_parasite_rw(p, p->code, (void *)insn, sizeof(insn), true);
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = thread_call(p, tid, &saved, &c[i]);
+	crf_parasite_rw(p, p->code, p->code_orig, sizeof(p->code_orig), true);
+	keep_first(&r, crf_ptrace_set_gp(tid, &saved));
+	keep_first(&r, crf_ptrace_set_sigmask(tid, mask));
+	keep_first(&r, park(tid));
+	return r;
 }
 
 /* Undo what the area is there for (held signals, SIGTRAP), then unmap it. */
@@ -432,7 +502,7 @@ int crf_cure(struct crf_parasite *p)
 	if (p->regs_saved && p->moved)
 		keep_first(&r, crf_regs_set(p->pid, &p->saved));
 	if (p->moved)
-		keep_first(&r, park(p));
+		keep_first(&r, park(p->pid));
 	for (size_t i = 0; i < p->n_resend; i++)
 		if (syscall(SYS_tgkill, p->pid, p->pid, p->resend[i]) < 0)
 			keep_first(&r, crf_error_errno(errno, "pid %d: sending signal %d again",

@@ -112,6 +112,26 @@ void crf_parasite_area(const struct crf_parasite *p, uint64_t *start, size_t *le
  */
 uint64_t crf_parasite_sigmask(const struct crf_parasite *p);
 
+/* One system call for crf_parasite_thread_calls(); @ret is its %rax. */
+struct crf_thread_call {
+	long nr;
+	long args[6];
+	long ret;
+};
+
+/*
+ * Run @n system calls, in order, in thread @tid of the infected process
+ * (another thread than the infected one, frozen like it): what only that
+ * thread can read (its sigaltstack, its clear_child_tid address).  They run
+ * from the bootstrap's borrowed `syscall` with every signal blocked; memory
+ * arguments may point into the scratch area (the threads share it).  The
+ * thread gets its registers and mask back and is parked in an
+ * interrupt-stop again, as the freeze left it.  0 or -errno (logged) when
+ * the thread could not run them; each call's own result is in @ret.
+ */
+int crf_parasite_thread_calls(struct crf_parasite *p, pid_t tid, struct crf_thread_call *c,
+			      size_t n);
+
 /*
  * The host table of the dump-task stage: parasite_syscall, parasite_scratch,
  * parasite_rw and parasite_mapping, with @task being the struct

@@ -55,6 +55,11 @@ void crf_rst_task_free(struct crf_rst_task *t)
 	free(t->timers);
 	free(t->pending);
 	free(t->xsave);
+	for (size_t i = 0; i < t->n_threads; i++) {
+		free(t->threads[i].xsave);
+		free(t->threads[i].pending);
+	}
+	free(t->threads);
 	crf_rst_task_init(t);
 }
 
@@ -276,3 +281,36 @@ const struct crf_host_ops crf_restore_host_ops = {
 	.rst_set_mm = host_set_mm,
 	.rst_set_vdso = host_set_vdso,
 };
+
+int crf_rst_task_add_thread(struct crf_rst_task *t, const struct crf_rst_thread_arg *arg,
+			    const void *xsave, size_t xsave_len, const void *pending,
+			    size_t n_pending)
+{
+	struct crf_rst_thread *th, *v;
+
+	if (n_pending > 64 || xsave_len > (1u << 20))
+		return crf_error_errno(EINVAL, "thread %d: %zu pending signals, %zu bytes of XSAVE",
+				       (int)arg->set_tid[0], n_pending, xsave_len);
+	v = reallocarray(t->threads, t->n_threads + 1, sizeof(*v));
+	if (!v)
+		return crf_error_errno(ENOMEM, "thread %d", (int)arg->set_tid[0]);
+	t->threads = v;
+	th = &v[t->n_threads];
+	memset(th, 0, sizeof(*th));
+	th->a = *arg;
+	th->xsave = xsave_len ? malloc(xsave_len) : NULL;
+	th->pending = n_pending ? malloc(n_pending * 128) : NULL;
+	if ((xsave_len && !th->xsave) || (n_pending && !th->pending)) {
+		free(th->xsave);
+		free(th->pending);
+		return crf_error_errno(ENOMEM, "thread %d", (int)arg->set_tid[0]);
+	}
+	if (xsave_len)
+		memcpy(th->xsave, xsave, xsave_len);
+	if (n_pending)
+		memcpy(th->pending, pending, n_pending * 128);
+	th->xsave_len = xsave_len;
+	th->n_pending = n_pending;
+	t->n_threads++;
+	return 0;
+}

@@ -44,6 +44,15 @@
  * the vDSO and the descriptor bookkeeping in @a are set by crf_rst_exec()
  * from the rest of this struct; leave them alone.
  */
+/* A thread other than the leader; crf_rst_exec() places its arrays. */
+struct crf_rst_thread {
+	struct crf_rst_thread_arg a;
+	uint8_t *xsave;
+	size_t xsave_len;
+	uint8_t (*pending)[128];
+	size_t n_pending;
+};
+
 struct crf_rst_task {
 	struct crf_rst_args a;
 
@@ -59,6 +68,9 @@ struct crf_rst_task {
 	size_t n_pending;
 	uint8_t *xsave;
 	size_t xsave_len;
+
+	struct crf_rst_thread *threads; /* the others than the leader */
+	size_t n_threads;
 
 	struct crf_rst_mm mm;
 	bool have_mm;
@@ -85,6 +97,13 @@ int crf_rst_task_set_vdso(struct crf_rst_task *t, uint64_t vdso);
 int crf_rst_task_add_timer(struct crf_rst_task *t, const struct crf_rst_timer_arg *timer);
 /* A pending signal's 128-byte siginfo; @shared: process-wide, else for the thread. */
 int crf_rst_task_add_pending(struct crf_rst_task *t, const void *siginfo, bool shared);
+/*
+ * One more thread: @arg's scalars (the offsets are crf_rst_exec()'s to set),
+ * its XSAVE area and @n_pending private siginfo of 128 bytes.  Copies all.
+ */
+int crf_rst_task_add_thread(struct crf_rst_task *t, const struct crf_rst_thread_arg *arg,
+			    const void *xsave, size_t xsave_len, const void *pending,
+			    size_t n_pending);
 /* The NT_X86_XSTATE regset as PTRACE_GETREGSET returned it. */
 int crf_rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len);
 

@@ -67,6 +67,73 @@ static void fill_creds(struct crf_rst_args *a, const Crf__Core__Creds *c)
 	a->restore_creds = 1;
 }
 
+static int add_thread(struct crf_rst_task *t, const Crf__Core__ThreadCore *th)
+{
+	struct crf_rst_thread_arg a = { 0 };
+	uint8_t (*buf)[128] = NULL;
+	int r;
+
+	if (th->regs.len != sizeof(a.regs) || th->n_ns_tid < 1 ||
+	    th->n_ns_tid > CRF_RST_MAX_LEVELS || th->n_pending_private > 64)
+		return crf_error_errno(EBADMSG, "thread %d: bad record", (int)th->tid);
+	for (size_t i = 0; i < th->n_ns_tid; i++)
+		a.set_tid[i] = th->ns_tid[th->n_ns_tid - 1 - i];
+	a.n_set_tid = (uint32_t)th->n_ns_tid;
+	memcpy(a.regs, th->regs.data, sizeof(a.regs));
+	crf_regs_fix_restart(a.regs);
+	a.blocked = th->blocked;
+	a.sas_sp = th->sas_sp;
+	a.sas_size = th->sas_size;
+	a.sas_flags = (int32_t)th->sas_flags;
+	a.clear_tid = th->clear_tid;
+	a.robust_head = th->robust_head;
+	a.robust_len = th->robust_len;
+	a.rseq_ptr = th->rseq_ptr;
+	a.rseq_len = th->rseq_len;
+	a.rseq_sig = th->rseq_sig;
+	a.sched_policy = th->sched_policy;
+	a.sched_priority = th->sched_priority;
+	a.nice = th->nice;
+	memcpy(a.affinity, th->affinity.data,
+	       th->affinity.len < sizeof(a.affinity) ? th->affinity.len : sizeof(a.affinity));
+	snprintf(a.comm, sizeof(a.comm), "%s", th->comm);
+	if (th->n_pending_private) {
+		buf = calloc(th->n_pending_private, sizeof(*buf));
+		if (!buf)
+			return crf_error_errno(ENOMEM, "thread %d", (int)th->tid);
+	}
+	for (size_t i = 0; i < th->n_pending_private; i++) {
+		memcpy(buf[i], th->pending_private[i].data,
+		       th->pending_private[i].len < 128 ? th->pending_private[i].len : 128);
+	}
+	r = crf_rst_task_add_thread(t, &a, th->xsave.data, th->xsave.len, buf,
+				    th->n_pending_private);
+	free(buf);
+	return r;
+}
+
+/*
+ * Threads: threads[0] is the leader (its clear_tid and robust list; the rest
+ * of its state is TaskCore's), then the others.  Old images have none.
+ */
+static int fill_threads(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
+{
+	int r = 0;
+
+	if (!tc->n_threads)
+		return 0;
+	if (tc->threads[0]->tid != tc->pid)
+		return crf_error_errno(EBADMSG, "pid %d: first thread record is %d", (int)tc->pid,
+				       (int)tc->threads[0]->tid);
+	t->a.have_thread_state = 1;
+	t->a.clear_tid = tc->threads[0]->clear_tid;
+	t->a.robust_head = tc->threads[0]->robust_head;
+	t->a.robust_len = tc->threads[0]->robust_len;
+	for (size_t i = 1; r >= 0 && i < tc->n_threads; i++)
+		r = add_thread(t, tc->threads[i]);
+	return r;
+}
+
 static int fill_state(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
 {
 	int r = 0;
@@ -102,6 +169,8 @@ static int fill_state(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
 		r = crf_rst_task_add_pending(t, tc->pending_private[i].data, false);
 	if (r >= 0)
 		r = crf_rst_task_set_xsave(t, tc->xsave.data, tc->xsave.len);
+	if (r >= 0)
+		r = fill_threads(t, tc);
 	return r;
 }
 

@@ -124,10 +124,28 @@ static int find_gap(struct spans *s, uint64_t len, uint64_t *out)
 /* Where things go in the restorer's mapping, as offsets from the args block. */
 struct layout {
 	uint64_t blob_len, args_len, total;
-	uint64_t vmas, pages, timers, pending, xsave, frame;
+	uint64_t vmas, pages, timers, pending, xsave, frame, threads;
 };
 
-static void plan(const struct crf_rst_task *t, struct layout *l)
+/* Each thread's own arrays after @off; their offsets go into the thread's args. */
+static uint64_t plan_threads(struct crf_rst_task *t, uint64_t off)
+{
+	for (size_t i = 0; i < t->n_threads; i++) {
+		struct crf_rst_thread *th = &t->threads[i];
+
+		th->a.xsave_off = off = ALIGN(off, 64);
+		th->a.xsave_len = (uint32_t)th->xsave_len;
+		off += th->xsave_len + 4;
+		th->a.frame_off = off = ALIGN(off, 64);
+		off += CRF_RST_FRAME_SIZE;
+		th->a.pending_off = off;
+		th->a.n_pending = (uint32_t)th->n_pending;
+		off += th->n_pending * 128;
+	}
+	return off;
+}
+
+static void plan(struct crf_rst_task *t, struct layout *l)
 {
 	uint64_t off = ALIGN(sizeof(struct crf_rst_args), 64);
 
@@ -144,8 +162,15 @@ static void plan(const struct crf_rst_task *t, struct layout *l)
 	off += t->xsave_len + 4; /* FP_XSTATE_MAGIC2 goes after it */
 	l->frame = off = ALIGN(off, 64);
 	off += CRF_RST_FRAME_SIZE;
+	off = plan_threads(t, off);
+	l->threads = off = ALIGN(off, 64);
+	off += t->n_threads * sizeof(struct crf_rst_thread_arg);
 	l->args_len = off;
-	l->total = l->blob_len + ALIGN(off, PAGE_SIZE) + STACK_SIZE;
+	/* Thread stacks between the block and the leader's stack, at the top. */
+	for (size_t i = 0; i < t->n_threads; i++)
+		t->threads[i].a.stack_top_off = ALIGN(off, PAGE_SIZE) + (i + 1) * CRF_RST_THREAD_STACK;
+	l->total = l->blob_len + ALIGN(off, PAGE_SIZE) + t->n_threads * CRF_RST_THREAD_STACK +
+		   STACK_SIZE;
 }
 
 static int cmp_vma(const void *a, const void *b)
@@ -244,6 +269,19 @@ static void copy_array(char *dst, const void *src, size_t len)
 		memcpy(dst, src, len);
 }
 
+static void pack_threads(const struct crf_rst_task *t, const struct layout *l, char *p)
+{
+	struct crf_rst_thread_arg *ta = (void *)(p + l->threads);
+
+	for (size_t i = 0; i < t->n_threads; i++) {
+		const struct crf_rst_thread *th = &t->threads[i];
+
+		ta[i] = th->a;
+		copy_array(p + th->a.xsave_off, th->xsave, th->xsave_len);
+		copy_array(p + th->a.pending_off, th->pending, th->n_pending * 128);
+	}
+}
+
 static void pack(struct crf_rst_task *t, const struct layout *l, uint64_t base,
 		 struct crf_rst_args *a)
 {
@@ -274,6 +312,10 @@ static void pack(struct crf_rst_task *t, const struct layout *l, uint64_t base,
 	copy_array(p + l->timers, t->timers, t->n_timers * sizeof(*t->timers));
 	copy_array(p + l->pending, t->pending, t->n_pending * 128);
 	copy_array(p + l->xsave, t->xsave, t->xsave_len);
+	a->n_threads = (uint32_t)t->n_threads;
+	a->threads_off = l->threads;
+	a->threads_ready = a->threads_go = 0;
+	pack_threads(t, l, p);
 }
 
 struct fdmove {

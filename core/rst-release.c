@@ -16,8 +16,10 @@
 #include <sys/syscall.h>
 #include <sys/user.h>
 
+#include "freeze.h"
 #include "ptrace.h"
 #include "restore-task.h"
+#include "util.h"
 
 #define STOP_TIMEOUT_MS 5000
 #define MAX_STOPS 64
@@ -115,28 +117,66 @@ static int unmap_restorer(pid_t pid, const struct crf_rst_status *st)
 	return r;
 }
 
-int crf_rst_release(pid_t pid, int go_fd, const struct crf_rst_status *st)
+/* Stop every thread (@tids, n) in its read of go_fd or its wait for the leader. */
+static int stop_all(const pid_t *tids, size_t n, size_t *seized)
 {
 	struct crf_stop stop;
-	int r;
+	int r = 0;
 
-	if (!st->syscall_insn || crf_ptrace_seize(pid) < 0) {
+	for (*seized = 0; r >= 0 && *seized < n; (*seized)++) {
+		r = crf_ptrace_seize(tids[*seized]);
+		if (r < 0)
+			break;
+		r = crf_ptrace_interrupt(tids[*seized]);
+		if (r >= 0)
+			r = crf_ptrace_wait(tids[*seized], STOP_TIMEOUT_MS, &stop);
+	}
+	return r;
+}
+
+/*
+ * Every thread to the exit of its rt_sigreturn, then the leader unmaps the
+ * restorer: no thread runs the restorer's code any more, and none runs the
+ * program's yet (all are held at their syscall-exit stop until the detach).
+ */
+static int run_out(pid_t pid, const pid_t *tids, size_t n, int go_fd,
+		   const struct crf_rst_status *st)
+{
+	int r = crf_rst_go(go_fd);
+
+	if (r >= 0)
+		r = to_program(pid);
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		if (tids[i] != pid)
+			r = to_program(tids[i]);
+	if (r >= 0)
+		r = unmap_restorer(pid, st);
+	return r;
+}
+
+int crf_rst_release(pid_t pid, int go_fd, const struct crf_rst_status *st)
+{
+	_cleanup_free_ pid_t *tids = NULL;
+	size_t n = 0, seized = 0;
+	int r, d;
+
+	r = st->syscall_insn ? crf_list_tids(pid, &tids, &n) : -ENOTSUP;
+	if (r >= 0)
+		r = stop_all(tids, n, &seized);
+	if (r < 0) {
+		for (size_t i = 0; i < seized; i++)
+			crf_ptrace_detach(tids[i], 0);
 		crf_warn("pid %d: the restorer's mapping stays in the task", (int)pid);
 		return crf_rst_go(go_fd);
 	}
-	/* Stop it in its read of go_fd, so that every later syscall is seen. */
-	r = crf_ptrace_interrupt(pid);
-	if (r >= 0)
-		r = crf_ptrace_wait(pid, STOP_TIMEOUT_MS, &stop);
-	if (r >= 0)
-		r = crf_rst_go(go_fd);
-	if (r >= 0)
-		r = to_program(pid);
-	if (r >= 0)
-		r = unmap_restorer(pid, st);
+	r = run_out(pid, tids, n, go_fd, st);
 	if (r < 0)
 		crf_warn("pid %d: the restorer's mapping may stay in the task", (int)pid);
-	r = crf_ptrace_detach(pid, 0);
+	for (size_t i = 0; i < n; i++) {
+		d = crf_ptrace_detach(tids[i], 0);
+		if (d < 0 && r >= 0)
+			r = d;
+	}
 	return r == -ESRCH ? crf_error_errno(ESRCH, "pid %d ended as it was released", (int)pid) :
 			     r;
 }

@@ -40,7 +40,7 @@ struct crf_rseq_conf {
 #define MAX_PENDING 1024
 #define MAX_TIMERS 256
 
-int crf_task_read_regs(pid_t tid, Crf__Core__TaskCore *tc)
+static int read_regs(pid_t tid, ProtobufCBinaryData *gp, ProtobufCBinaryData *xsave)
 {
 	struct user_regs_struct regs;
 	struct iovec iov = { &regs, sizeof(regs) };
@@ -52,21 +52,26 @@ int crf_task_read_regs(pid_t tid, Crf__Core__TaskCore *tc)
 		free(xs);
 		return crf_error_errno(errno, "pid %d: reading registers", (int)tid);
 	}
-	tc->regs.data = malloc(sizeof(regs));
-	if (!tc->regs.data) {
+	gp->data = malloc(sizeof(regs));
+	if (!gp->data) {
 		free(xs);
 		return -ENOMEM;
 	}
-	memcpy(tc->regs.data, &regs, sizeof(regs));
-	tc->regs.len = sizeof(regs);
+	memcpy(gp->data, &regs, sizeof(regs));
+	gp->len = sizeof(regs);
 	iov = (struct iovec){ xs, XSAVE_MAX };
 	if (ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, &iov) < 0) {
 		free(xs);
 		return crf_error_errno(errno, "pid %d: reading the XSAVE area", (int)tid);
 	}
-	tc->xsave.data = xs;
-	tc->xsave.len = iov.iov_len;
+	xsave->data = xs;
+	xsave->len = iov.iov_len;
 	return 0;
+}
+
+int crf_task_read_regs(pid_t tid, Crf__Core__TaskCore *tc)
+{
+	return read_regs(tid, &tc->regs, &tc->xsave);
 }
 
 /* A system call in the task, with its memory argument in the scratch area. */
@@ -306,27 +311,40 @@ static int limits(pid_t pid, Crf__Core__TaskCore *tc)
 	return 0;
 }
 
-static int sched_state(pid_t pid, Crf__Core__TaskCore *tc)
+struct sched_out {
+	int32_t *policy, *priority, *nice;
+	ProtobufCBinaryData *affinity;
+};
+
+/* For a thread too: these calls take a TID and answer for that thread. */
+static int sched_read(pid_t pid, const struct sched_out *o)
 {
 	struct sched_param sp;
 	cpu_set_t set;
 
 	errno = 0;
-	tc->sched_policy = sched_getscheduler(pid);
-	if (tc->sched_policy < 0 || sched_getparam(pid, &sp) < 0)
+	*o->policy = sched_getscheduler(pid);
+	if (*o->policy < 0 || sched_getparam(pid, &sp) < 0)
 		return crf_error_errno(errno, "pid %d: scheduling policy", (int)pid);
-	tc->sched_priority = sp.sched_priority;
-	tc->nice = getpriority(PRIO_PROCESS, (id_t)pid);
-	if (tc->nice == -1 && errno)
+	*o->priority = sp.sched_priority;
+	*o->nice = getpriority(PRIO_PROCESS, (id_t)pid);
+	if (*o->nice == -1 && errno)
 		return crf_error_errno(errno, "pid %d: nice", (int)pid);
 	if (sched_getaffinity(pid, sizeof(set), &set) < 0)
 		return crf_error_errno(errno, "pid %d: CPU affinity", (int)pid);
-	tc->affinity.data = malloc(sizeof(set));
-	if (!tc->affinity.data)
+	o->affinity->data = malloc(sizeof(set));
+	if (!o->affinity->data)
 		return -ENOMEM;
-	memcpy(tc->affinity.data, &set, sizeof(set));
-	tc->affinity.len = sizeof(set);
+	memcpy(o->affinity->data, &set, sizeof(set));
+	o->affinity->len = sizeof(set);
 	return 0;
+}
+
+static int sched_state(pid_t pid, Crf__Core__TaskCore *tc)
+{
+	struct sched_out o = { &tc->sched_policy, &tc->sched_priority, &tc->nice, &tc->affinity };
+
+	return sched_read(pid, &o);
 }
 
 static int proc_link(pid_t pid, const char *what, char **out)
@@ -372,6 +390,35 @@ static int proc_small(pid_t pid, Crf__Core__TaskCore *tc)
 	tc->rseq_len = rs.rseq_abi_size;
 	tc->rseq_sig = rs.signature;
 	return 0;
+}
+
+int crf_task_read_rseq(pid_t tid, uint64_t *ptr, uint32_t *len, uint32_t *sig)
+{
+	struct crf_rseq_conf rs = { 0 };
+
+	if (ptrace(CRF_PTRACE_GET_RSEQ_CONFIGURATION, tid, sizeof(rs), &rs) < 0)
+		return crf_error_errno(errno, "thread %d: rseq configuration", (int)tid);
+	*ptr = rs.rseq_abi_pointer;
+	*len = rs.rseq_abi_size;
+	*sig = rs.signature;
+	return 0;
+}
+
+int crf_task_read_thread_regs(pid_t tid, Crf__Core__ThreadCore *th)
+{
+	return read_regs(tid, &th->regs, &th->xsave);
+}
+
+int crf_task_thread_sched(pid_t tid, Crf__Core__ThreadCore *th)
+{
+	struct sched_out o = { &th->sched_policy, &th->sched_priority, &th->nice, &th->affinity };
+
+	return sched_read(tid, &o);
+}
+
+int crf_task_pending_private(pid_t tid, Crf__Core__ThreadCore *th)
+{
+	return pending(tid, false, &th->pending_private, &th->n_pending_private);
 }
 
 int crf_task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc)
@@ -427,8 +474,24 @@ static void free_bytes(ProtobufCBinaryData *b, size_t n)
 	free(b);
 }
 
+void crf_task_free_thread(Crf__Core__ThreadCore *th)
+{
+	if (!th)
+		return;
+	free(th->ns_tid);
+	free(th->comm);
+	free(th->regs.data);
+	free(th->xsave.data);
+	free_bytes(th->pending_private, th->n_pending_private);
+	free(th->affinity.data);
+	free(th);
+}
+
 void crf_task_free(Crf__Core__TaskCore *tc)
 {
+	for (size_t i = 0; i < tc->n_threads; i++)
+		crf_task_free_thread(tc->threads[i]);
+	free(tc->threads);
 	for (size_t i = 0; i < tc->n_sigactions; i++)
 		free(tc->sigactions[i]);
 	free(tc->sigactions);

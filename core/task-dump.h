@@ -3,6 +3,7 @@
 #ifndef CRF_TASK_DUMP_H
 #define CRF_TASK_DUMP_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "crf-private.h"
@@ -28,6 +29,22 @@ int crf_task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc);
  */
 int crf_task_collect_parasite(pid_t pid, const struct crf_host_ops *ops, void *task,
 			      Crf__Core__TaskCore *tc);
+
+/*
+ * Every thread of @pid (@tids, the leader first, all frozen) into
+ * tc->threads, with @p the leader's parasite: see thread-dump.c.  After
+ * crf_task_collect_parasite().
+ */
+struct crf_parasite;
+int crf_task_collect_threads(pid_t pid, const pid_t *tids, size_t n, struct crf_parasite *p,
+			     Crf__Core__TaskCore *tc);
+
+/* Pieces of the above that task-dump.c shares with thread-dump.c. */
+int crf_task_read_thread_regs(pid_t tid, Crf__Core__ThreadCore *th);
+int crf_task_read_rseq(pid_t tid, uint64_t *ptr, uint32_t *len, uint32_t *sig);
+int crf_task_thread_sched(pid_t tid, Crf__Core__ThreadCore *th);
+int crf_task_pending_private(pid_t tid, Crf__Core__ThreadCore *th);
+void crf_task_free_thread(Crf__Core__ThreadCore *th);
 
 /* Write core-PID.img; frees what crf_task_* allocated in @tc. */
 int crf_task_write(struct crf_imgdir *dir, Crf__Core__TaskCore *tc);

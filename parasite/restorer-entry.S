@@ -29,4 +29,30 @@ crf_restorer_syscall_insn:
 	ud2
 	.size	crf_restorer_syscall_insn, . - crf_restorer_syscall_insn
 
+/*
+ * long crf_restorer_clone_thread(struct kclone_args *ca, size_t size,
+ *				  struct crf_rst_args *a, struct crf_rst_thread_arg *t)
+ * clone3() a thread; the parent gets its TID or -errno.  The child starts
+ * here on the stack ca names, with every register but %rax and %rsp as
+ * the parent had them, and never returns.
+ */
+	.globl	crf_restorer_clone_thread
+	.hidden	crf_restorer_clone_thread
+	.type	crf_restorer_clone_thread, @function
+crf_restorer_clone_thread:
+	movq	%rdx, %r8
+	movq	%rcx, %r9
+	movl	$435, %eax		/* __NR_clone3 */
+	syscall
+	testq	%rax, %rax
+	jnz	1f
+	movq	%r8, %rdi
+	movq	%r9, %rsi
+	xorl	%ebp, %ebp
+	andq	$-16, %rsp
+	call	crf_restorer_thread_main
+	ud2
+1:	ret
+	.size	crf_restorer_clone_thread, . - crf_restorer_clone_thread
+
 	.section .note.GNU-stack, "", @progbits

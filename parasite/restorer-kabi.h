@@ -33,6 +33,19 @@
 #define EIO		     5
 #define EPERM		     1
 
+#define FUTEX_WAIT_PRIVATE 128
+#define FUTEX_WAKE_PRIVATE 129
+#define PRIO_PROCESS	   0
+#define THREAD_CLONE_FLAGS                                                                         \
+	(0x100ul /* CLONE_VM */ | 0x200ul /* CLONE_FS */ | 0x400ul /* CLONE_FILES */ |            \
+	 0x800ul /* CLONE_SIGHAND */ | 0x10000ul /* CLONE_THREAD */ | 0x40000ul /* CLONE_SYSVSEM */)
+
+/* struct clone_args of clone3(), up to set_tid_size (CLONE_ARGS_SIZE_VER1). */
+struct kclone_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal;
+	uint64_t stack, stack_size, tls, set_tid, set_tid_size;
+};
+
 /* The task size with 4- and with 5-level page tables. */
 #define TASK_SIZE_47 0x7ffffffff000ul
 #define TASK_SIZE_56 0xfffffffffff000ul

@@ -58,6 +58,34 @@ struct crf_rst_timer_arg {
 	int32_t overrun, pad2;
 };
 
+#define CRF_RST_MAX_LEVELS 32
+#define CRF_RST_THREAD_STACK 16384
+
+/*
+ * A thread other than the leader: the restorer creates it with its TID
+ * (clone3 with set_tid), the thread sets its own state, reports in
+ * threads_ready and waits for threads_go, then returns into the program
+ * through its own signal frame.
+ */
+struct crf_rst_thread_arg {
+	int32_t set_tid[CRF_RST_MAX_LEVELS];	/* innermost first (clone3's order) */
+	uint32_t n_set_tid;
+	int32_t sas_flags;
+	uint64_t regs[27];			/* struct user_regs_struct */
+	uint64_t xsave_off;			/* as the leader's, own copy */
+	uint32_t xsave_len, n_pending;
+	uint64_t frame_off;			/* CRF_RST_FRAME_SIZE bytes */
+	uint64_t pending_off;			/* n_pending private siginfo of 128 bytes */
+	uint64_t stack_top_off;			/* CRF_RST_THREAD_STACK below it are its own */
+	uint64_t blocked, sas_sp, sas_size;
+	uint64_t clear_tid, robust_head, robust_len;
+	uint64_t rseq_ptr;
+	uint32_t rseq_len, rseq_sig;
+	int32_t sched_policy, sched_priority, nice, pad;
+	uint64_t affinity[16];
+	char comm[16];
+};
+
 struct crf_rst_args {
 	uint64_t magic;
 	uint64_t blob_start, blob_len;	/* this whole mapping, kept */
@@ -116,6 +144,14 @@ struct crf_rst_args {
 	/* CRF_RST_FRAME_SIZE bytes, 16-byte aligned, for the signal frame the
 	 * restorer returns through */
 	uint64_t frame_off;
+
+	/* threads: n_threads others than the leader, at threads_off */
+	uint32_t n_threads;
+	uint32_t threads_ready;		/* futex: threads that set their state */
+	uint32_t threads_go;		/* futex: 1 once crf said go */
+	uint32_t have_thread_state;	/* the leader's clear_tid and robust list are known */
+	uint64_t threads_off;
+	uint64_t clear_tid, robust_head, robust_len;	/* the leader's */
 
 	/* handshake with crf: the restorer writes its result (0 or -errno) and
 	 * a message to status_fd, then waits for one byte on go_fd (closing

@@ -26,6 +26,7 @@
 #include "mmfields.h"
 #include "pagemap.h"
 #include "pages.h"
+#include "shmem.h"
 #include "smaps.h"
 
 /* PageRun records are split so that a record stays small (about 20 bytes a run). */
@@ -90,42 +91,6 @@ static int punch_parasite(struct dump *d)
 	return 0;
 }
 
-static bool same_shmem(const struct smaps_vma *a, const struct smaps_vma *b)
-{
-	return a->inode == b->inode && a->dev_major == b->dev_major &&
-	       a->dev_minor == b->dev_minor && a->pgoff < b->pgoff + (b->end - b->start) &&
-	       b->pgoff < a->pgoff + (a->end - a->start);
-}
-
-/*
- * Each mapping of shared anonymous memory comes back as a new object of its
- * own.  Pieces of one mmap() split by mprotect() or munmap() cover disjoint
- * offsets of their object, so that is exact for them; two mappings of the
- * same offsets (an alias made by mremap() with an old size of 0) would stop
- * seeing each other's writes: refuse them.
- */
-static int check_shmem_aliases(struct dump *d)
-{
-	char desc[256];
-
-	for (size_t i = 0; i < d->maps.n; i++) {
-		if (d->kinds[i] != MEM_ANON_SHARED)
-			continue;
-		for (size_t j = i + 1; j < d->maps.n; j++) {
-			if (d->kinds[j] != MEM_ANON_SHARED ||
-			    !same_shmem(&d->maps.v[i], &d->maps.v[j]))
-				continue;
-			describe_vma(desc, sizeof(desc), &d->maps.v[j]);
-			return crf_error_errno(ENOTSUP,
-					       "task %d: cannot dump mapping %s: it maps the same "
-					       "shared memory as %llx (not supported yet)",
-					       (int)d->pid, desc,
-					       (unsigned long long)d->maps.v[i].start);
-		}
-	}
-	return 0;
-}
-
 static int classify(struct dump *d)
 {
 	char desc[256];
@@ -150,7 +115,7 @@ static int classify(struct dump *d)
 		d->kinds[i] = kind;
 		d->n_vmas += kind != MEM_SKIP;
 	}
-	return check_shmem_aliases(d);
+	return 0;
 }
 
 /* brk(0) run by the task itself gives its current break. */
@@ -235,49 +200,21 @@ static Crf__Mem__VmaKind proto_kind(enum mem_kind kind)
 		return CRF__MEM__VMA_KIND__VVAR_VCLOCK;
 	case MEM_ANON_SHARED:
 		return CRF__MEM__VMA_KIND__ANON_SHARED;
+	case MEM_MEMFD:
+		return CRF__MEM__VMA_KIND__MEMFD;
 	default:
 		return CRF__MEM__VMA_KIND__ANON_PRIVATE;
 	}
 }
 
-static int open_map_file(struct dump *d, const struct smaps_vma *v)
-{
-	char link[96];
-	int fd;
-
-	snprintf(link, sizeof(link), "/proc/%d/map_files/%llx-%llx", (int)d->pid,
-		 (unsigned long long)v->start, (unsigned long long)v->end);
-	fd = open(link, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return crf_error_errno(errno, "open %s", link);
-	return fd;
-}
-
-/* The pages of shared anonymous memory are found in its shmem object. */
-static int walk_shmem(struct dump *d, const struct smaps_vma *v)
-{
-	int fd, r;
-
-	fd = open_map_file(d, v);
-	if (fd < 0)
-		return fd;
-	r = mem_pagemap_walk_shmem(&d->pm, fd, v->pgoff, v->start, v->end, mem_pages_add,
-				   &d->pages);
-	close(fd);
-	return r;
-}
-
 /* Save the pages of mapping @v, leaving its runs in d->pages. */
 static int dump_pages(struct dump *d, const struct smaps_vma *v, enum mem_kind kind)
 {
-	bool anon = kind == MEM_ANON_PRIVATE || kind == MEM_ANON_SHARED;
 	int r;
 
-	/* A fresh anonymous mapping, shared or not, reads as zero: zero pages stay out. */
-	mem_pages_begin(&d->pages, anon, v->prot & PROT_READ);
-	if (kind == MEM_ANON_SHARED)
-		r = walk_shmem(d, v);
-	else if (kind == MEM_ANON_PRIVATE || kind == MEM_FILE_PRIVATE)
+	/* A fresh anonymous mapping reads as zero: zero pages stay out. */
+	mem_pages_begin(&d->pages, kind == MEM_ANON_PRIVATE, v->prot & PROT_READ);
+	if (kind == MEM_ANON_PRIVATE || kind == MEM_FILE_PRIVATE)
 		r = mem_pagemap_walk(&d->pm, v->start, v->end, mem_pages_add, &d->pages);
 	else
 		return 0;
@@ -345,6 +282,14 @@ static int dump_vma(struct dump *d, const struct smaps_vma *v, enum mem_kind kin
 		snprintf(link, sizeof(link), "/proc/%d/map_files/%llx-%llx", (int)d->pid,
 			 (unsigned long long)v->start, (unsigned long long)v->end);
 		r = mem_fileref_read(link, &vma.file);
+		if (r < 0)
+			return r;
+	}
+	if (kind == MEM_ANON_SHARED || kind == MEM_MEMFD) {
+		/* The pages are the object's, saved once for the tree. */
+		vma.has_pgoff = vma.has_shm_dev = vma.has_shm_inode = true;
+		vma.pgoff = v->pgoff;
+		r = mem_shm_dump(d->ctx, d->pid, v, kind, &vma.shm_dev, &vma.shm_inode);
 		if (r < 0)
 			return r;
 	}

@@ -4,6 +4,7 @@
 
 #include "mem.h"
 #include "mm.pb-c.h"
+#include "shmem.h"
 
 /* The descriptor reads best as one block. */
 /* clang-format off */
@@ -14,9 +15,12 @@ CRF_PLUGIN(
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = mem_probe,
 		[CRF_STAGE_DUMP_TASK] = mem_dump_task,
+		[CRF_STAGE_RESTORE_PREPARE] = mem_shm_restore_prepare,
 		[CRF_STAGE_RESTORE_TASK] = mem_restore_task,
+		[CRF_STAGE_RESTORE_FINISH] = mem_shm_restore_finish,
 	),
 	.config_keys = CRF_STRINGS("read-method"),
-	.schemas = CRF_SCHEMAS(&crf__mem__mm_entry__descriptor),
+	.schemas = CRF_SCHEMAS(&crf__mem__mm_entry__descriptor,
+			       &crf__mem__shmem_entry__descriptor),
 );
 /* clang-format on */

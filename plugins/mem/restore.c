@@ -28,6 +28,7 @@
 #include "mem.h"
 #include "mm.pb-c.h"
 #include "mmfields.h"
+#include "shmem.h"
 #include "smaps.h"
 #include "vdso.h"
 
@@ -114,7 +115,8 @@ static bool kind_is_anon(Crf__Mem__VmaKind kind)
 static int check_vma(struct restore *s, const Crf__Mem__Vma *v)
 {
 	bool shared = v->kind == CRF__MEM__VMA_KIND__FILE_SHARED ||
-		      v->kind == CRF__MEM__VMA_KIND__ANON_SHARED;
+		      v->kind == CRF__MEM__VMA_KIND__ANON_SHARED ||
+		      v->kind == CRF__MEM__VMA_KIND__MEMFD;
 	bool anon = kind_is_anon(v->kind);
 
 	if (v->start >= v->end || !aligned(s, v->start) || !aligned(s, v->end) ||
@@ -126,6 +128,8 @@ static int check_vma(struct restore *s, const Crf__Mem__Vma *v)
 		return corrupt(s, "mapping with wrong protection or flags", v->start);
 	if (!aligned(s, v->pgoff))
 		return corrupt(s, "mapping with an unaligned file offset", v->start);
+	if (v->kind == CRF__MEM__VMA_KIND__MEMFD && !(v->has_shm_dev && v->has_shm_inode))
+		return corrupt(s, "memfd mapping without its object", v->start);
 	return 0;
 }
 
@@ -142,10 +146,16 @@ static int add_vma(struct restore *s, const Crf__Mem__Vma *v)
 	};
 
 	/*
-	 * Shared anonymous memory comes back as a new object of the task's own:
-	 * sharing with processes outside the dumped tree is not preserved.
+	 * Shared memory objects were made once for the tree (restore-prepare):
+	 * every task maps the same one.  Shared anonymous memory of an image
+	 * without its object comes back as a new object of the task's own.
 	 */
-	if (!kind_is_anon(v->kind)) {
+	if (v->has_shm_dev && v->has_shm_inode) {
+		rv.flags &= ~MAP_ANONYMOUS;
+		rv.fd = mem_shm_restore_fd(s->ctx, v->shm_dev, v->shm_inode);
+		if (rv.fd < 0)
+			return rv.fd;
+	} else if (!kind_is_anon(v->kind)) {
 		rv.fd = open_vma_file(v);
 		if (rv.fd < 0)
 			return rv.fd;

@@ -249,9 +249,8 @@ static bool name_ends(const char *name, const char *suffix)
 /*
  * Shared anonymous memory: mmap(MAP_SHARED | MAP_ANONYMOUS), shown as
  * "/dev/zero (deleted)" or, once named, "[anon_shmem:NAME]", backed by a
- * shmem object of its own (a nonzero inode).  Only the dumped task's view is
- * saved: sharing with processes outside the dumped tree is not preserved,
- * the restored mapping being a new object of the tree's own.
+ * shmem object (a nonzero inode), saved once for the whole tree: sharing
+ * with processes outside the dumped tree is not preserved.
  */
 static int anon_shared_kind(const struct smaps_vma *v, const char **why)
 {
@@ -296,10 +295,15 @@ static int special_kind(const struct smaps_vma *v, const char **why)
 /* Memory with no file to map again after the dump, other than shared anonymous. */
 static const char *no_file_why(const struct smaps_vma *v)
 {
+	/*
+	 * An attachment must come back through shmat() (shm_nattch, shmdt()):
+	 * mapping the segment's file, as the other objects are, would not do.
+	 */
 	if (name_starts(v->name, "/SYSV"))
-		return "System V shared memory (not supported yet)";
+		return "System V shared memory (not supported yet: it must be attached "
+		       "again with shmat() by the restorer)";
 	if (name_starts(v->name, "/memfd:"))
-		return "a memfd mapping (not supported yet)";
+		return "a private mapping of a memfd (not supported yet)";
 	if (name_ends(v->name, " (deleted)"))
 		return "a mapping of a deleted file (not supported yet)";
 	return NULL;
@@ -330,6 +334,9 @@ int mem_vma_kind(const struct smaps_vma *v, const char **why)
 		return MEM_ANON_PRIVATE;
 	if (!strcmp(v->name, "/dev/zero (deleted)"))
 		return anon_shared_kind(v, why);
+	if (name_starts(v->name, "/memfd:") && v->shared && v->inode &&
+	    !(v->vmflags & (VMF_IO | VMF_PF | VMF_HT | VMF_SS)))
+		return MEM_MEMFD;
 	if ((*why = no_file_why(v)))
 		return -ENOTSUP;
 	if (v->name[0] != '/' || !v->inode) {
@@ -341,7 +348,7 @@ int mem_vma_kind(const struct smaps_vma *v, const char **why)
 
 int mem_vma_map_flags(enum mem_kind kind, uint32_t vmflags)
 {
-	bool shared = kind == MEM_FILE_SHARED || kind == MEM_ANON_SHARED;
+	bool shared = kind == MEM_FILE_SHARED || kind == MEM_ANON_SHARED || kind == MEM_MEMFD;
 	int flags = shared ? MAP_SHARED : MAP_PRIVATE;
 
 	if (kind == MEM_ANON_PRIVATE || kind == MEM_ANON_SHARED)

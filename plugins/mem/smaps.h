@@ -85,7 +85,8 @@ enum mem_kind {
 	MEM_VDSO,	  /* the vDSO and its data pages: no pages saved */
 	MEM_VVAR,
 	MEM_VVAR_VCLOCK,
-	MEM_ANON_SHARED, /* MAP_SHARED | MAP_ANONYMOUS: shmem of the task's own */
+	MEM_ANON_SHARED, /* MAP_SHARED | MAP_ANONYMOUS: a shmem object */
+	MEM_MEMFD,	 /* MAP_SHARED of a memfd */
 };
 
 /*

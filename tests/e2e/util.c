@@ -130,8 +130,8 @@ const char *describe_status(int st)
 }
 
 /*
- * Rewrite maps lines with single spaces.  Shared anonymous memory is a new
- * kernel object after a restore, with another device and inode number:
+ * Rewrite maps lines with single spaces.  Shared anonymous memory and a
+ * memfd are new kernel objects after a restore, with another device and inode number:
  * those two fields become "#" on its lines.
  */
 void normalize_maps(char *maps)
@@ -148,7 +148,8 @@ void normalize_maps(char *maps)
 		if (sscanf(in, "%63s %7s %31s %31s %31s %n", range, perms, off, dev, ino, &used) < 5)
 			used = 0;
 		path = in + used;
-		if (used && (strstr(path, "/dev/zero (deleted)") || strstr(path, "[anon_shmem:")))
+		if (used && (strstr(path, "/dev/zero (deleted)") || strstr(path, "[anon_shmem:") ||
+			     !strncmp(path, "/memfd:", 7)))
 			strcpy(dev, "#"), strcpy(ino, "#");
 		/* Never longer than the input line: safe to move back in place. */
 		n = used ? snprintf(line, sizeof(line), "%s %s %s %s %s %s\n", range, perms, off,

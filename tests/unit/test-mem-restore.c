@@ -125,13 +125,18 @@ static void check_restore_vmas(struct dumped *d, struct fake *f)
 		assert_true(k < f->n_vma);
 		assert_true(f->vma[k].start == v->start && f->vma[k].end == v->end);
 		assert_int_equal(f->vma[k].prot, v->prot);
-		assert_int_equal(f->vma[k].flags, v->flags);
 		assert_true(f->vma[k].madv == v->madv && f->vma[k].pgoff == v->pgoff);
-		if (v->kind == CRF__MEM__VMA_KIND__ANON_PRIVATE ||
-		    v->kind == CRF__MEM__VMA_KIND__ANON_SHARED) {
+		if (v->kind == CRF__MEM__VMA_KIND__ANON_PRIVATE) {
+			assert_int_equal(f->vma[k].flags, v->flags);
 			assert_int_equal(f->vma[k].fd, -1);
-			shared_anon += v->kind == CRF__MEM__VMA_KIND__ANON_SHARED;
+		} else if (v->kind == CRF__MEM__VMA_KIND__ANON_SHARED) {
+			/* A new object, mapped as a file: restore-prepare did not run. */
+			assert_int_equal(f->vma[k].flags, v->flags & ~MAP_ANONYMOUS);
+			assert_int_equal(fstat(f->vma[k].fd, &st), 0);
+			assert_true(st.st_size >= (off_t)(v->pgoff + v->end - v->start));
+			shared_anon++;
 		} else {
+			assert_int_equal(f->vma[k].flags, v->flags);
 			assert_int_equal(fstat(f->vma[k].fd, &st), 0);
 			assert_true(st.st_ino == v->file->inode);
 		}

@@ -151,7 +151,7 @@ static void test_kinds(void **state)
 	smaps_free(&s);
 }
 
-/* Shared memory with no file: only MAP_SHARED | MAP_ANONYMOUS of the task's own is dumped. */
+/* Shared memory with no file: shared anonymous memory and shared memfd mappings are dumped. */
 static void test_shared_kinds(void **state)
 {
 	static const struct {
@@ -166,7 +166,8 @@ static void test_shared_kinds(void **state)
 		{"7f00-7f01 rw-s 00000000 00:01 0 /dev/zero (deleted)", -ENOTSUP, "private"},
 		{"7f00-7f01 rw-s 00000000 00:01 32770 /SYSV00000000 (deleted)", -ENOTSUP,
 		 "System V"},
-		{"7f00-7f01 rw-s 00000000 00:01 1031 /memfd:buf (deleted)", -ENOTSUP, "memfd"},
+		{"7f00-7f01 rw-s 00000000 00:01 1031 /memfd:buf (deleted)", MEM_MEMFD},
+		{"7f00-7f01 rw-p 00000000 00:01 1031 /memfd:buf (deleted)", -ENOTSUP, "memfd"},
 		{"7f00-7f01 rw-s 00000000 08:01 1234 /tmp/gone (deleted)", -ENOTSUP,
 		 "deleted file"},
 		{"7f00-7f01 rw-s 00000000 00:00 0 ", -ENOTSUP, "no name"},

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Each thread's own state (ThreadCore in core-PID.img).  Most of it is
+ * readable from outside for a traced thread: registers, mask and private
+ * queue (ptrace), robust list (get_robust_list takes a TID), rseq,
+ * scheduling (sched_* and getpriority take a TID), comm.  Two things only
+ * the thread itself can read, its alternate signal stack and its
+ * clear_child_tid address (PR_GET_TID_ADDRESS): crf makes that very thread
+ * run the two system calls (crf_parasite_thread_calls), the leader through
+ * its parasite.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "infect.h"
+#include "procfs.h"
+#include "ptrace.h"
+#include "task-dump.h"
+#include "util.h"
+
+#ifndef PR_GET_TID_ADDRESS
+#define PR_GET_TID_ADDRESS 40
+#endif
+#define MAX_LEVELS 32
+
+static int ns_tids(const char *text, const char *path, Crf__Core__ThreadCore *th)
+{
+	const char *line = strstr(text, "\nNSpid:");
+	char *end;
+
+	th->ns_tid = calloc(MAX_LEVELS, sizeof(*th->ns_tid));
+	if (!th->ns_tid)
+		return -ENOMEM;
+	if (!line)
+		return crf_error_errno(EINVAL, "%s: no NSpid line", path);
+	line += strlen("\nNSpid:");
+	while (th->n_ns_tid < MAX_LEVELS) {
+		long v = strtol(line, &end, 10);
+
+		if (end == line)
+			break;
+		th->ns_tid[th->n_ns_tid++] = (int32_t)v;
+		line = end;
+	}
+	if (!th->n_ns_tid || th->ns_tid[0] != th->tid)
+		return crf_error_errno(EINVAL, "%s: bad NSpid line", path);
+	return 0;
+}
+
+static bool same_creds(const struct crf_proc_status *st, const Crf__Core__Creds *c)
+{
+	const uint32_t u[8] = { c->uid, c->euid, c->suid, c->fsuid,
+				c->gid, c->egid, c->sgid, c->fsgid };
+
+	return !memcmp(st->uid, u, sizeof(st->uid)) && !memcmp(st->gid, u + 4, sizeof(st->gid)) &&
+	       st->cap_eff == c->cap_eff && st->cap_prm == c->cap_prm &&
+	       st->cap_inh == c->cap_inh && st->cap_bnd == c->cap_bnd &&
+	       st->cap_amb == c->cap_amb && st->n_groups == c->n_groups &&
+	       !memcmp(st->groups, c->groups, c->n_groups * sizeof(*c->groups));
+}
+
+/*
+ * NSpid, and the credentials: Linux keeps them per thread, but a thread
+ * with credentials of its own is rare (raw setuid calls) and the restorer
+ * gives every thread the process's, so such a thread is refused.
+ */
+static int thread_status(pid_t pid, pid_t tid, const Crf__Core__Creds *c,
+			 Crf__Core__ThreadCore *th)
+{
+	struct crf_proc_status st;
+	_cleanup_free_ char *text = NULL;
+	char path[80];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	r = crf_read_file(path, &text);
+	if (r >= 0)
+		r = crf_parse_status(text, &st);
+	if (r < 0)
+		return crf_error_errno(r, "%s", path);
+	r = ns_tids(text, path, th);
+	if (r < 0)
+		return r;
+	if (c && !same_creds(&st, c))
+		return crf_error_errno(ENOTSUP,
+				       "thread %d of pid %d has credentials of its own: "
+				       "not supported yet",
+				       (int)tid, (int)pid);
+	return 0;
+}
+
+static int thread_comm(pid_t pid, pid_t tid, Crf__Core__ThreadCore *th)
+{
+	char path[80];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	r = crf_read_file(path, &th->comm);
+	if (r < 0)
+		return crf_error_errno(r, "%s", path);
+	th->comm[strcspn(th->comm, "\n")] = '\0';
+	return 0;
+}
+
+static int robust_list(pid_t tid, Crf__Core__ThreadCore *th)
+{
+	void *head = NULL;
+	size_t len = 0;
+
+	if (syscall(SYS_get_robust_list, tid, &head, &len) < 0)
+		return crf_error_errno(errno, "thread %d: get_robust_list", (int)tid);
+	th->robust_head = (uint64_t)(uintptr_t)head;
+	th->robust_len = len;
+	return 0;
+}
+
+/* sigaltstack (not for the leader: TaskCore has it) and clear_child_tid, in the thread. */
+static int thread_self(struct crf_parasite *p, pid_t tid, bool leader, Crf__Core__ThreadCore *th)
+{
+	struct crf_thread_call c[2];
+	uint64_t scratch, ctid = 0;
+	stack_t ss = { 0 };
+	size_t size;
+	int r;
+
+	r = crf_parasite_scratch_area(p, &scratch, &size);
+	if (r < 0)
+		return r;
+	c[0] = (struct crf_thread_call){ SYS_prctl, { PR_GET_TID_ADDRESS, (long)scratch } };
+	c[1] = (struct crf_thread_call){ SYS_sigaltstack, { 0, (long)scratch + 64 } };
+	if (leader)
+		c[0].ret = crf_parasite_syscall_raw(p, c[0].nr, c[0].args);
+	else
+		r = crf_parasite_thread_calls(p, tid, c, 2);
+	if (r < 0)
+		return r;
+	if (c[0].ret < 0)
+		return crf_error_errno((int)-c[0].ret, "thread %d: PR_GET_TID_ADDRESS", (int)tid);
+	if (!leader && c[1].ret < 0)
+		return crf_error_errno((int)-c[1].ret, "thread %d: sigaltstack", (int)tid);
+	r = crf_parasite_rw(p, scratch, &ctid, sizeof(ctid), false);
+	if (r >= 0 && !leader)
+		r = crf_parasite_rw(p, scratch + 64, &ss, sizeof(ss), false);
+	th->clear_tid = ctid;
+	th->sas_sp = (uint64_t)(uintptr_t)ss.ss_sp;
+	th->sas_size = ss.ss_size;
+	th->sas_flags = (uint32_t)ss.ss_flags;
+	return r < 0 ? r : 0;
+}
+
+/*
+ * The leader's record holds only what TaskCore lacks (TID levels, robust
+ * list, clear_child_tid); every other thread's is complete.
+ */
+static int collect_thread(pid_t pid, pid_t tid, struct crf_parasite *p, const Crf__Core__Creds *c,
+			  Crf__Core__ThreadCore *th)
+{
+	bool leader = tid == pid;
+	int r;
+
+	th->tid = tid;
+	r = thread_status(pid, tid, leader ? NULL : c, th);
+	if (r >= 0 && !leader)
+		r = crf_task_read_thread_regs(tid, th);
+	if (r >= 0 && !leader)
+		r = crf_ptrace_get_sigmask(tid, &th->blocked);
+	if (r >= 0 && !leader)
+		r = crf_task_pending_private(tid, th);
+	if (r >= 0 && !leader)
+		r = crf_task_read_rseq(tid, &th->rseq_ptr, &th->rseq_len, &th->rseq_sig);
+	if (r >= 0 && !leader)
+		r = crf_task_thread_sched(tid, th);
+	if (r >= 0)
+		r = leader ? ((th->comm = strdup("")) ? 0 : -ENOMEM) : thread_comm(pid, tid, th);
+	if (r >= 0)
+		r = robust_list(tid, th);
+	if (r >= 0)
+		r = thread_self(p, tid, leader, th);
+	return r < 0 ? r : 0;
+}
+
+int crf_task_collect_threads(pid_t pid, const pid_t *tids, size_t n, struct crf_parasite *p,
+			     Crf__Core__TaskCore *tc)
+{
+	int r = 0;
+
+	tc->threads = calloc(n + 1, sizeof(*tc->threads));
+	if (!tc->threads)
+		return -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		Crf__Core__ThreadCore *th = calloc(1, sizeof(*th));
+
+		if (!th)
+			return -ENOMEM;
+		crf__core__thread_core__init(th);
+		tc->threads[tc->n_threads++] = th;
+		r = collect_thread(pid, tids[i], p, tc->creds, th);
+	}
+	if (r >= 0 && tc->threads[0]->tid != pid)
+		r = crf_error_errno(EINVAL, "pid %d: thread list does not start with the leader",
+				    (int)pid);
+	return r;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * shmem.h - shared memory objects (shared anonymous memory, memfds) mapped
+ * by the tasks of a tree: saved once per object, created once at restore and
+ * mapped by every task that had it, so that the tasks still share it.
+ *
+ * An object is named by the st_dev and st_ino of its file at the dump
+ * (stat of /proc/PID/map_files/START-END); its image is shmem-DEV-INODE.img.
+ */
+#ifndef CRF_PLUGIN_MEM_SHMEM_H
+#define CRF_PLUGIN_MEM_SHMEM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <crf/plugin.h>
+
+#include "smaps.h"
+
+struct mem_shm_obj {
+	uint64_t dev, inode;
+	int fd; /* restore: the object, open read-write; -1 at dump */
+};
+
+/* The plugin's private state across stages (crf_ctx_priv). */
+struct mem_shm {
+	struct mem_shm_obj *v;
+	size_t n, cap;
+};
+
+/*
+ * dump-task: the object mapped by @v (of kind MEM_ANON_SHARED or MEM_MEMFD)
+ * of task @pid.  Saves it to its image unless an earlier task of this dump
+ * did; sets *@dev and *@inode.  0 or -errno (logged).
+ */
+int mem_shm_dump(struct crf_ctx *ctx, pid_t pid, const struct smaps_vma *v, enum mem_kind kind,
+		 uint64_t *dev, uint64_t *inode);
+
+/* restore-prepare: create every saved object, before the tree is forked. */
+int mem_shm_restore_prepare(struct crf_ctx *ctx);
+
+/*
+ * restore-task: an fd of object (@dev, @inode), to hand to the core.  The
+ * object made by restore-prepare, or, without it (a task restored alone,
+ * the unit tests), one made now for this task.  The fd or -errno (logged).
+ */
+int mem_shm_restore_fd(struct crf_ctx *ctx, uint64_t dev, uint64_t inode);
+
+/* restore-finish: close the objects; the tasks have their own mappings. */
+int mem_shm_restore_finish(struct crf_ctx *ctx);
+
+#endif
