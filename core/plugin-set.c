@@ -357,7 +357,7 @@ int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 	ctx.ops = ops;
 	ctx.task = task;
 	for (size_t i = 0; i < n; i++) {
-		bool reverse = stage == CRF_STAGE_DUMP_CLEANUP;
+		bool reverse = stage == CRF_STAGE_DUMP_CLEANUP || stage == CRF_STAGE_RESTORE_CLEANUP;
 		size_t idx = set->graph.order[o][reverse ? n - 1 - i : i];
 		struct crf_plugin_info *pi = &set->p[idx];
 		int r = crf__run_hook(&ctx, &pi->st);

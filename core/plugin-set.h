@@ -66,7 +66,7 @@ int crf_plugin_set_probe(struct crf_plugin_set *set, bool quiet);
 /*
  * Run a stage's hooks in its order (dump order for probe and dump stages,
  * restore order for restore stages).  Stops at the first failure, except
- * dump-cleanup, which runs every hook, in reverse dump order, and returns
+ * the cleanup stages, which run every hook, in reverse order, and return
  * the first error.
  */
 int crf_plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage,

@@ -284,7 +284,7 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 	struct task_ctx ctx = {.set = set, .dir = dir};
 	struct crf_rst_tree rt = {0};
 	struct crf_pstree t;
-	int r;
+	int r, c;
 
 	r = crf_pstree_read(dir, root, &t);
 	if (r < 0)
@@ -301,6 +301,10 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 	}
 	if (r >= 0)
 		r = run_tree(&rt, set, dir);
+	/* Whatever happened: plugins let go of what restore-prepare took. */
+	c = crf_plugin_set_run(set, CRF_STAGE_RESTORE_CLEANUP, dir, root);
+	if (r >= 0)
+		r = c;
 	if (r >= 0)
 		crf_info("tree of pid %d restored: %zu process%s", (int)root, t.n,
 			 t.n == 1 ? "" : "es");

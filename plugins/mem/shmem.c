@@ -446,7 +446,7 @@ int mem_shm_restore_fd(struct crf_ctx *ctx, uint64_t dev, uint64_t inode)
 	return create_object(ctx, dev, inode);
 }
 
-int mem_shm_restore_finish(struct crf_ctx *ctx)
+int mem_shm_restore_cleanup(struct crf_ctx *ctx)
 {
 	free_state(crf_ctx_priv(ctx));
 	crf_ctx_set_priv(ctx, NULL);

@@ -46,7 +46,7 @@ int mem_shm_restore_prepare(struct crf_ctx *ctx);
  */
 int mem_shm_restore_fd(struct crf_ctx *ctx, uint64_t dev, uint64_t inode);
 
-/* restore-finish: close the objects; the tasks have their own mappings. */
-int mem_shm_restore_finish(struct crf_ctx *ctx);
+/* restore-cleanup (success or not): close the objects; the tasks have their own mappings. */
+int mem_shm_restore_cleanup(struct crf_ctx *ctx);
 
 #endif

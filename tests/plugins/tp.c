@@ -68,6 +68,7 @@ CRF_PLUGIN(
 		[CRF_STAGE_RESTORE_PREPARE] = tp_hook,
 		[CRF_STAGE_RESTORE_TASK] = tp_hook,
 		[CRF_STAGE_RESTORE_FINISH] = tp_hook,
+		[CRF_STAGE_RESTORE_CLEANUP] = tp_hook,
 	),
 	.kinds = CRF_KINDS(
 		{ .cls = CRF_OBJ_FD, .name = TP_NAME "-fd", .dump = tp_dump_obj },

@@ -240,11 +240,14 @@ static void test_stage_order(void **state)
 	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_TASK, NULL, 1), 0);
 	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_CLEANUP, NULL, 0), 0);
 	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_RESTORE_PREPARE, NULL, 0), 0);
+	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_RESTORE_CLEANUP, NULL, 0), 0);
 	assert_string_equal(read_trace(trace), "alpha dump-task\nbeta dump-task\ngamma dump-task\n"
 					       "gamma dump-cleanup\nbeta dump-cleanup\n"
 					       "alpha dump-cleanup\n"
 					       "alpha restore-prepare\ngamma restore-prepare\n"
-					       "beta restore-prepare\n");
+					       "beta restore-prepare\n"
+					       "beta restore-cleanup\ngamma restore-cleanup\n"
+					       "alpha restore-cleanup\n");
 }
 
 static void test_stage_failure(void **state)

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define CRF_PLUGIN_ABI_MAJOR 1
-#define CRF_PLUGIN_ABI_MINOR 0
+#define CRF_PLUGIN_ABI_MINOR 1
 
 /* The symbol every plugin exports (CRF_PLUGIN defines it). */
 #define CRF_PLUGIN_SYMBOL "crf_plugin_descriptor"
@@ -54,6 +54,8 @@ enum crf_stage {
 	CRF_STAGE_RESTORE_PREPARE, /* global, before the tree is forked */
 	CRF_STAGE_RESTORE_TASK,	  /* inside each restored task, before the restorer */
 	CRF_STAGE_RESTORE_FINISH, /* every task ready, before the tree resumes */
+	/* always called after a restore, success or not (ABI 1.1) */
+	CRF_STAGE_RESTORE_CLEANUP,
 	CRF_STAGE__COUNT,
 };
 
