@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "crf-private.h"
@@ -102,6 +103,50 @@ void crf_log(enum crf_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	crf_logv(level, fmt, ap);
 	va_end(ap);
+}
+
+/* Progress lines: when the operation began, when the line was last drawn. */
+static double progress_start, progress_last;
+static bool progress_shown;
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void crf_progress(const char *what, uint64_t done, uint64_t total)
+{
+	const char *origin = log_origin ? log_origin : log_hook_origin;
+	double now = mono_s();
+
+	if (log_level < CRF_LOG_WARN || !isatty(STDERR_FILENO))
+		return;
+	if (!progress_start)
+		progress_start = now;
+	if (now - progress_start < 0.5 || now - progress_last < 0.1)
+		return;
+	progress_last = now;
+	progress_shown = true;
+	if (total)
+		fprintf(stderr, "\r\033[Kcrf%s%s%s: %s: %llu of %llu MiB", origin ? "[" : "",
+			origin ? origin : "", origin ? "]" : "", what,
+			(unsigned long long)(done >> 20), (unsigned long long)(total >> 20));
+	else
+		fprintf(stderr, "\r\033[Kcrf%s%s%s: %s: %llu MiB", origin ? "[" : "",
+			origin ? origin : "", origin ? "]" : "", what,
+			(unsigned long long)(done >> 20));
+	fflush(stderr);
+}
+
+void crf_progress_end(void)
+{
+	if (progress_shown)
+		fputs("\r\033[K", stderr);
+	progress_shown = false;
+	progress_start = progress_last = 0;
 }
 
 int crf_log_errno(enum crf_log_level level, int err, const char *fmt, ...)

@@ -48,6 +48,23 @@ int mem_read_method_parse(const char *value, enum mem_read_method *m)
 	return 0;
 }
 
+/* Resident memory from /proc/PID/statm (0 if unknown): only for progress. */
+static uint64_t resident_bytes(pid_t pid, size_t page_size)
+{
+	unsigned long long size = 0, rss = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &size, &rss) != 2)
+		rss = 0;
+	fclose(f);
+	return rss * page_size;
+}
+
 int mem_pages_init(struct mem_pages *p, pid_t pid, enum mem_read_method method,
 		   struct crf_img *blob, size_t page_size)
 {
@@ -61,11 +78,14 @@ int mem_pages_init(struct mem_pages *p, pid_t pid, enum mem_read_method method,
 	p->batch = calloc(BATCH_IOV, sizeof(*p->batch));
 	if (!p->batch)
 		return crf_error_errno(ENOMEM, "page batch");
+	p->resident = resident_bytes(pid, page_size);
+	snprintf(p->progress_what, sizeof(p->progress_what), "pid %d", (int)pid);
 	return mem_writer_start(&p->writer, blob, p->buf_size, BATCH_BUFS);
 }
 
 int mem_pages_finish(struct mem_pages *p)
 {
+	crf_progress_end();
 	return mem_writer_stop(&p->writer);
 }
 
@@ -127,6 +147,7 @@ static int save(struct mem_pages *p, size_t from, size_t *out, uint64_t vaddr, s
 	*out += len;
 	p->blob_off += len;
 	p->bytes += len;
+	crf_progress(p->progress_what, p->bytes, p->resident);
 	return 0;
 }
 

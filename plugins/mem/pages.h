@@ -48,6 +48,11 @@ struct mem_pages {
 	size_t n_runs, cap_runs;
 
 	uint64_t present, zero, bytes; /* pages found, zero pages skipped, bytes saved */
+
+	/* For the progress line: the task's resident memory, an estimate of
+	 * what is to be saved, and what to call the work. */
+	uint64_t resident;
+	char progress_what[32];
 };
 
 /*

@@ -11,6 +11,7 @@
 #define CRF_LOG_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,6 +39,16 @@ void crf_logv(enum crf_log_level level, const char *fmt, va_list ap)
  */
 int crf_log_errno(enum crf_log_level level, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Progress of a long operation (dumping gigabytes), on a terminal only: the
+ * line "crf[plugin]: WHAT: DONE of TOTAL MiB" is rewritten in place at most
+ * ten times a second, starting once the operation has run for half a
+ * second; @total 0 if unknown.  Nothing is printed when stderr is not a
+ * terminal or with --quiet.  crf_progress_end() clears the line.
+ */
+void crf_progress(const char *what, uint64_t done, uint64_t total);
+void crf_progress_end(void);
 
 /* True when messages of @level are printed anywhere (skip costly formatting). */
 int crf_log_enabled(enum crf_log_level level);
