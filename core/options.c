@@ -23,6 +23,8 @@ const char crf_common_help[] =
 	"      --plugins A,B      enable only these plugins\n"
 	"      --disable A,B      disable these plugins\n"
 	"      --enable A,B       enable these plugins\n"
+	"      --progress=WHEN    progress of long operations: auto (on a terminal),\n"
+	"                         always, never\n"
 	"  -h, --help             this help\n";
 
 int crf_usage_error(const struct crf_opts *o, const char *fmt, ...)
@@ -72,6 +74,16 @@ int crf_opts_common(struct crf_opts *o, int c, const char *arg, char *const argv
 		return strv_split(&o->sel.disable, arg) < 0 ? -ENOMEM : 1;
 	case OPT_ENABLE:
 		return strv_split(&o->sel.enable, arg) < 0 ? -ENOMEM : 1;
+	case OPT_PROGRESS:
+		if (!strcmp(arg, "auto"))
+			o->progress = 0;
+		else if (!strcmp(arg, "always"))
+			o->progress = 1;
+		else if (!strcmp(arg, "never"))
+			o->progress = -1;
+		else
+			return crf_usage_error(o, "--progress must be auto, always or never");
+		return 1;
 	case ':':
 		return crf_usage_error(o, "option '%s' needs an argument", argv[optind - 1]);
 	case '?':
@@ -92,6 +104,7 @@ int crf_opts_apply_logging(const struct crf_opts *o)
 		level = CRF_LOG_INFO;
 	else if (o->verbosity >= 2)
 		level = CRF_LOG_DEBUG;
+	crf__log_set_progress(o->progress);
 	return crf__log_setup(level, o->log_file);
 }
 

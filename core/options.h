@@ -22,6 +22,7 @@ struct crf_opts {
 	struct strv plugin_dirs;
 	struct crf_select sel;
 	bool help;
+	int progress;		/* --progress: 0 auto, 1 always, -1 never */
 };
 
 enum {
@@ -32,6 +33,7 @@ enum {
 	OPT_PLUGINS,
 	OPT_DISABLE,
 	OPT_ENABLE,
+	OPT_PROGRESS,
 	OPT_COMMAND_BASE = 0x200,	/* commands number their own options from here */
 };
 
@@ -46,7 +48,8 @@ enum {
 	{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },             \
 	{ "plugins", required_argument, NULL, OPT_PLUGINS },                   \
 	{ "disable", required_argument, NULL, OPT_DISABLE },                   \
-	{ "enable", required_argument, NULL, OPT_ENABLE }
+	{ "enable", required_argument, NULL, OPT_ENABLE },                     \
+	{ "progress", required_argument, NULL, OPT_PROGRESS }
 
 /* Help text for the common options. */
 extern const char crf_common_help[];

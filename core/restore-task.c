@@ -80,6 +80,17 @@ static int grow(void *v, size_t n, size_t *cap, size_t size)
 	return 0;
 }
 
+/* A segment is attached whole, at offset 0, with nothing but its id. */
+static int check_sysv(const struct crf_rst_vma *v)
+{
+	if (v->shmid < 0 || v->fd >= 0 || v->flags != MAP_SHARED || v->pgoff)
+		return crf_error_errno(EINVAL,
+				       "mapping %#" PRIx64 "-%#" PRIx64
+				       ": System V segment %d with fd %d, flags %#x or offset %#" PRIx64,
+				       v->start, v->end, v->shmid, v->fd, v->flags, v->pgoff);
+	return 0;
+}
+
 static int check_vma(const struct crf_rst_vma *v)
 {
 	int share = v->flags & (MAP_SHARED | MAP_PRIVATE);
@@ -93,6 +104,8 @@ static int check_vma(const struct crf_rst_vma *v)
 				       "mapping %#" PRIx64 "-%#" PRIx64
 				       ": bad protection %#x or flags %#x",
 				       v->start, v->end, v->prot, v->flags);
+	if (v->sysv)
+		return check_sysv(v);
 	if ((v->fd < 0) != !!(v->flags & MAP_ANONYMOUS) || v->pgoff % PAGE_SIZE)
 		return crf_error_errno(EINVAL,
 				       "mapping %#" PRIx64 "-%#" PRIx64
@@ -128,6 +141,7 @@ int crf_rst_task_add_vma(struct crf_rst_task *t, const struct crf_rst_vma *vma)
 		.prot = vma->prot,
 		.flags = vma->flags,
 		.fd = vma->fd,
+		.shmid = vma->sysv ? vma->shmid : -1,
 	};
 	return 0;
 }

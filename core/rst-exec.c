@@ -217,8 +217,8 @@ static int check_layout(struct crf_rst_task *t)
 					       "pages %#" PRIx64 "-%#" PRIx64
 					       " are not inside one mapping",
 					       p->vaddr, p->vaddr + p->len);
-		/* Writing them would write the file. */
-		if ((v->flags & MAP_SHARED) && v->fd >= 0)
+		/* Writing them would write the file or the segment. */
+		if ((v->flags & MAP_SHARED) && (v->fd >= 0 || v->shmid >= 0))
 			return crf_error_errno(EINVAL,
 					       "pages %#" PRIx64 " are in a shared file mapping",
 					       p->vaddr);

@@ -33,6 +33,10 @@
 #define EIO		     5
 #define EPERM		     1
 
+/* shmat() flags (linux/shm.h, which needs libc's types) */
+#define SHM_RDONLY 010000
+#define SHM_REMAP  040000
+
 #define FUTEX_WAIT_PRIVATE 128
 #define FUTEX_WAKE_PRIVATE 129
 #define PRIO_PROCESS	   0

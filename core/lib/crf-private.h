@@ -79,6 +79,8 @@ struct crf_ctx {
 
 /* Logging set-up: level, optional log file (NULL: none), the "crf" program name. */
 int crf__log_setup(enum crf_log_level level, const char *log_file);
+/* Progress lines: 0 auto (a terminal, after half a second), 1 always, -1 never. */
+void crf__log_set_progress(int mode);
 void crf__log_close(void);
 enum crf_log_level crf__log_level(void);
 /* Name the plugin whose code runs on this thread (NULL: the core); returns the old one. */

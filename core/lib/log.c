@@ -108,6 +108,12 @@ void crf_log(enum crf_log_level level, const char *fmt, ...)
 /* Progress lines: when the operation began, when the line was last drawn. */
 static double progress_start, progress_last;
 static bool progress_shown;
+static int progress_mode;
+
+void crf__log_set_progress(int mode)
+{
+	progress_mode = mode;
+}
 
 static double mono_s(void)
 {
@@ -122,11 +128,13 @@ void crf_progress(const char *what, uint64_t done, uint64_t total)
 	const char *origin = log_origin ? log_origin : log_hook_origin;
 	double now = mono_s();
 
-	if (log_level < CRF_LOG_WARN || !isatty(STDERR_FILENO))
+	if (progress_mode < 0 || log_level < CRF_LOG_WARN)
+		return;
+	if (!progress_mode && !isatty(STDERR_FILENO))
 		return;
 	if (!progress_start)
 		progress_start = now;
-	if (now - progress_start < 0.5 || now - progress_last < 0.1)
+	if ((!progress_mode && now - progress_start < 0.5) || now - progress_last < 0.1)
 		return;
 	progress_last = now;
 	progress_shown = true;

@@ -33,6 +33,8 @@ struct crf_rst_vma_arg {
 	int32_t fd;		/* -1: anonymous */
 	int32_t fill;		/* nonzero: pages are read into it, so it is
 				 * mapped writable until they are in */
+	int32_t shmid;		/* >= 0: a System V segment to shmat() instead */
+	int32_t pad;
 };
 
 /* Bytes to read from a verified blob image into memory. */

@@ -27,6 +27,7 @@
 #include "pagemap.h"
 #include "pages.h"
 #include "shmem.h"
+#include "sysv.h"
 #include "smaps.h"
 
 /* PageRun records are split so that a record stays small (about 20 bytes a run). */
@@ -202,6 +203,8 @@ static Crf__Mem__VmaKind proto_kind(enum mem_kind kind)
 		return CRF__MEM__VMA_KIND__ANON_SHARED;
 	case MEM_MEMFD:
 		return CRF__MEM__VMA_KIND__MEMFD;
+	case MEM_SYSV:
+		return CRF__MEM__VMA_KIND__SYSV_SHM;
 	default:
 		return CRF__MEM__VMA_KIND__ANON_PRIVATE;
 	}
@@ -290,6 +293,13 @@ static int dump_vma(struct dump *d, const struct smaps_vma *v, enum mem_kind kin
 		vma.has_pgoff = vma.has_shm_dev = vma.has_shm_inode = true;
 		vma.pgoff = v->pgoff;
 		r = mem_shm_dump(d->ctx, d->pid, v, kind, &vma.shm_dev, &vma.shm_inode);
+		if (r < 0)
+			return r;
+	}
+	if (kind == MEM_SYSV) {
+		/* The pages are the segment's, saved once for the tree. */
+		vma.has_shmid = true;
+		r = mem_sysv_dump(d->ctx, d->pid, v, &vma.shmid);
 		if (r < 0)
 			return r;
 	}

@@ -17,6 +17,7 @@ CRF_PLUGIN(
 		[CRF_STAGE_DUMP_TASK] = mem_dump_task,
 		[CRF_STAGE_RESTORE_PREPARE] = mem_shm_restore_prepare,
 		[CRF_STAGE_RESTORE_TASK] = mem_restore_task,
+		[CRF_STAGE_RESTORE_FINISH] = mem_shm_restore_finish,
 		[CRF_STAGE_RESTORE_CLEANUP] = mem_shm_restore_cleanup,
 	),
 	.config_keys = CRF_STRINGS("read-method"),

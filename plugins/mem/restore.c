@@ -116,7 +116,7 @@ static int check_vma(struct restore *s, const Crf__Mem__Vma *v)
 {
 	bool shared = v->kind == CRF__MEM__VMA_KIND__FILE_SHARED ||
 		      v->kind == CRF__MEM__VMA_KIND__ANON_SHARED ||
-		      v->kind == CRF__MEM__VMA_KIND__MEMFD;
+		      v->kind == CRF__MEM__VMA_KIND__MEMFD || v->kind == CRF__MEM__VMA_KIND__SYSV_SHM;
 	bool anon = kind_is_anon(v->kind);
 
 	if (v->start >= v->end || !aligned(s, v->start) || !aligned(s, v->end) ||
@@ -130,6 +130,9 @@ static int check_vma(struct restore *s, const Crf__Mem__Vma *v)
 		return corrupt(s, "mapping with an unaligned file offset", v->start);
 	if (v->kind == CRF__MEM__VMA_KIND__MEMFD && !(v->has_shm_dev && v->has_shm_inode))
 		return corrupt(s, "memfd mapping without its object", v->start);
+	if ((v->kind == CRF__MEM__VMA_KIND__SYSV_SHM) != (v->has_shmid && v->shmid >= 0) ||
+	    (v->kind == CRF__MEM__VMA_KIND__SYSV_SHM && (v->flags != MAP_SHARED || v->pgoff)))
+		return corrupt(s, "System V segment attachment without its segment", v->start);
 	return 0;
 }
 
@@ -150,7 +153,11 @@ static int add_vma(struct restore *s, const Crf__Mem__Vma *v)
 	 * every task maps the same one.  Shared anonymous memory of an image
 	 * without its object comes back as a new object of the task's own.
 	 */
-	if (v->has_shm_dev && v->has_shm_inode) {
+	/* Attached again by the restorer; restore-prepare made the segment. */
+	if (v->kind == CRF__MEM__VMA_KIND__SYSV_SHM) {
+		rv.sysv = 1;
+		rv.shmid = v->shmid;
+	} else if (v->has_shm_dev && v->has_shm_inode) {
 		rv.flags &= ~MAP_ANONYMOUS;
 		rv.fd = mem_shm_restore_fd(s->ctx, v->shm_dev, v->shm_inode);
 		if (rv.fd < 0)

@@ -29,6 +29,7 @@
 #include "mm.pb-c.h"
 #include "pagemap.h"
 #include "shmem.h"
+#include "sysv.h"
 
 #define CHUNK (1u << 20)
 
@@ -54,7 +55,7 @@ struct saver {
 	size_t page_size;
 };
 
-static int write_data(struct saver *s, uint64_t off, const char *p, size_t len)
+static int write_data(struct crf_img *img, uint64_t off, const char *p, size_t len)
 {
 	Crf__Mem__ShmemEntry e = CRF__MEM__SHMEM_ENTRY__INIT;
 	Crf__Mem__ShmemData d = CRF__MEM__SHMEM_DATA__INIT;
@@ -64,7 +65,7 @@ static int write_data(struct saver *s, uint64_t off, const char *p, size_t len)
 	d.data.len = len;
 	e.entry_case = CRF__MEM__SHMEM_ENTRY__ENTRY_DATA;
 	e.data = &d;
-	return crf_img_write(s->img, &e.base);
+	return crf_img_write(img, &e.base);
 }
 
 static bool all_zero(const char *p, size_t len)
@@ -72,21 +73,21 @@ static bool all_zero(const char *p, size_t len)
 	return !p[0] && !memcmp(p, p + 1, len - 1);
 }
 
-/* Save the non-zero pages of @len bytes read at @off. */
-static int save_buf(struct saver *s, uint64_t off, size_t len)
+int mem_shm_save_data(struct crf_img *img, size_t page_size, uint64_t off, const char *buf,
+		      size_t len)
 {
 	size_t run = 0, i, n;
 	int r;
 
 	for (i = 0; i < len; i += n) {
-		n = len - i < s->page_size ? len - i : s->page_size;
-		if (!all_zero(s->buf + i, n))
+		n = len - i < page_size ? len - i : page_size;
+		if (!all_zero(buf + i, n))
 			continue;
-		if (i > run && (r = write_data(s, off + run, s->buf + run, i - run)) < 0)
+		if (i > run && (r = write_data(img, off + run, buf + run, i - run)) < 0)
 			return r;
 		run = i + n;
 	}
-	return i > run ? write_data(s, off + run, s->buf + run, i - run) : 0;
+	return i > run ? write_data(img, off + run, buf + run, i - run) : 0;
 }
 
 /* A mem_range_fn over object offsets: read the range and save it. */
@@ -106,7 +107,7 @@ static int save_range(void *arg, uint64_t start, uint64_t end, bool zero)
 					       (unsigned long long)start);
 		if (got == 0)
 			return 0; /* the object ends inside its last page */
-		r = save_buf(s, start, (size_t)got);
+		r = mem_shm_save_data(s->img, s->page_size, start, s->buf, (size_t)got);
 		if (r < 0)
 			return r;
 		start += (uint64_t)got;
@@ -253,7 +254,7 @@ static int create_memfd(const Crf__Mem__ShmemObject *o)
 	return fd;
 }
 
-static int fill(struct crf_img *img, const char *name, int fd, uint64_t size)
+int mem_shm_fill(struct crf_img *img, const char *name, int fd, char *mem, uint64_t size)
 {
 	Crf__Mem__ShmemEntry *e;
 	ssize_t n;
@@ -265,7 +266,9 @@ static int fill(struct crf_img *img, const char *name, int fd, uint64_t size)
 		if (e->entry_case != CRF__MEM__SHMEM_ENTRY__ENTRY_DATA || d->off > size ||
 		    d->data.len > size - d->off)
 			r = crf_error_errno(EBADMSG, "%s: a record outside the object", name);
-		for (size_t done = 0; r > 0 && done < d->data.len; done += (size_t)n) {
+		if (r > 0 && fd < 0)
+			memcpy(mem + d->off, d->data.data, d->data.len);
+		for (size_t done = 0; fd >= 0 && r > 0 && done < d->data.len; done += (size_t)n) {
 			n = pwrite(fd, d->data.data + done, d->data.len - done,
 				   (off_t)(d->off + done));
 			if (n <= 0)
@@ -279,7 +282,7 @@ static int fill(struct crf_img *img, const char *name, int fd, uint64_t size)
 	return r;
 }
 
-static int read_object(struct crf_img *img, const char *name, Crf__Mem__ShmemObject **out)
+int mem_shm_read_object(struct crf_img *img, const char *name, Crf__Mem__ShmemObject **out)
 {
 	Crf__Mem__ShmemEntry *e;
 	int r;
@@ -312,7 +315,7 @@ static int make_object(struct crf_img *img, const char *name, Crf__Mem__ShmemObj
 		fd = create_anon(o->size);
 	if (fd < 0)
 		return fd;
-	r = fill(img, name, fd, o->size);
+	r = mem_shm_fill(img, name, fd, NULL, o->size);
 	/* Seals last: F_SEAL_WRITE or F_SEAL_GROW would stop the filling. */
 	if (r >= 0 && o->has_seals && o->seals && fcntl(fd, F_ADD_SEALS, (int)o->seals) < 0)
 		r = crf_error_errno(errno, "%s: add seals %#x", name, o->seals);
@@ -335,7 +338,7 @@ static int create_object(struct crf_ctx *ctx, uint64_t dev, uint64_t inode)
 	r = crf_img_open(crf_ctx_images(ctx), name, &crf__mem__shmem_entry__descriptor, &img);
 	if (r < 0)
 		return r;
-	r = read_object(img, name, &o);
+	r = mem_shm_read_object(img, name, &o);
 	if (r >= 0 && (o->dev != dev || o->inode != inode))
 		r = crf_error_errno(EBADMSG, "%s: the object of another name", name);
 	if (r >= 0)
@@ -369,8 +372,24 @@ static void free_state(struct mem_shm *m)
 		return;
 	for (size_t i = 0; i < m->n; i++)
 		close(m->v[i].fd);
+	mem_sysv_cleanup(m);
 	free(m->v);
+	free(m->sysv);
 	free(m);
+}
+
+/* "shmem-sysv-SHMID.img": a System V segment (sysv.c). */
+static int create_sysv(struct crf_ctx *ctx, struct mem_shm *m, const char *file)
+{
+	char name[64];
+	int id;
+
+	if (sscanf(file, "shmem-sysv-%d.img", &id) != 1 || id < 0)
+		return 0;
+	snprintf(name, sizeof(name), "shmem-sysv-%d.img", id);
+	if (strcmp(name, file))
+		return 0;
+	return mem_sysv_create(ctx, m, id, name);
 }
 
 static int create_all(struct crf_ctx *ctx, struct mem_shm *m, DIR *d)
@@ -381,6 +400,12 @@ static int create_all(struct crf_ctx *ctx, struct mem_shm *m, DIR *d)
 	int fd, r;
 
 	while ((errno = 0, de = readdir(d))) {
+		if (!strncmp(de->d_name, "shmem-sysv-", 11)) {
+			r = create_sysv(ctx, m, de->d_name);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		if (sscanf(de->d_name, "shmem-%llu-%llu.img", &dev, &inode) != 2)
 			continue;
 		image_name(name, sizeof(name), dev, inode);
@@ -444,6 +469,13 @@ int mem_shm_restore_fd(struct crf_ctx *ctx, uint64_t dev, uint64_t inode)
 		return crf_error_errno(ENOENT, "no shared memory object %llu-%llu",
 				       (unsigned long long)dev, (unsigned long long)inode);
 	return create_object(ctx, dev, inode);
+}
+
+int mem_shm_restore_finish(struct crf_ctx *ctx)
+{
+	struct mem_shm *m = crf_ctx_priv(ctx);
+
+	return m ? mem_sysv_finish(m) : 0;
 }
 
 int mem_shm_restore_cleanup(struct crf_ctx *ctx)

@@ -10,11 +10,15 @@
 #ifndef CRF_PLUGIN_MEM_SHMEM_H
 #define CRF_PLUGIN_MEM_SHMEM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <crf/image.h>
+
 #include <crf/plugin.h>
 
+#include "mm.pb-c.h"
 #include "smaps.h"
 
 struct mem_shm_obj {
@@ -22,10 +26,20 @@ struct mem_shm_obj {
 	int fd; /* restore: the object, open read-write; -1 at dump */
 };
 
+/* A System V segment made by restore-prepare. */
+struct mem_sysv_obj {
+	int id;
+	bool dest;    /* removed at the dump: removed again once attached */
+	bool created; /* made now, not one that outlived its tree */
+};
+
 /* The plugin's private state across stages (crf_ctx_priv). */
 struct mem_shm {
 	struct mem_shm_obj *v;
 	size_t n, cap;
+	struct mem_sysv_obj *sysv;
+	size_t n_sysv, cap_sysv;
+	bool finished; /* restore-finish ran: the segments are the tree's */
 };
 
 /*
@@ -46,7 +60,20 @@ int mem_shm_restore_prepare(struct crf_ctx *ctx);
  */
 int mem_shm_restore_fd(struct crf_ctx *ctx, uint64_t dev, uint64_t inode);
 
+/* restore-finish: see mem_sysv_finish(). */
+int mem_shm_restore_finish(struct crf_ctx *ctx);
+
 /* restore-cleanup (success or not): close the objects; the tasks have their own mappings. */
 int mem_shm_restore_cleanup(struct crf_ctx *ctx);
+
+/* Shared with sysv.c */
+
+/* Write the non-zero pages of @len bytes @buf, object offset @off, to @img. */
+int mem_shm_save_data(struct crf_img *img, size_t page_size, uint64_t off, const char *buf,
+		      size_t len);
+/* Read the first record of @img, the object, into *@out (free it). 0 or -errno (logged). */
+int mem_shm_read_object(struct crf_img *img, const char *name, Crf__Mem__ShmemObject **out);
+/* Write the data records of @img into @fd, or into memory at @mem when @fd < 0. */
+int mem_shm_fill(struct crf_img *img, const char *name, int fd, char *mem, uint64_t size);
 
 #endif

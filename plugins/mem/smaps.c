@@ -295,13 +295,8 @@ static int special_kind(const struct smaps_vma *v, const char **why)
 /* Memory with no file to map again after the dump, other than shared anonymous. */
 static const char *no_file_why(const struct smaps_vma *v)
 {
-	/*
-	 * An attachment must come back through shmat() (shm_nattch, shmdt()):
-	 * mapping the segment's file, as the other objects are, would not do.
-	 */
 	if (name_starts(v->name, "/SYSV"))
-		return "System V shared memory (not supported yet: it must be attached "
-		       "again with shmat() by the restorer)";
+		return "System V shared memory with flags the plugin does not support";
 	if (name_starts(v->name, "/memfd:"))
 		return "a private mapping of a memfd (not supported yet)";
 	if (name_ends(v->name, " (deleted)"))
@@ -337,6 +332,10 @@ int mem_vma_kind(const struct smaps_vma *v, const char **why)
 	if (name_starts(v->name, "/memfd:") && v->shared && v->inode &&
 	    !(v->vmflags & (VMF_IO | VMF_PF | VMF_HT | VMF_SS)))
 		return MEM_MEMFD;
+	/* The inode of a segment's file is its shmid. */
+	if (name_starts(v->name, "/SYSV") && v->shared && v->inode <= INT32_MAX &&
+	    !(v->vmflags & (VMF_IO | VMF_PF | VMF_HT | VMF_SS | VMF_GD)))
+		return MEM_SYSV;
 	if ((*why = no_file_why(v)))
 		return -ENOTSUP;
 	if (v->name[0] != '/' || !v->inode) {
@@ -350,6 +349,10 @@ int mem_vma_map_flags(enum mem_kind kind, uint32_t vmflags)
 {
 	bool shared = kind == MEM_FILE_SHARED || kind == MEM_ANON_SHARED || kind == MEM_MEMFD;
 	int flags = shared ? MAP_SHARED : MAP_PRIVATE;
+
+	/* shmat() takes no mmap flags: the segment decides. */
+	if (kind == MEM_SYSV)
+		return MAP_SHARED;
 
 	if (kind == MEM_ANON_PRIVATE || kind == MEM_ANON_SHARED)
 		flags |= MAP_ANONYMOUS;

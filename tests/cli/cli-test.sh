@@ -59,6 +59,7 @@ expect 2 "crf dump: no process given \(-t PID\)" "$CRF" dump -D "$T/d" && one_er
 expect 2 "crf dump: 'abc' is not a PID" "$CRF" dump -t abc -D "$T/d" && one_error
 expect 2 "crf dump: --freeze must be auto, cgroup or ptrace" "$CRF" dump -t 1 -D "$T/d" --freeze=magic
 expect 2 "crf restore: no image directory given" "$CRF" restore && one_error
+expect 2 "crf dump: --progress must be auto, always or never" "$CRF" dump -t 1 -D "$T/d" --progress=sometimes && one_error
 expect 2 "crf show: no dump directory given" "$CRF" show && one_error
 expect 2 "crf check: unexpected argument 'extra'" "$CRF" check extra
 for cmd in dump restore check plugins show; do

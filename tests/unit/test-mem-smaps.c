@@ -15,6 +15,7 @@
 
 #include "../../plugins/mem/mmfields.h"
 #include "../../plugins/mem/smaps.h"
+#include "../../plugins/mem/sysv.h"
 #include "../../plugins/mem/vdso.h"
 #include "helpers.h"
 
@@ -164,7 +165,8 @@ static void test_shared_kinds(void **state)
 		{"7f00-7f01 rw-s 00000000 00:01 2048 [anon_shmem:ring]", MEM_ANON_SHARED},
 		{"7f00-7f01 rw-p 00000000 00:01 2048 /dev/zero (deleted)", -ENOTSUP, "private"},
 		{"7f00-7f01 rw-s 00000000 00:01 0 /dev/zero (deleted)", -ENOTSUP, "private"},
-		{"7f00-7f01 rw-s 00000000 00:01 32770 /SYSV00000000 (deleted)", -ENOTSUP,
+		{"7f00-7f01 rw-s 00000000 00:01 32770 /SYSV00000000 (deleted)", MEM_SYSV},
+		{"7f00-7f01 rw-p 00000000 00:01 32770 /SYSV00000000 (deleted)", -ENOTSUP,
 		 "System V"},
 		{"7f00-7f01 rw-s 00000000 00:01 1031 /memfd:buf (deleted)", MEM_MEMFD},
 		{"7f00-7f01 rw-p 00000000 00:01 1031 /memfd:buf (deleted)", -ENOTSUP, "memfd"},
@@ -274,6 +276,39 @@ static void test_punch(void **state)
 	smaps_free(&s);
 }
 
+/* /proc/sysvipc/shm: the header is skipped, a segment is found by id. */
+static void test_sysv_table(void **state)
+{
+	static const char table[] =
+		"       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  cgid      atime      dtime      ctime                   rss                  swap\n"
+		"2046822899         11   640                 16384  2547  2547      2  1000   100     0     0 1700000000          0 1700000000                 16384                     0\n"
+		"         0         12  1600                  8192  2600  2600      1     0     0     0     0 1700000000          0 1700000000                  8192                     0\n";
+	struct mem_sysv_seg s;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(mem_sysv_parse("       key      shmid perms\n", &s), -EINVAL);
+	assert_int_equal(mem_sysv_parse("garbage\n", &s), -EINVAL);
+	f = fmemopen((void *)table, sizeof(table) - 1, "r");
+	assert_non_null(f);
+	assert_int_equal(mem_sysv_find(f, 12, &s), 0);
+	assert_int_equal(s.key, 0);
+	assert_int_equal(s.mode, 01600); /* SHM_DEST: removed */
+	assert_int_equal(s.size, 8192);
+	assert_int_equal(s.nattch, 1);
+	rewind(f);
+	assert_int_equal(mem_sysv_find(f, 11, &s), 0);
+	assert_int_equal(s.key, 0x7a0009f3);
+	assert_int_equal(s.mode, 0640);
+	assert_int_equal(s.size, 16384);
+	assert_int_equal(s.nattch, 2);
+	assert_int_equal(s.uid, 1000);
+	assert_int_equal(s.gid, 100);
+	rewind(f);
+	assert_int_equal(mem_sysv_find(f, 13, &s), -ENOENT);
+	fclose(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +316,7 @@ int main(void)
 		cmocka_unit_test(test_bad_lines),    cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_shared_kinds), cmocka_unit_test(test_stat),
 		cmocka_unit_test(test_vdso_layout),  cmocka_unit_test(test_punch),
+		cmocka_unit_test(test_sysv_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,8 +11,11 @@
  *   memfd    "wl-shmem" with F_SEAL_SHRINK | F_SEAL_GROW, mapped shared by
  *            the parent and child 1 (child 2 unmaps it); its fd is closed
  *
- * With the argument "sysv", the parent also attaches a System V segment
- * (removed at once, so that it dies with the tree): crf must refuse it.
+ * With the argument "sysv", the parent also creates a System V segment with
+ * a key of its own, attached by it and child 1 (child 2 detaches it).  After
+ * the restore both check its key, id, mode, size and attach count and its
+ * contents; the parent writes, child 1 sees it, answers and detaches; the
+ * parent sees the answer and one attachment left, detaches and removes it.
  * Every process checks its own view; the parent's exit status is the verdict
  * of all three.
  */
@@ -40,6 +43,16 @@
 static _Atomic long *counter;
 static unsigned char *region, *mfd;
 static int setup_r = -1, setup_w = -1;
+static unsigned char *sysv;
+static int sysv_id = -1;
+static key_t sysv_key;
+
+#define SYSV_BYTES (4 * WL_PAGE)
+#define SYSV_SEED  0x5a5a0003ULL
+#define SYSV_MODE  0640
+/* The last page carries the parent's word and child 1's answer. */
+#define SYSV_WORD   (SYSV_BYTES - WL_PAGE)
+#define SYSV_ANSWER (SYSV_WORD + 1)
 
 static void *map_shared(size_t len)
 {
@@ -95,6 +108,78 @@ static void check_memfd(const char *who)
 	WL_CHECK(bad < 0, "%s: memfd differs at offset %zd", who, bad);
 }
 
+static void attach_sysv(void)
+{
+	sysv_key = (key_t)(0x7a000000 | (getpid() & 0xffffff));
+	sysv_id = shmget(sysv_key, SYSV_BYTES, IPC_CREAT | IPC_EXCL | SYSV_MODE);
+	if (sysv_id < 0)
+		wl_fail("shmget: %s", strerror(errno));
+	sysv = shmat(sysv_id, NULL, 0);
+	if (sysv == (void *)-1) {
+		shmctl(sysv_id, IPC_RMID, NULL);
+		wl_fail("shmat: %s", strerror(errno));
+	}
+	wl_fill(sysv, SYSV_WORD, SYSV_SEED);
+	memset(sysv + SYSV_WORD, 0, WL_PAGE);
+}
+
+static int sysv_nattch(const char *who)
+{
+	struct shmid_ds ds;
+
+	WL_CHECK(shmctl(sysv_id, IPC_STAT, &ds) == 0, "%s: IPC_STAT of segment %d: %s", who,
+		 sysv_id, strerror(errno));
+	WL_CHECK(ds.shm_perm.__key == sysv_key && (ds.shm_perm.mode & 0777) == SYSV_MODE &&
+			 ds.shm_segsz == SYSV_BYTES,
+		 "%s: segment %d has key %#x, mode %#o, %zu bytes", who, sysv_id,
+		 ds.shm_perm.__key, ds.shm_perm.mode, (size_t)ds.shm_segsz);
+	return (int)ds.shm_nattch;
+}
+
+/* Wait until the byte at @off of the segment is @v. */
+static void wait_sysv(const char *who, size_t off, unsigned char v)
+{
+	for (int i = 0; i < 1000 && atomic_load((_Atomic unsigned char *)(sysv + off)) != v; i++)
+		usleep(10000);
+	WL_CHECK(sysv[off] == v, "%s: the other's write to the segment is not seen", who);
+}
+
+/* Parent and child 1 after the restore: key, id, mode, contents, shmdt. */
+static void check_sysv(const char *who, int idx)
+{
+	ssize_t bad;
+
+	if (sysv_id < 0 || idx == 2)
+		return;
+	WL_CHECK(shmget(sysv_key, 0, 0) == sysv_id, "%s: key %#x gives another id than %d", who,
+		 sysv_key, sysv_id);
+	bad = wl_cmp_fill(sysv, SYSV_WORD, SYSV_SEED);
+	WL_CHECK(bad < 0, "%s: segment differs at offset %zd", who, bad);
+	if (idx == 0) {
+		WL_CHECK(sysv_nattch(who) == 2, "%s: segment attached %d times, expected 2", who,
+			 sysv_nattch(who));
+		atomic_store((_Atomic unsigned char *)(sysv + SYSV_WORD), 1);
+		wait_sysv(who, SYSV_ANSWER, 2);
+		return;
+	}
+	wait_sysv(who, SYSV_WORD, 1);
+	atomic_store((_Atomic unsigned char *)(sysv + SYSV_ANSWER), 2);
+	WL_CHECK(shmdt(sysv) == 0, "%s: shmdt: %s", who, strerror(errno));
+}
+
+/* The parent, last: one attachment left, its own; then the segment goes. */
+static void remove_sysv(void)
+{
+	if (sysv_id < 0)
+		return;
+	WL_CHECK(sysv_nattch("parent") == 1, "parent: segment still attached %d times",
+		 sysv_nattch("parent"));
+	WL_CHECK(shmdt(sysv) == 0, "parent: shmdt: %s", strerror(errno));
+	WL_CHECK(shmctl(sysv_id, IPC_RMID, NULL) == 0, "parent: IPC_RMID: %s", strerror(errno));
+	wl_note("System V segment %d (key %#x): attached twice, shared, detached, removed",
+		sysv_id, sysv_key);
+}
+
 /* After the restore: count, see the others, check the shared data, write. */
 static void verify(const char *who, int idx, bool has_memfd)
 {
@@ -107,6 +192,7 @@ static void verify(const char *who, int idx, bool has_memfd)
 	memset(region + REGION_BYTES - (size_t)(idx + 1) * WL_PAGE, 0x40 + idx, WL_PAGE);
 	if (has_memfd)
 		check_memfd(who);
+	check_sysv(who, idx);
 }
 
 static _Noreturn void child(int idx)
@@ -117,6 +203,8 @@ static _Noreturn void child(int idx)
 	close(setup_r);
 	if (idx == 2 && munmap(mfd, MEMFD_BYTES) < 0)
 		wl_fail("munmap memfd: %s", strerror(errno));
+	if (idx == 2 && sysv && shmdt(sysv) < 0)
+		wl_fail("shmdt: %s", strerror(errno));
 	atomic_fetch_add(counter, 1);
 	close(setup_w);
 	wl_wait_verify();
@@ -125,21 +213,6 @@ static _Noreturn void child(int idx)
 	if (idx == 1)
 		mfd[MEMFD_BYTES - WL_PAGE] = 0x77;
 	exit(0);
-}
-
-static void attach_sysv(void)
-{
-	int id = shmget(IPC_PRIVATE, 4 * WL_PAGE, IPC_CREAT | 0600);
-	void *p;
-
-	if (id < 0)
-		wl_fail("shmget: %s", strerror(errno));
-	p = shmat(id, NULL, 0);
-	/* Removed now: the segment goes when the last process detaches. */
-	shmctl(id, IPC_RMID, NULL);
-	if (p == (void *)-1)
-		wl_fail("shmat: %s", strerror(errno));
-	memset(p, 0x11, 4 * WL_PAGE);
 }
 
 static void reap(pid_t *kids)
@@ -197,6 +270,7 @@ int main(int argc, char **argv)
 		WL_CHECK(region[REGION_BYTES - (size_t)(k + 1) * WL_PAGE] == 0x40 + k,
 			 "child %d's write to the shared region is not seen", k);
 	WL_CHECK(mfd[MEMFD_BYTES - WL_PAGE] == 0x77, "child 1's write to the memfd is not seen");
+	remove_sysv();
 	wl_note("3 processes: shared counter, region and memfd (name, seals, contents) shared");
 	return 0;
 }

@@ -45,7 +45,9 @@ int crf_log_errno(enum crf_log_level level, int err, const char *fmt, ...)
  * line "crf[plugin]: WHAT: DONE of TOTAL MiB" is rewritten in place at most
  * ten times a second, starting once the operation has run for half a
  * second; @total 0 if unknown.  Nothing is printed when stderr is not a
- * terminal or with --quiet.  crf_progress_end() clears the line.
+ * terminal or with --quiet (--progress=always|never overrides: always
+ * prints from the start, terminal or not).  crf_progress_end() clears the
+ * line.
  */
 void crf_progress(const char *what, uint64_t done, uint64_t total);
 void crf_progress_end(void);

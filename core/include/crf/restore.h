@@ -31,6 +31,16 @@ struct crf_rst_vma {
 	/* madvise() advice to apply after mapping, as a bit mask of
 	 * (1 << MADV_x) for MADV_x < 64 (MADV_DONTFORK, MADV_DONTDUMP...) */
 	uint64_t madv;
+	/*
+	 * ABI 1.1, appended: nonzero for a System V shared memory segment,
+	 * attached again with shmat(shmid) at start rather than mapped, so
+	 * that shm_nattch counts the task and its shmdt() works.  Then fd is
+	 * -1, flags MAP_SHARED, pgoff 0 and end - start the whole segment;
+	 * its contents are the segment's, so no pages may be added in it.
+	 * Zero (as a designated initialiser leaves it): an ordinary mapping.
+	 */
+	int sysv;
+	int shmid;		/* the segment's id, when sysv */
 };
 
 /* The mm fields of prctl(PR_SET_MM_MAP) and the auxiliary vector. */
