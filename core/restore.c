@@ -44,7 +44,7 @@ static void fill_signals(struct crf_rst_args *a, const Crf__Core__TaskCore *tc)
 	a->rseq_sig = tc->rseq_sig;
 }
 
-static void fill_creds(struct crf_rst_args *a, const Crf__Core__Creds *c)
+static void fill_creds(struct crf_rst_creds *a, const Crf__Core__Creds *c)
 {
 	a->uid = c->uid;
 	a->euid = c->euid;
@@ -64,7 +64,6 @@ static void fill_creds(struct crf_rst_args *a, const Crf__Core__Creds *c)
 	a->cap_amb = c->cap_amb;
 	a->securebits = c->securebits;
 	a->no_new_privs = c->no_new_privs;
-	a->restore_creds = 1;
 }
 
 static int add_thread(struct crf_rst_task *t, const Crf__Core__ThreadCore *th)
@@ -97,6 +96,10 @@ static int add_thread(struct crf_rst_task *t, const Crf__Core__ThreadCore *th)
 	memcpy(a.affinity, th->affinity.data,
 	       th->affinity.len < sizeof(a.affinity) ? th->affinity.len : sizeof(a.affinity));
 	snprintf(a.comm, sizeof(a.comm), "%s", th->comm);
+	if (th->creds) {
+		a.own_creds = 1;
+		fill_creds(&a.creds, th->creds);
+	}
 	if (th->n_pending_private) {
 		buf = calloc(th->n_pending_private, sizeof(*buf));
 		if (!buf)
@@ -139,7 +142,8 @@ static int fill_state(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
 	int r = 0;
 
 	fill_signals(&t->a, tc);
-	fill_creds(&t->a, tc->creds);
+	fill_creds(&t->a.creds, tc->creds);
+	t->a.restore_creds = 1;
 	for (size_t i = 0; i < tc->n_rlimits && i < 16; i++) {
 		const Crf__Core__Rlimit *l = tc->rlimits[i];
 

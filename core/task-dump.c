@@ -251,14 +251,14 @@ static int pending(pid_t pid, bool shared, ProtobufCBinaryData **out, size_t *n)
 	return 0;
 }
 
-static int creds(const struct crf_proc_status *st, Crf__Core__TaskCore *tc)
+int crf_creds_from_status(const struct crf_proc_status *st, Crf__Core__Creds **out)
 {
 	Crf__Core__Creds *c = malloc(sizeof(*c));
 
 	if (!c)
 		return -ENOMEM;
 	crf__core__creds__init(c);
-	tc->creds = c;
+	*out = c;
 	c->uid = st->uid[0];
 	c->euid = st->uid[1];
 	c->suid = st->uid[2];
@@ -279,6 +279,13 @@ static int creds(const struct crf_proc_status *st, Crf__Core__TaskCore *tc)
 	c->cap_amb = st->cap_amb;
 	c->no_new_privs = st->no_new_privs;
 	return 0;
+}
+
+void crf_creds_free(Crf__Core__Creds *c)
+{
+	if (c)
+		free(c->groups);
+	free(c);
 }
 
 static int limits(pid_t pid, Crf__Core__TaskCore *tc)
@@ -437,7 +444,7 @@ int crf_task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc)
 		return crf_error_errno(r, "%s", path);
 	tc->blocked = st.sig_blk;
 	tc->umask = st.umask;
-	r = creds(&st, tc);
+	r = crf_creds_from_status(&st, &tc->creds);
 	if (r >= 0)
 		r = limits(pid, tc);
 	if (r >= 0)
@@ -484,6 +491,7 @@ void crf_task_free_thread(Crf__Core__ThreadCore *th)
 	free(th->xsave.data);
 	free_bytes(th->pending_private, th->n_pending_private);
 	free(th->affinity.data);
+	crf_creds_free(th->creds);
 	free(th);
 }
 
@@ -501,9 +509,7 @@ void crf_task_free(Crf__Core__TaskCore *tc)
 	for (size_t i = 0; i < tc->n_rlimits; i++)
 		free(tc->rlimits[i]);
 	free(tc->rlimits);
-	if (tc->creds)
-		free(tc->creds->groups);
-	free(tc->creds);
+	crf_creds_free(tc->creds);
 	free_bytes(tc->pending_private, tc->n_pending_private);
 	free_bytes(tc->pending_shared, tc->n_pending_shared);
 	free(tc->itimers);

@@ -46,6 +46,11 @@ int crf_task_thread_sched(pid_t tid, Crf__Core__ThreadCore *th);
 int crf_task_pending_private(pid_t tid, Crf__Core__ThreadCore *th);
 void crf_task_free_thread(Crf__Core__ThreadCore *th);
 
+struct crf_proc_status;
+/* Credentials as /proc/PID[/task/TID]/status gives them (securebits: 0). */
+int crf_creds_from_status(const struct crf_proc_status *st, Crf__Core__Creds **out);
+void crf_creds_free(Crf__Core__Creds *c);
+
 /* Write core-PID.img; frees what crf_task_* allocated in @tc. */
 int crf_task_write(struct crf_imgdir *dir, Crf__Core__TaskCore *tc);
 void crf_task_free(Crf__Core__TaskCore *tc);

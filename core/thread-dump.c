@@ -66,9 +66,9 @@ static bool same_creds(const struct crf_proc_status *st, const Crf__Core__Creds 
 }
 
 /*
- * NSpid, and the credentials: Linux keeps them per thread, but a thread
- * with credentials of its own is rare (raw setuid calls) and the restorer
- * gives every thread the process's, so such a thread is refused.
+ * NSpid, and the credentials: Linux keeps them per thread.  A thread with
+ * credentials of its own (raw setuid calls) keeps them in its record; its
+ * securebits cannot be read from outside and are taken as the process's.
  */
 static int thread_status(pid_t pid, pid_t tid, const Crf__Core__Creds *c,
 			 Crf__Core__ThreadCore *th)
@@ -87,11 +87,13 @@ static int thread_status(pid_t pid, pid_t tid, const Crf__Core__Creds *c,
 	r = ns_tids(text, path, th);
 	if (r < 0)
 		return r;
-	if (c && !same_creds(&st, c))
-		return crf_error_errno(ENOTSUP,
-				       "thread %d of pid %d has credentials of its own: "
-				       "not supported yet",
-				       (int)tid, (int)pid);
+	if (!c || same_creds(&st, c))
+		return 0;
+	r = crf_creds_from_status(&st, &th->creds);
+	if (r < 0)
+		return crf_error_errno(r, "thread %d of pid %d: credentials", (int)tid, (int)pid);
+	th->creds->securebits = c->securebits;
+	crf_debug("thread %d of pid %d has credentials of its own", (int)tid, (int)pid);
 	return 0;
 }
 

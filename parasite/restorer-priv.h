@@ -44,7 +44,7 @@ void crf_rst_fail(struct crf_rst_args *a, long err, const char *what, uint64_t a
 int32_t crf_rst_sas_flags(uint64_t size, int32_t flags);
 
 /* The process's credentials, set by each thread for itself (restorer.c). */
-void crf_rst_restore_creds(struct crf_rst_args *a);
+void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c);
 
 /* restorer-threads.c */
 

@@ -217,9 +217,9 @@ static void thread_state(struct crf_rst_args *a, const struct crf_rst_thread_arg
 
 /*
  * A new thread, on its own stack in the restorer's mapping.  Credentials
- * are per thread in Linux: each thread sets the process's itself (a raw
- * setresuid changes only the caller's), after the rest of its state, which
- * may need crf's privileges.  Then it reports and waits for the leader.
+ * are per thread in Linux: each thread sets its own itself (a raw setresuid
+ * changes only the caller's), the process's unless it had credentials of its
+ * own, after the rest of its state, which may need crf's privileges.  Then it reports and waits for the leader.
  */
 void crf_restorer_thread_main(struct crf_rst_args *a, struct crf_rst_thread_arg *t)
 {
@@ -227,7 +227,7 @@ void crf_restorer_thread_main(struct crf_rst_args *a, struct crf_rst_thread_arg 
 				t->sas_flags, t->blocked, t->sas_sp, t->sas_size };
 
 	thread_state(a, t);
-	crf_rst_restore_creds(a);
+	crf_rst_restore_creds(a, t->own_creds ? &t->creds : &a->creds);
 	__atomic_add_fetch(&a->threads_ready, 1, __ATOMIC_SEQ_CST);
 	sys3(__NR_futex, &a->threads_ready, FUTEX_WAKE_PRIVATE, 1);
 	while (!__atomic_load_n(&a->threads_go, __ATOMIC_SEQ_CST))

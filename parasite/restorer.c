@@ -113,7 +113,7 @@ static void check_args(struct crf_rst_args *a)
 	    !crf_rst_array_ok(a, a->pending_off, a->n_pending, 128) || a->n_pending > 64 ||
 	    !crf_rst_array_ok(a, a->xsave_off, a->xsave_len + 4ul, 1) ||
 	    !crf_rst_array_ok(a, a->frame_off, CRF_RST_FRAME_SIZE, 1) ||
-	    a->auxv_len > sizeof(a->auxv) / sizeof(a->auxv[0]) || a->n_groups > CRF_RST_MAX_GROUPS)
+	    a->auxv_len > sizeof(a->auxv) / sizeof(a->auxv[0]) || a->creds.n_groups > CRF_RST_MAX_GROUPS)
 		FAIL(a, -EINVAL, "restorer: argument block out of bounds");
 	crf_rst_check_threads(a);
 }
@@ -477,12 +477,12 @@ static void restore_signals(struct crf_rst_args *a)
 	}
 }
 
-static void capset(struct crf_rst_args *a, uint64_t eff)
+static void capset(struct crf_rst_args *a, const struct crf_rst_creds *c, uint64_t eff)
 {
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2] = {
-		{(uint32_t)eff, (uint32_t)a->cap_prm, (uint32_t)a->cap_inh},
-		{eff >> 32, a->cap_prm >> 32, a->cap_inh >> 32},
+		{(uint32_t)eff, (uint32_t)c->cap_prm, (uint32_t)c->cap_inh},
+		{eff >> 32, c->cap_prm >> 32, c->cap_inh >> 32},
 	};
 	long r = sys2(__NR_capset, &h, d);
 
@@ -491,14 +491,14 @@ static void capset(struct crf_rst_args *a, uint64_t eff)
 }
 
 /* Drop from the bounding set what the saved task lacked, while we may. */
-static void drop_bounding(struct crf_rst_args *a)
+static void drop_bounding(struct crf_rst_args *a, const struct crf_rst_creds *c)
 {
 	for (int cap = 0; cap < 64; cap++) {
 		long r = sys2(__NR_prctl, PR_CAPBSET_READ, cap);
 
 		if (r < 0)
 			break; /* past the kernel's last capability */
-		if (r == 0 || (a->cap_bnd & (1ull << cap)))
+		if (r == 0 || (c->cap_bnd & (1ull << cap)))
 			continue;
 		r = sys2(__NR_prctl, PR_CAPBSET_DROP, cap);
 		if (r < 0)
@@ -506,30 +506,30 @@ static void drop_bounding(struct crf_rst_args *a)
 	}
 }
 
-static void set_ids(struct crf_rst_args *a)
+static void set_ids(struct crf_rst_args *a, const struct crf_rst_creds *c)
 {
 	long r;
 
-	r = sys2(__NR_setgroups, a->n_groups, a->groups);
+	r = sys2(__NR_setgroups, c->n_groups, c->groups);
 	if (r < 0)
 		FAIL(a, r, "setgroups");
-	r = sys3(__NR_setresgid, a->gid, a->egid, a->sgid);
+	r = sys3(__NR_setresgid, c->gid, c->egid, c->sgid);
 	if (r < 0)
-		FAIL_AT(a, r, "setresgid, gid", a->gid);
-	sys1(__NR_setfsgid, a->fsgid);
-	if ((uint32_t)sys1(__NR_setfsgid, -1) != a->fsgid)
-		FAIL_AT(a, -EPERM, "setfsgid", a->fsgid);
-	drop_bounding(a);
+		FAIL_AT(a, r, "setresgid, gid", c->gid);
+	sys1(__NR_setfsgid, c->fsgid);
+	if ((uint32_t)sys1(__NR_setfsgid, -1) != c->fsgid)
+		FAIL_AT(a, -EPERM, "setfsgid", c->fsgid);
+	drop_bounding(a, c);
 	/* Keep the permitted set across the uid change; capset follows. */
 	r = sys2(__NR_prctl, PR_SET_KEEPCAPS, 1);
 	if (r < 0)
 		FAIL(a, r, "prctl(PR_SET_KEEPCAPS)");
-	r = sys3(__NR_setresuid, a->uid, a->euid, a->suid);
+	r = sys3(__NR_setresuid, c->uid, c->euid, c->suid);
 	if (r < 0)
-		FAIL_AT(a, r, "setresuid, uid", a->uid);
-	sys1(__NR_setfsuid, a->fsuid);
-	if ((uint32_t)sys1(__NR_setfsuid, -1) != a->fsuid)
-		FAIL_AT(a, -EPERM, "setfsuid", a->fsuid);
+		FAIL_AT(a, r, "setresuid, uid", c->uid);
+	sys1(__NR_setfsuid, c->fsuid);
+	if ((uint32_t)sys1(__NR_setfsuid, -1) != c->fsuid)
+		FAIL_AT(a, -EPERM, "setfsuid", c->fsuid);
 }
 
 /*
@@ -538,31 +538,31 @@ static void set_ids(struct crf_rst_args *a)
  * capabilities with all permitted ones effective, securebits, ambient
  * set, then the saved effective set and no_new_privs.
  */
-void crf_rst_restore_creds(struct crf_rst_args *a)
+void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c)
 {
 	long r;
 
 	if (!a->restore_creds)
 		return;
-	set_ids(a);
-	capset(a, a->cap_prm);
-	if ((uint64_t)sys1(__NR_prctl, PR_GET_SECUREBITS) != a->securebits) {
-		r = sys2(__NR_prctl, PR_SET_SECUREBITS, a->securebits);
+	set_ids(a, c);
+	capset(a, c, c->cap_prm);
+	if ((uint64_t)sys1(__NR_prctl, PR_GET_SECUREBITS) != c->securebits) {
+		r = sys2(__NR_prctl, PR_SET_SECUREBITS, c->securebits);
 		if (r < 0)
-			FAIL_AT(a, r, "prctl(PR_SET_SECUREBITS)", a->securebits);
+			FAIL_AT(a, r, "prctl(PR_SET_SECUREBITS)", c->securebits);
 	}
 	r = sys5(__NR_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	if (r < 0)
 		FAIL(a, r, "clear the ambient capabilities");
 	for (int cap = 0; cap < 64; cap++) {
-		if (!(a->cap_amb & (1ull << cap)))
+		if (!(c->cap_amb & (1ull << cap)))
 			continue;
 		r = sys5(__NR_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0);
 		if (r < 0)
 			FAIL_AT(a, r, "raise ambient capability", cap);
 	}
-	capset(a, a->cap_eff);
-	if (a->no_new_privs) {
+	capset(a, c, c->cap_eff);
+	if (c->no_new_privs) {
 		r = sys5(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 		if (r < 0)
 			FAIL(a, r, "prctl(PR_SET_NO_NEW_PRIVS)");
@@ -616,7 +616,7 @@ void crf_restorer_main(struct crf_rst_args *a)
 	crf_rst_leader_thread(a);
 	crf_rst_create_threads(a);
 	crf_rst_wait_threads(a);
-	crf_rst_restore_creds(a);
+	crf_rst_restore_creds(a, &a->creds);
 	handshake(a);
 	crf_rst_release_threads(a);
 	crf_rst_leader_return(a);

@@ -69,6 +69,16 @@ struct crf_rst_timer_arg {
  * threads_ready and waits for threads_go, then returns into the program
  * through its own signal frame.
  */
+/* A thread's credentials (every thread has its own in Linux). */
+struct crf_rst_creds {
+	uint32_t uid, euid, suid, fsuid, gid, egid, sgid, fsgid;
+	uint32_t n_groups;
+	uint32_t groups[CRF_RST_MAX_GROUPS];
+	uint32_t pad;
+	uint64_t cap_eff, cap_prm, cap_inh, cap_bnd, cap_amb;
+	uint32_t securebits, no_new_privs;
+};
+
 struct crf_rst_thread_arg {
 	int32_t set_tid[CRF_RST_MAX_LEVELS];	/* innermost first (clone3's order) */
 	uint32_t n_set_tid;
@@ -86,6 +96,9 @@ struct crf_rst_thread_arg {
 	int32_t sched_policy, sched_priority, nice, pad;
 	uint64_t affinity[16];
 	char comm[16];
+	/* own_creds: the thread had credentials of its own, else the process's */
+	uint32_t own_creds, pad2;
+	struct crf_rst_creds creds;
 };
 
 struct crf_rst_args {
@@ -123,11 +136,7 @@ struct crf_rst_args {
 	uint32_t rseq_len, rseq_sig;
 
 	/* credentials, applied last */
-	uint32_t uid, euid, suid, fsuid, gid, egid, sgid, fsgid;
-	uint32_t n_groups;
-	uint32_t groups[CRF_RST_MAX_GROUPS];
-	uint64_t cap_eff, cap_prm, cap_inh, cap_bnd, cap_amb;
-	uint32_t securebits, no_new_privs;
+	struct crf_rst_creds creds;
 	uint32_t restore_creds;		/* 0: keep crf's (same as saved) */
 	uint32_t pad1;
 

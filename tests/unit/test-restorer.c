@@ -299,14 +299,17 @@ static void fill_state(struct crf_rst_task *t, const struct target_info *in)
 	a->rseq_ptr = in->rseq_ptr;
 	a->rseq_len = in->rseq_len;
 	a->rseq_sig = in->rseq_sig;
-	a->uid = in->uid[0], a->euid = in->uid[1], a->suid = in->uid[2], a->fsuid = in->uid[3];
-	a->gid = in->gid[0], a->egid = in->gid[1], a->sgid = in->gid[2], a->fsgid = in->gid[3];
-	a->n_groups = in->n_groups;
-	memcpy(a->groups, in->groups, in->n_groups * sizeof(in->groups[0]));
-	a->cap_eff = in->cap_eff, a->cap_prm = in->cap_prm, a->cap_inh = in->cap_inh;
-	a->cap_bnd = in->cap_bnd, a->cap_amb = in->cap_amb;
-	a->securebits = in->securebits;
-	a->no_new_privs = in->no_new_privs;
+	a->creds.uid = in->uid[0], a->creds.euid = in->uid[1];
+	a->creds.suid = in->uid[2], a->creds.fsuid = in->uid[3];
+	a->creds.gid = in->gid[0], a->creds.egid = in->gid[1];
+	a->creds.sgid = in->gid[2], a->creds.fsgid = in->gid[3];
+	a->creds.n_groups = in->n_groups;
+	memcpy(a->creds.groups, in->groups, in->n_groups * sizeof(in->groups[0]));
+	a->creds.cap_eff = in->cap_eff, a->creds.cap_prm = in->cap_prm;
+	a->creds.cap_inh = in->cap_inh, a->creds.cap_bnd = in->cap_bnd;
+	a->creds.cap_amb = in->cap_amb;
+	a->creds.securebits = in->securebits;
+	a->creds.no_new_privs = in->no_new_privs;
 	a->restore_creds = 1;
 }
 

@@ -10,6 +10,8 @@
  * and pending (pthread_kill before the checkpoint), delivered to it after
  * the restore.  Each has its own name, blocked mask and sigaltstack, and
  * checks after the restore its TID, name, mask, sigaltstack and its work.
+ * The sleeping thread also has credentials of its own (a raw setresgid
+ * changes only the calling thread's); the others keep the process's.
  * The main thread joins them all and exits 0.
  */
 #include "wl.h"
@@ -37,8 +39,11 @@ struct th {
 	char name[16];
 	sigset_t mask;
 	stack_t ss;
+	gid_t gid;		/* its real, effective and saved gid */
 	char altstack[32768];
 };
+
+#define OWN_GID 4242
 
 static struct th ths[N_THREADS];
 static atomic_int set_up, go;
@@ -170,6 +175,23 @@ static void set_own_state(struct th *t)
 	t->ss = (stack_t){ .ss_sp = t->altstack, .ss_size = sizeof(t->altstack) };
 	WL_CHECK(sigaltstack(&t->ss, NULL) == 0, "sigaltstack: %s", strerror(errno));
 	sigaltstack(NULL, &t->ss);
+	if (t->kind == KIND_SLEEP)
+		WL_CHECK(syscall(SYS_setresgid, OWN_GID, OWN_GID, OWN_GID) == 0,
+			 "setresgid: %s", strerror(errno));
+	t->gid = getegid();
+	if (t->kind == KIND_SLEEP)
+		t->gid = OWN_GID;
+}
+
+/* The thread's own gids (getresgid is per thread as a raw system call). */
+static void check_own_gid(struct th *t)
+{
+	gid_t r, e, s;
+
+	WL_CHECK(syscall(SYS_getresgid, &r, &e, &s) == 0, "getresgid");
+	WL_CHECK(r == t->gid && e == t->gid && s == t->gid,
+		 "thread %d: gids %u %u %u, were %u", t->idx, (unsigned)r, (unsigned)e,
+		 (unsigned)s, (unsigned)t->gid);
 }
 
 static void check_own_state(struct th *t)
@@ -194,6 +216,7 @@ static void check_own_state(struct th *t)
 			 ss.ss_flags == t->ss.ss_flags,
 		 "thread %d: sigaltstack %p+%zu/%d, was %p+%zu/%d", t->idx, ss.ss_sp, ss.ss_size,
 		 ss.ss_flags, t->ss.ss_sp, t->ss.ss_size, t->ss.ss_flags);
+	check_own_gid(t);
 	if (t->kind != KIND_PENDING)
 		return;
 	sigpending(&p);
