@@ -49,6 +49,10 @@ void crf_rst_task_free(struct crf_rst_task *t)
 		crf_img_close(t->blobs[i]);
 	if (t->mm.exe_fd >= 0)
 		close(t->mm.exe_fd);
+	for (size_t i = 0; i < t->n_fds; i++)
+		if (t->fds[i].fd >= 0)
+			close(t->fds[i].fd);
+	free(t->fds);
 	free(t->vmas);
 	free(t->pages);
 	free(t->blobs);
@@ -266,6 +270,33 @@ int crf_rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len
 	return 0;
 }
 
+int crf_rst_task_keep_fd(struct crf_rst_task *t, int fd, int number, bool cloexec)
+{
+	struct crf_rst_fd *v;
+	int r = 0;
+
+	if (fd < 0 || number < t->keep_fds_below)
+		r = crf_error_errno(EBADF, "program fd %d (from fd %d): not a number to restore",
+				    number, fd);
+	for (size_t i = 0; r == 0 && i < t->n_fds; i++)
+		if (t->fds[i].number == number)
+			r = crf_error_errno(EEXIST, "program fd %d given twice", number);
+	if (r == 0) {
+		v = reallocarray(t->fds, t->n_fds + 1, sizeof(*v));
+		if (!v)
+			r = crf_error_errno(ENOMEM, "program fd %d", number);
+		else
+			t->fds = v;
+	}
+	if (r < 0) {
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	t->fds[t->n_fds++] = (struct crf_rst_fd){fd, number, cloexec};
+	return 0;
+}
+
 /* The host table: ctx->task is a struct crf_rst_task. */
 
 static int host_add_vma(void *task, const struct crf_rst_vma *vma)
@@ -289,7 +320,13 @@ static int host_set_vdso(void *task, uint64_t vdso)
 	return crf_rst_task_set_vdso(task, vdso);
 }
 
+static int host_keep_fd(void *task, int fd, int number, bool cloexec)
+{
+	return crf_rst_task_keep_fd(task, fd, number, cloexec);
+}
+
 const struct crf_host_ops crf_restore_host_ops = {
+	.rst_keep_fd = host_keep_fd,
 	.rst_add_vma = host_add_vma,
 	.rst_add_pages = host_add_pages,
 	.rst_set_mm = host_set_mm,

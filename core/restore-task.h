@@ -31,7 +31,7 @@
 #include "crf-private.h"
 #include "crf-restorer.h"
 
-/* Restorer fds are moved to numbers from here on, above the program's. */
+/* Restorer fds are moved to numbers from here on, and above the program's. */
 #define CRF_RST_FD_BASE 1000
 /* How long crf_rst_fork waits for a zombie holding the PID by default. */
 #define CRF_RST_ZOMBIE_WAIT_MS 5000u
@@ -51,6 +51,13 @@ struct crf_rst_thread {
 	size_t xsave_len;
 	uint8_t (*pending)[128];
 	size_t n_pending;
+};
+
+/* A program fd to install at its number when entering the restorer. */
+struct crf_rst_fd {
+	int fd;	    /* ours, at any number, owned by the task */
+	int number; /* the program's */
+	bool cloexec;
 };
 
 struct crf_rst_task {
@@ -76,6 +83,8 @@ struct crf_rst_task {
 	bool have_mm;
 	uint64_t vdso;	    /* the saved [vdso] start, 0: none */
 	int keep_fds_below; /* fds under this survive the exec (3) */
+	struct crf_rst_fd *fds; /* crf_rst_keep_fd(), in the order given */
+	size_t n_fds;
 };
 
 /* Plugins' calls of crf/restore.h land here (ctx->task: a struct crf_rst_task). */
@@ -92,6 +101,8 @@ int crf_rst_task_add_pages(struct crf_rst_task *t, struct crf_img *blob, uint64_
 			   uint64_t len, uint64_t off);
 int crf_rst_task_set_mm(struct crf_rst_task *t, const struct crf_rst_mm *mm);
 int crf_rst_task_set_vdso(struct crf_rst_task *t, uint64_t vdso);
+/* Program fd @number will be @fd (owned by @t from the call on, even on failure). */
+int crf_rst_task_keep_fd(struct crf_rst_task *t, int fd, int number, bool cloexec);
 
 /* Task state with arrays; each copies its input.  0 or -errno (logged). */
 int crf_rst_task_add_timer(struct crf_rst_task *t, const struct crf_rst_timer_arg *timer);
@@ -122,8 +133,9 @@ int crf_rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *)
 /*
  * In the forked task: put the restorer and its arguments in a place free in
  * both crf's and the saved address space, move the restorer's fds to
- * CRF_RST_FD_BASE and up, close every other fd from t->keep_fds_below up,
- * and jump into the restorer with @status_fd (write end) and @go_fd (read
+ * CRF_RST_FD_BASE and up (or above the highest program fd of t->fds), close
+ * every other fd from t->keep_fds_below up, install t->fds at their
+ * numbers, and jump into the restorer with @status_fd (write end) and @go_fd (read
  * end) for the handshake.  Never returns on success; the restorer reports
  * its own failures on @status_fd.  -errno (logged) when it could not jump.
  */

@@ -65,6 +65,7 @@ struct crf_host_ops {
 	int (*rst_set_mm)(void *task, const struct crf_rst_mm *mm);
 	int (*rst_set_vdso)(void *task, uint64_t vdso);
 	int (*parasite_mapping)(void *task, uint64_t *start, uint64_t *len);
+	int (*rst_keep_fd)(void *task, int fd, int number, bool cloexec);
 };
 
 struct crf_ctx {

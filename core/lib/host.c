@@ -5,6 +5,7 @@
  * against libcrf and the core keeps its task state to itself.
  */
 #include <errno.h>
+#include <unistd.h>
 
 #include <crf/parasite.h>
 #include <crf/restore.h>
@@ -58,4 +59,14 @@ int crf_rst_set_mm(struct crf_ctx *ctx, const struct crf_rst_mm *mm)
 int crf_rst_set_vdso(struct crf_ctx *ctx, uint64_t vdso)
 {
 	return HOST_CALL(ctx, rst_set_vdso, vdso);
+}
+
+int crf_rst_keep_fd(struct crf_ctx *ctx, int fd, int number, bool cloexec)
+{
+	int r = HOST_CALL(ctx, rst_keep_fd, fd, number, cloexec);
+
+	/* Without a host nobody else will close it. */
+	if (r == -ENOTCONN && fd >= 0)
+		close(fd);
+	return r;
 }

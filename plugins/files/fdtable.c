@@ -4,10 +4,11 @@
  * and handed to the handler that claims it (crf_kind_find), so that an fd
  * no enabled plugin can save stops the dump with a message naming it.
  *
- * For now the files plugin itself handles only fds 0, 1 and 2 ("stdio"):
- * they are not saved but connected, at restore, to crf restore's own
- * standard streams, as a shell job expects.  The other kinds (regular
- * files, pipes, eventfd...) come with their handlers.
+ * The files plugin itself handles fds 0, 1 and 2 ("stdio"): they are not
+ * saved but connected, at restore, to crf restore's own standard streams,
+ * as a shell job expects; and regular files, directories and stateless
+ * character devices (regfile.c), saved in files-PID.img.  The other kinds
+ * (pipes, eventfd...) come with their handlers.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "files.pb-c.h"
 
 /* The kind of a socket, from a copy of it taken with pidfd_getfd. */
 static const char *socket_kind(int pidfd, int fd, char *buf, size_t len)
@@ -111,34 +113,52 @@ static int fd_number(const struct dirent *d)
 	return d->d_name[0] >= '0' && d->d_name[0] <= '9';
 }
 
-int files_dump_task(struct crf_ctx *ctx)
+static int walk(struct crf_ctx *ctx, struct files_dump *d, const char *path)
 {
-	pid_t pid = crf_ctx_pid(ctx);
 	struct dirent **list = NULL;
-	char path[64];
-	int dirfd, pidfd, n, r = 0;
+	int dirfd, n, r = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0)
 		return crf_log_errno(CRF_LOG_ERROR, errno, "open %s", path);
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0) {
-		r = crf_log_errno(CRF_LOG_ERROR, errno, "pidfd_open %d", (int)pid);
-		close(dirfd);
-		return r;
-	}
 	n = scandir(path, &list, fd_number, versionsort);
 	if (n < 0)
 		r = crf_log_errno(CRF_LOG_ERROR, errno, "list %s", path);
 	for (int i = 0; i < n; i++) {
 		if (r >= 0)
-			r = dump_fd(ctx, pidfd, dirfd, atoi(list[i]->d_name));
+			r = dump_fd(ctx, d->pidfd, dirfd, atoi(list[i]->d_name));
 		free(list[i]);
 	}
 	free(list);
-	close(pidfd);
 	close(dirfd);
+	return r;
+}
+
+int files_dump_task(struct crf_ctx *ctx)
+{
+	struct files_dump d = {.pid = (int)crf_ctx_pid(ctx)};
+	char path[64], name[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", d.pid);
+	snprintf(name, sizeof(name), "files-%d.img", d.pid);
+	d.pidfd = (int)syscall(SYS_pidfd_open, d.pid, 0);
+	if (d.pidfd < 0)
+		return crf_log_errno(CRF_LOG_ERROR, errno, "pidfd_open %d", d.pid);
+	r = crf_img_create(crf_ctx_images(ctx), name, &crf__files__fd__descriptor, &d.img);
+	if (r < 0) {
+		close(d.pidfd);
+		return r;
+	}
+	crf_ctx_set_priv(ctx, &d);
+	r = walk(ctx, &d, path);
+	crf_ctx_set_priv(ctx, NULL);
+	if (r < 0)
+		crf_img_abort(d.img);
+	else
+		r = crf_img_close(d.img);
+	free(d.seen);
+	close(d.pidfd);
 	return r;
 }
 

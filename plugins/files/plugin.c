@@ -3,6 +3,7 @@
 #include <crf/plugin.h>
 
 #include "files.h"
+#include "files.pb-c.h"
 
 /* The descriptor reads best as one block. */
 /* clang-format off */
@@ -13,10 +14,16 @@ CRF_PLUGIN(
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = files_probe,
 		[CRF_STAGE_DUMP_TASK] = files_dump_task,
+		[CRF_STAGE_RESTORE_TASK] = files_restore_task,
 	),
 	.kinds = CRF_KINDS(
 		{ .cls = CRF_OBJ_FD, .name = "stdio", .match = files_is_stdio,
-		  .dump = files_stdio_dump }
+		  .dump = files_stdio_dump },
+		{ .cls = CRF_OBJ_FD, .name = "file", .dump = files_regfile_dump },
+		{ .cls = CRF_OBJ_FD, .name = "dir", .dump = files_regfile_dump },
+		{ .cls = CRF_OBJ_FD, .name = "chr-mem", .match = files_is_plain_chr,
+		  .dump = files_regfile_dump }
 	),
+	.schemas = CRF_SCHEMAS(&crf__files__fd__descriptor),
 );
 /* clang-format on */

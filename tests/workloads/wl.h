@@ -14,8 +14,9 @@
  *   CRF_TEST_TIMEOUT  seconds after which a workload gives up waiting
  * Without CRF_TEST_VERIFY a workload waits until it is killed (manual use).
  *
- * A workload must hold no fd other than 0, 1 and 2 while it waits: crf does
- * not restore other fds yet.  Every helper here closes what it opens.
+ * Besides 0, 1 and 2, crf restores fds of regular files, directories and
+ * /dev/{null,zero,random,urandom} only (wl-files); a workload holds no other
+ * fd while it waits.  Every helper here closes what it opens.
  */
 #ifndef CRF_TESTS_WL_H
 #define CRF_TESTS_WL_H

@@ -74,6 +74,17 @@ int crf_rst_set_mm(struct crf_ctx *ctx, const struct crf_rst_mm *mm);
  */
 int crf_rst_set_vdso(struct crf_ctx *ctx, uint64_t vdso);
 
+/*
+ * ABI 1.2: give the program fd @fd (an fd of the caller, opened
+ * with O_CLOEXEC at any number) the number @number, with close-on-exec as
+ * @cloexec says.  The core takes ownership of @fd from the call on, even on
+ * failure, and installs it only when it enters the restorer, after closing
+ * its own fds: so @number may be one crf itself uses now.  Numbers from 3
+ * on, each at most once; the restorer's fds go above the highest.  0 or
+ * -errno (logged).
+ */
+int crf_rst_keep_fd(struct crf_ctx *ctx, int fd, int number, bool cloexec);
+
 #ifdef __cplusplus
 }
 #endif

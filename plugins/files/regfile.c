@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Dump of the fd kinds reopened by path: regular files, directories and
+ * the character devices that hold no state (/dev/null, /dev/zero,
+ * /dev/random, /dev/urandom).  Each fd is one Fd record of files-PID.img:
+ * its number and close-on-exec flag, and its open file description's
+ * flags, position and path, or "same as fd M" when kcmp says the
+ * description is that of an fd saved before (a dup).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <linux/kcmp.h>
+
+#include "fdinfo.h"
+#include "files.h"
+#include "files.pb-c.h"
+
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+
+bool files_is_plain_chr(const struct crf_object *obj)
+{
+	static const char *const devs[] = {"chr:1:3", "chr:1:5", "chr:1:8", "chr:1:9"};
+
+	if (obj->cls != CRF_OBJ_FD || !obj->kind)
+		return false;
+	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
+		if (!strcmp(obj->kind, devs[i]))
+			return true;
+	return false;
+}
+
+/* The earlier saved fd sharing @fd's open file description, or -1. */
+static int shared_with(const struct files_dump *d, int fd)
+{
+	for (size_t i = 0; i < d->n_seen; i++)
+		if (syscall(SYS_kcmp, d->pid, d->pid, KCMP_FILE, d->seen[i], fd) == 0)
+			return d->seen[i];
+	return -1;
+}
+
+static int remember(struct files_dump *d, int fd)
+{
+	int *v = reallocarray(d->seen, d->n_seen + 1, sizeof(*v));
+
+	if (!v)
+		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, fd);
+	d->seen = v;
+	d->seen[d->n_seen++] = fd;
+	return 0;
+}
+
+/* What cannot be reopened by its path yet. */
+static int refuse(const struct files_dump *d, int fd, const char *path, unsigned int flags)
+{
+	size_t len = strlen(path);
+	const char *why = NULL;
+
+	if (flags & O_PATH)
+		why = "an O_PATH fd";
+	else if ((flags & __O_TMPFILE) == __O_TMPFILE)
+		why = "an O_TMPFILE file";
+	else if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
+		why = "an unlinked file";
+	else if (path[0] != '/')
+		why = "not reachable by a path";
+	if (!why)
+		return 0;
+	return crf_error_errno(ENOTSUP, "pid %d: fd %d (%s) is %s, which crf cannot save yet",
+			       d->pid, fd, path, why);
+}
+
+/*
+ * Facts about the file itself, from a copy of the fd; the writes the
+ * program made must be on disk, since the image keeps only the offset.
+ */
+static int describe(const struct files_dump *d, int fd, Crf__Files__Fd *e)
+{
+	int copy = (int)syscall(SYS_pidfd_getfd, d->pidfd, fd, 0);
+	struct stat st;
+	int r = 0;
+
+	if (copy < 0)
+		return crf_error_errno(errno, "pid %d: pidfd_getfd of fd %d", d->pid, fd);
+	if (fstat(copy, &st) < 0)
+		r = crf_error_errno(errno, "pid %d: fd %d (%s)", d->pid, fd, e->path);
+	else if (S_ISREG(st.st_mode) && (e->flags & O_ACCMODE) != O_RDONLY && fsync(copy) < 0)
+		r = crf_error_errno(errno, "pid %d: fsync of fd %d (%s)", d->pid, fd, e->path);
+	close(copy);
+	if (r < 0)
+		return r;
+	e->mode = st.st_mode;
+	if (S_ISCHR(st.st_mode)) {
+		e->has_rdev = true;
+		e->rdev = st.st_rdev;
+	}
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	e->has_dev = e->has_inode = e->has_size = e->has_mtime_sec = e->has_mtime_nsec = true;
+	e->dev = st.st_dev;
+	e->inode = st.st_ino;
+	e->size = (uint64_t)st.st_size;
+	e->mtime_sec = st.st_mtim.tv_sec;
+	e->mtime_nsec = (uint32_t)st.st_mtim.tv_nsec;
+	return 0;
+}
+
+int files_regfile_dump(struct crf_ctx *ctx, const struct crf_object *obj)
+{
+	struct files_dump *d = crf_ctx_priv(ctx);
+	Crf__Files__Fd e = CRF__FILES__FD__INIT;
+	struct files_fdinfo info;
+	int fd = obj->id, same, r;
+
+	if (!d || d->pid != obj->pid)
+		return crf_error_errno(EINVAL, "pid %d: fd %d: no fd table being dumped",
+				       (int)obj->pid, fd);
+	r = files_fdinfo_read(d->pid, fd, &info);
+	if (r < 0)
+		return crf_error_errno(-r, "pid %d: fdinfo of fd %d", d->pid, fd);
+	e.fd = fd;
+	e.cloexec = !!(info.flags & O_CLOEXEC);
+	e.flags = info.flags & ~(unsigned int)O_CLOEXEC;
+	e.pos = info.pos;
+	e.path = (char *)obj->desc;
+	r = refuse(d, fd, e.path, e.flags);
+	if (r < 0)
+		return r;
+	same = shared_with(d, fd);
+	if (same >= 0) {
+		e.has_same_as = true;
+		e.same_as = same;
+	}
+	r = describe(d, fd, &e);
+	if (r == 0 && same < 0)
+		r = remember(d, fd);
+	if (r == 0)
+		r = crf_img_write(d->img, &e.base);
+	if (r == 0)
+		crf_debug("pid %d: fd %d: %s, flags %#o, pos %llu%s", d->pid, fd, e.path, e.flags,
+			  (unsigned long long)e.pos, same >= 0 ? " (shared)" : "");
+	return r;
+}

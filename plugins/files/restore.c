@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * restore-task: reopen the fds of files-PID.img inside the forked task and
+ * hand them to the core (crf_rst_keep_fd), which installs them at their
+ * numbers once crf's own fds are out of the way.
+ *
+ * A file is reopened by its path with its saved flags, never created, and
+ * must be the file of the dump: a regular file with another device, inode
+ * or size is refused, naming the path.  A dup is a copy of the fd it shares
+ * its description with, so one offset moves for both.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <crf/image.h>
+#include <crf/restore.h>
+
+#include "files.h"
+#include "files.pb-c.h"
+
+/* The flags only open() itself looks at, or that must not apply again. */
+#define OPEN_ONLY (O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY | O_CLOEXEC)
+
+/* The descriptions opened so far, by saved fd number. */
+struct opened_fd {
+	int number, fd;
+};
+
+struct opened {
+	struct opened_fd *v;
+	size_t n;
+};
+
+static void opened_free(struct opened *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		close(o->v[i].fd);
+	free(o->v);
+}
+
+static int opened_find(const struct opened *o, int number)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (o->v[i].number == number)
+			return o->v[i].fd;
+	return -1;
+}
+
+static int check_same(const Crf__Files__Fd *e, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return crf_error_errno(errno, "fd %d: %s", e->fd, e->path);
+	if ((st.st_mode & S_IFMT) != (e->mode & S_IFMT) || (e->has_rdev && st.st_rdev != e->rdev))
+		return crf_error_errno(ESTALE, "fd %d: %s is not the file of the dump any more",
+				       e->fd, e->path);
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	if (!e->has_dev || !e->has_inode || !e->has_size)
+		return crf_error_errno(EBADMSG, "fd %d: %s: the image lacks its identity", e->fd,
+				       e->path);
+	if (st.st_dev != e->dev || st.st_ino != e->inode)
+		return crf_error_errno(ESTALE,
+				       "%s changed since the dump (inode %" PRIu64 " -> %llu)",
+				       e->path, e->inode, (unsigned long long)st.st_ino);
+	if ((uint64_t)st.st_size != e->size)
+		return crf_error_errno(ESTALE,
+				       "%s changed since the dump (size %" PRIu64 " -> %lld)",
+				       e->path, e->size, (long long)st.st_size);
+	return 0;
+}
+
+/* Open @e's file as it was; our fd (O_CLOEXEC) or -errno. */
+static int reopen(const Crf__Files__Fd *e)
+{
+	int flags = (int)(e->flags & ~(unsigned int)OPEN_ONLY) | O_CLOEXEC | O_NOCTTY;
+	int fd, r;
+
+	if (S_ISDIR(e->mode))
+		flags |= O_DIRECTORY;
+	fd = open(e->path, flags);
+	if (fd < 0)
+		return crf_error_errno(errno, "fd %d: open %s", e->fd, e->path);
+	r = check_same(e, fd);
+	if (r == 0 && e->pos && lseek(fd, (off_t)e->pos, SEEK_SET) < 0)
+		r = crf_error_errno(errno, "fd %d: %s: seek to %" PRIu64, e->fd, e->path, e->pos);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int restore_one(struct crf_ctx *ctx, struct opened *o, const Crf__Files__Fd *e)
+{
+	int fd, copy;
+
+	if (e->fd < 3 || !e->path || !e->path[0])
+		return crf_error_errno(EBADMSG, "files image: bad record for fd %d", e->fd);
+	if (e->has_same_as) {
+		fd = opened_find(o, e->same_as);
+		if (fd < 0)
+			return crf_error_errno(EBADMSG,
+					       "fd %d: shares fd %d, which is not saved before",
+					       e->fd, e->same_as);
+	} else {
+		void *v = reallocarray(o->v, o->n + 1, sizeof(*o->v));
+
+		if (!v)
+			return crf_error_errno(ENOMEM, "fd %d", e->fd);
+		o->v = v;
+		fd = reopen(e);
+		if (fd < 0)
+			return fd;
+		o->v[o->n].number = e->fd;
+		o->v[o->n++].fd = fd;
+	}
+	copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (copy < 0)
+		return crf_error_errno(errno, "fd %d: %s", e->fd, e->path);
+	return crf_rst_keep_fd(ctx, copy, e->fd, e->cloexec);
+}
+
+int files_restore_task(struct crf_ctx *ctx)
+{
+	struct opened o = {0};
+	struct crf_img *img;
+	Crf__Files__Fd *e;
+	char name[64];
+	int r;
+
+	snprintf(name, sizeof(name), "files-%d.img", (int)crf_ctx_pid(ctx));
+	r = crf_img_open(crf_ctx_images(ctx), name, &crf__files__fd__descriptor, &img);
+	if (r < 0)
+		return r;
+	while ((r = crf_img_read(img, (ProtobufCMessage **)&e)) > 0) {
+		r = restore_one(ctx, &o, e);
+		crf__files__fd__free_unpacked(e, NULL);
+		if (r < 0)
+			break;
+	}
+	opened_free(&o);
+	crf_img_close(img);
+	return r;
+}
