@@ -13,8 +13,7 @@
 
 #include "fdinfo.h"
 
-/* The value of "@key:" at the start of a line of @text, or NULL. */
-static const char *field(const char *text, const char *key)
+const char *files_fdinfo_field(const char *text, const char *key)
 {
 	size_t len = strlen(key);
 
@@ -40,23 +39,28 @@ static int parse_num(const char *v, int base, uint64_t *out)
 	return 0;
 }
 
+int files_fdinfo_u64(const char *text, const char *key, int base, uint64_t *out)
+{
+	return parse_num(files_fdinfo_field(text, key), base, out);
+}
+
 int files_fdinfo_parse(const char *text, struct files_fdinfo *out)
 {
 	uint64_t pos, flags, mnt = 0;
 
-	if (parse_num(field(text, "pos"), 10, &pos) < 0 ||
-	    parse_num(field(text, "flags"), 8, &flags) < 0 || flags > UINT32_MAX)
+	if (parse_num(files_fdinfo_field(text, "pos"), 10, &pos) < 0 ||
+	    parse_num(files_fdinfo_field(text, "flags"), 8, &flags) < 0 || flags > UINT32_MAX)
 		return -EBADMSG;
-	if (field(text, "mnt_id") &&
-	    (parse_num(field(text, "mnt_id"), 10, &mnt) < 0 || mnt > INT32_MAX))
+	if (files_fdinfo_field(text, "mnt_id") &&
+	    (parse_num(files_fdinfo_field(text, "mnt_id"), 10, &mnt) < 0 || mnt > INT32_MAX))
 		return -EBADMSG;
 	*out = (struct files_fdinfo){.pos = pos, .flags = (unsigned int)flags, .mnt_id = (int)mnt};
 	return 0;
 }
 
-int files_fdinfo_read(int pid, int fd, struct files_fdinfo *out)
+int files_fdinfo_read_text(int pid, int fd, char *buf, size_t size)
 {
-	char path[64], buf[4096];
+	char path[64];
 	ssize_t n;
 	int f, r;
 
@@ -64,11 +68,19 @@ int files_fdinfo_read(int pid, int fd, struct files_fdinfo *out)
 	f = open(path, O_RDONLY | O_CLOEXEC);
 	if (f < 0)
 		return -errno;
-	n = read(f, buf, sizeof(buf) - 1);
+	n = read(f, buf, size - 1);
 	r = n < 0 ? -errno : 0;
 	close(f);
 	if (r < 0)
 		return r;
 	buf[n] = '\0';
-	return files_fdinfo_parse(buf, out);
+	return 0;
+}
+
+int files_fdinfo_read(int pid, int fd, struct files_fdinfo *out)
+{
+	char buf[4096];
+	int r = files_fdinfo_read_text(pid, fd, buf, sizeof(buf));
+
+	return r < 0 ? r : files_fdinfo_parse(buf, out);
 }

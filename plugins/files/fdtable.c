@@ -22,6 +22,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "anonfd.h"
 #include "files.h"
 #include "files.pb-c.h"
 
@@ -136,9 +137,12 @@ static int walk(struct crf_ctx *ctx, struct files_dump *d, const char *path)
 
 int files_dump_task(struct crf_ctx *ctx)
 {
-	struct files_dump d = {.pid = (int)crf_ctx_pid(ctx)};
+	struct files_dump d = {.pid = (int)crf_ctx_pid(ctx), .tree = files_tree_get(ctx)};
 	char path[64], name[64];
 	int r;
+
+	if (!d.tree)
+		return -ENOMEM;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", d.pid);
 	snprintf(name, sizeof(name), "files-%d.img", d.pid);
@@ -152,7 +156,7 @@ int files_dump_task(struct crf_ctx *ctx)
 	}
 	crf_ctx_set_priv(ctx, &d);
 	r = walk(ctx, &d, path);
-	crf_ctx_set_priv(ctx, NULL);
+	crf_ctx_set_priv(ctx, d.tree);
 	if (r < 0)
 		crf_img_abort(d.img);
 	else
@@ -160,6 +164,32 @@ int files_dump_task(struct crf_ctx *ctx)
 	free(d.seen);
 	close(d.pidfd);
 	return r;
+}
+
+struct files_tree *files_tree_get(struct crf_ctx *ctx)
+{
+	struct files_tree *tree = crf_ctx_priv(ctx);
+
+	if (tree)
+		return tree;
+	tree = calloc(1, sizeof(*tree));
+	if (!tree)
+		crf_error_errno(ENOMEM, "files");
+	crf_ctx_set_priv(ctx, tree);
+	return tree;
+}
+
+int files_cleanup(struct crf_ctx *ctx)
+{
+	struct files_tree *tree = crf_ctx_priv(ctx);
+
+	if (tree) {
+		files_pipes_free(tree->pipes);
+		files_anon_forget();
+		free(tree);
+	}
+	crf_ctx_set_priv(ctx, NULL);
+	return 0;
 }
 
 bool files_is_stdio(const struct crf_object *obj)

@@ -8,8 +8,25 @@
 #include <crf/image.h>
 #include <crf/plugin.h>
 
+struct files_pipes;
+
+/*
+ * What the plugin keeps from one hook to the next, across the tasks of one
+ * dump or restore: its private pointer outside dump-task.
+ */
+struct files_tree {
+	struct files_pipes *pipes; /* pipe.c */
+};
+
+/* The plugin's files_tree, created on first use; NULL after logging ENOMEM. */
+struct files_tree *files_tree_get(struct crf_ctx *ctx);
+
+/* dump-cleanup and restore-cleanup: let go of the files_tree. */
+int files_cleanup(struct crf_ctx *ctx);
+
 /* The fd table of one task being dumped (the plugin's private pointer meanwhile). */
 struct files_dump {
+	struct files_tree *tree;
 	struct crf_img *img; /* files-PID.img */
 	int pid, pidfd;
 	int *seen; /* fds saved with a description of their own, for kcmp */
@@ -34,5 +51,20 @@ int files_stdio_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 bool files_is_plain_chr(const struct crf_object *obj);
 int files_regfile_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 int files_restore_task(struct crf_ctx *ctx);
+
+/*
+ * Pipes and FIFOs (pipe.c): the "pipe" and "fifo" kinds write an Fd record
+ * with .pipe set and collect one pipe per inode across the tree, with its
+ * capacity and buffered bytes; dump-finish writes them to pipes.img.
+ * restore-prepare creates every pipe once in crf's top process, which the
+ * tasks inherit; files_pipe_reopen() (restore-task) returns a new fd
+ * (O_CLOEXEC) on the saved end of one, or -errno (logged).
+ */
+struct Crf__Files__Fd;
+int files_pipe_dump(struct crf_ctx *ctx, const struct crf_object *obj);
+int files_pipes_dump_finish(struct crf_ctx *ctx);
+int files_pipes_restore_prepare(struct crf_ctx *ctx);
+int files_pipe_reopen(struct crf_ctx *ctx, const struct Crf__Files__Fd *e);
+void files_pipes_free(struct files_pipes *pipes);
 
 #endif

@@ -2,6 +2,7 @@
 /* The files plugin's descriptor. */
 #include <crf/plugin.h>
 
+#include "anonfd.h"
 #include "files.h"
 #include "files.pb-c.h"
 
@@ -14,7 +15,11 @@ CRF_PLUGIN(
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = files_probe,
 		[CRF_STAGE_DUMP_TASK] = files_dump_task,
+		[CRF_STAGE_DUMP_FINISH] = files_pipes_dump_finish,
+		[CRF_STAGE_DUMP_CLEANUP] = files_cleanup,
+		[CRF_STAGE_RESTORE_PREPARE] = files_pipes_restore_prepare,
 		[CRF_STAGE_RESTORE_TASK] = files_restore_task,
+		[CRF_STAGE_RESTORE_CLEANUP] = files_cleanup,
 	),
 	.kinds = CRF_KINDS(
 		{ .cls = CRF_OBJ_FD, .name = "stdio", .match = files_is_stdio,
@@ -22,8 +27,15 @@ CRF_PLUGIN(
 		{ .cls = CRF_OBJ_FD, .name = "file", .dump = files_regfile_dump },
 		{ .cls = CRF_OBJ_FD, .name = "dir", .dump = files_regfile_dump },
 		{ .cls = CRF_OBJ_FD, .name = "chr-mem", .match = files_is_plain_chr,
-		  .dump = files_regfile_dump }
+		  .dump = files_regfile_dump },
+		{ .cls = CRF_OBJ_FD, .name = "eventfd", .dump = files_anon_dump },
+		{ .cls = CRF_OBJ_FD, .name = "timerfd", .dump = files_anon_dump },
+		{ .cls = CRF_OBJ_FD, .name = "signalfd", .dump = files_anon_dump },
+		{ .cls = CRF_OBJ_FD, .name = "memfd", .dump = files_anon_dump },
+		{ .cls = CRF_OBJ_FD, .name = "pidfd", .dump = files_anon_dump },
+		{ .cls = CRF_OBJ_FD, .name = "pipe", .dump = files_pipe_dump },
+		{ .cls = CRF_OBJ_FD, .name = "fifo", .dump = files_pipe_dump }
 	),
-	.schemas = CRF_SCHEMAS(&crf__files__fd__descriptor),
+	.schemas = CRF_SCHEMAS(&crf__files__fd__descriptor, &crf__files__pipe__descriptor),
 );
 /* clang-format on */

@@ -21,6 +21,7 @@
 #include <crf/image.h>
 #include <crf/restore.h>
 
+#include "anonfd.h"
 #include "files.h"
 #include "files.pb-c.h"
 
@@ -116,7 +117,10 @@ static int restore_one(struct crf_ctx *ctx, struct opened *o, const Crf__Files__
 		if (!v)
 			return crf_error_errno(ENOMEM, "fd %d", e->fd);
 		o->v = v;
-		fd = reopen(e);
+		if (e->has_pipe)
+			fd = files_pipe_reopen(ctx, e);
+		else
+			fd = files_anon_is(e) ? files_anon_create(e) : reopen(e);
 		if (fd < 0)
 			return fd;
 		o->v[o->n].number = e->fd;

@@ -14,9 +14,10 @@
  *   CRF_TEST_TIMEOUT  seconds after which a workload gives up waiting
  * Without CRF_TEST_VERIFY a workload waits until it is killed (manual use).
  *
- * Besides 0, 1 and 2, crf restores fds of regular files, directories and
- * /dev/{null,zero,random,urandom} only (wl-files); a workload holds no other
- * fd while it waits.  Every helper here closes what it opens.
+ * Besides 0, 1 and 2, crf restores fds of regular files, directories,
+ * /dev/{null,zero,random,urandom}, pipes, FIFOs, eventfd, signalfd, timerfd,
+ * memfd and pidfd (wl-files, wl-pipes, wl-anonfds); a workload holds no
+ * other fd while it waits.  Every helper here closes what it opens.
  */
 #ifndef CRF_TESTS_WL_H
 #define CRF_TESTS_WL_H

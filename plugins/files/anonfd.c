@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Dump of eventfd, timerfd, signalfd, memfd and pidfd fds: one Fd record
+ * of files-PID.img each, with the state of the object in the field of its
+ * kind.  The object is read from its fdinfo and, where fdinfo does not
+ * tell, from a copy of the fd taken with pidfd_getfd.
+ *
+ * A dup within the task is recorded as "same as fd M", like a regular
+ * file's.  A description shared with another task of the tree (fork
+ * inheritance, SCM_RIGHTS) would come back as two objects, which breaks
+ * the program silently (an eventfd that no longer wakes the other side):
+ * it is refused, naming both fds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <linux/kcmp.h>
+
+#include "anonfd.h"
+#include "fdinfo.h"
+#include "files.h"
+#include "files.pb-c.h"
+
+/* A memfd's content goes into its record; larger ones are refused. */
+#define MEMFD_MAX (32u << 20)
+
+/*
+ * The descriptions of these kinds saved so far in the whole tree: the tree
+ * is frozen for the whole dump, so the fds stay comparable with kcmp.
+ * Freed by files_cleanup at dump-cleanup.
+ */
+struct anon_seen {
+	int pid, fd;
+};
+static struct anon_seen *seen;
+static size_t n_seen;
+
+void files_anon_forget(void)
+{
+	free(seen);
+	seen = NULL;
+	n_seen = 0;
+}
+
+/* fd M of the same task sharing @fd's description (@same), or -1; refuse other tasks'. */
+static int find_shared(const struct files_dump *d, const struct crf_object *obj, int *same)
+{
+	int fd = obj->id;
+
+	*same = -1;
+	for (size_t i = 0; i < n_seen; i++) {
+		if (syscall(SYS_kcmp, d->pid, seen[i].pid, KCMP_FILE, fd, seen[i].fd) != 0)
+			continue;
+		if (seen[i].pid == d->pid) {
+			*same = seen[i].fd;
+			return 0;
+		}
+		return crf_error_errno(
+			ENOTSUP,
+			"pid %d: fd %d (%s) shares its description with fd %d of pid %d: crf "
+			"cannot restore a %s shared between processes yet",
+			d->pid, fd, obj->kind, seen[i].fd, seen[i].pid, obj->kind);
+	}
+	return 0;
+}
+
+static int remember(const struct files_dump *d, int fd)
+{
+	struct anon_seen *v = reallocarray(seen, n_seen + 1, sizeof(*v));
+
+	if (!v)
+		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, fd);
+	seen = v;
+	seen[n_seen++] = (struct anon_seen){.pid = d->pid, .fd = fd};
+	return 0;
+}
+
+static uint64_t ts_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+/*
+ * A periodic timer that expired is re-armed by the kernel only when it is
+ * read or asked (timerfd_gettime), and until then fdinfo shows it_value 0.
+ * So ask first, through a copy: that re-arms it and adds the missed
+ * intervals to ticks, as the program's next read would; then read ticks.
+ */
+static int dump_timerfd(const struct files_dump *d, int fd, int copy, Crf__Files__TimerFd *t)
+{
+	struct files_anon_info ai;
+	struct itimerspec its;
+	char text[4096];
+	int r;
+
+	if (timerfd_gettime(copy, &its) < 0)
+		return crf_error_errno(errno, "pid %d: timerfd_gettime of fd %d", d->pid, fd);
+	r = files_fdinfo_read_text(d->pid, fd, text, sizeof(text));
+	if (r == 0)
+		r = files_anon_parse("timerfd", text, &ai);
+	if (r < 0)
+		return crf_error_errno(-r, "pid %d: fdinfo of timerfd %d", d->pid, fd);
+	t->clockid = ai.clockid;
+	t->settime_flags = ai.settime_flags;
+	t->ticks = ai.ticks;
+	t->value_ns = ts_ns(&its.it_value);
+	t->interval_ns = ts_ns(&its.it_interval);
+	return 0;
+}
+
+/* The whole content of a memfd, read through the copy (no offset moved). */
+static int dump_memfd(const struct files_dump *d, const struct crf_object *obj, int copy,
+		      Crf__Files__MemFd *m, char *name, size_t name_size)
+{
+	int fd = obj->id, seals = fcntl(copy, F_GET_SEALS);
+	struct stat st;
+	size_t done = 0;
+
+	if (!files_memfd_name(obj->desc, name, name_size))
+		return crf_error_errno(ENOTSUP, "pid %d: fd %d: %s is not a memfd crf can name",
+				       d->pid, fd, obj->desc);
+	if (seals < 0 || fstat(copy, &st) < 0)
+		return crf_error_errno(errno, "pid %d: memfd %d (%s)", d->pid, fd, obj->desc);
+	if ((uint64_t)st.st_size > MEMFD_MAX)
+		return crf_error_errno(
+			EFBIG, "pid %d: memfd %d (%s) holds %lld bytes, over the %u crf saves",
+			d->pid, fd, obj->desc, (long long)st.st_size, MEMFD_MAX);
+	m->name = name;
+	m->seals = (uint32_t)seals;
+	m->size = (uint64_t)st.st_size;
+	m->data.data = malloc(m->size ? m->size : 1);
+	if (!m->data.data)
+		return crf_error_errno(ENOMEM, "pid %d: memfd %d", d->pid, fd);
+	while (done < m->size) {
+		ssize_t n = pread(copy, m->data.data + done, m->size - done, (off_t)done);
+
+		if (n <= 0)
+			return crf_error_errno(n < 0 ? errno : EIO, "pid %d: read memfd %d (%s)",
+					       d->pid, fd, obj->desc);
+		done += (size_t)n;
+	}
+	m->data.len = m->size;
+	return 0;
+}
+
+/* A small /proc text file, NUL-terminated; 0 or -errno (not logged). */
+static int read_text(const char *path, char *buf, size_t size)
+{
+	int f = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (f < 0)
+		return -errno;
+	n = read(f, buf, size - 1);
+	close(f);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* The pid of a pidfd's process as the task itself numbers it. */
+static int dump_pidfd(const struct files_dump *d, int fd, const char *text, Crf__Files__PidFd *p)
+{
+	int own[32], its[32], n_own, n_its, r;
+	struct files_anon_info ai;
+	char path[64], status[4096];
+
+	r = files_anon_parse("pidfd", text, &ai);
+	if (r < 0)
+		return crf_error_errno(-r, "pid %d: fdinfo of pidfd %d", d->pid, fd);
+	if (ai.pid < 0)
+		return crf_error_errno(ESRCH,
+				       "pid %d: fd %d is a pidfd of a process that has exited, "
+				       "which crf cannot restore",
+				       d->pid, fd);
+	snprintf(path, sizeof(path), "/proc/%d/status", d->pid);
+	r = read_text(path, status, sizeof(status));
+	n_own = r < 0 ? r : files_anon_parse_nspid(status, own, 32);
+	n_its = files_anon_parse_nspid(text, its, 32);
+	if (n_own < 0 || n_its < 0)
+		return crf_error_errno(EBADMSG, "pid %d: NSpid of itself or of pidfd %d", d->pid,
+				       fd);
+	if (n_its < n_own)
+		return crf_error_errno(
+			ENOTSUP,
+			"pid %d: fd %d is a pidfd of pid %d, outside the task's pid namespace",
+			d->pid, fd, ai.pid);
+	p->pid = its[n_own - 1];
+	return 0;
+}
+
+/* One message of each kind, for the record of one fd. */
+struct anon_kinds {
+	Crf__Files__EventFd ev;
+	Crf__Files__TimerFd tm;
+	Crf__Files__SignalFd sig;
+	Crf__Files__MemFd mem;
+	Crf__Files__PidFd pid;
+};
+
+#define ANON_KINDS_INIT                                                                            \
+	{                                                                                          \
+		CRF__FILES__EVENT_FD__INIT, CRF__FILES__TIMER_FD__INIT,                            \
+			CRF__FILES__SIGNAL_FD__INIT, CRF__FILES__MEM_FD__INIT,                     \
+			CRF__FILES__PID_FD__INIT                                                   \
+	}
+
+/* Fill the field of @obj's kind in @e. */
+static int dump_kind(const struct files_dump *d, const struct crf_object *obj, const char *text,
+		     Crf__Files__Fd *e, char *name, size_t name_size)
+{
+	const char *k = obj->kind;
+	struct files_anon_info ai;
+	int copy, r = 0;
+
+	if (!strcmp(k, "pidfd"))
+		return dump_pidfd(d, obj->id, text, e->pidfd);
+	if (!strcmp(k, "eventfd") || !strcmp(k, "signalfd")) {
+		r = files_anon_parse(k, text, &ai);
+		if (r < 0)
+			return crf_error_errno(-r, "pid %d: fdinfo of %s %d", d->pid, k, obj->id);
+		if (e->eventfd) {
+			e->eventfd->count = ai.count;
+			e->eventfd->semaphore = ai.semaphore;
+		} else {
+			e->signalfd->sigmask = ai.sigmask;
+		}
+		return 0;
+	}
+	copy = (int)syscall(SYS_pidfd_getfd, d->pidfd, obj->id, 0);
+	if (copy < 0)
+		return crf_error_errno(errno, "pid %d: pidfd_getfd of fd %d", d->pid, obj->id);
+	if (!strcmp(k, "timerfd"))
+		r = dump_timerfd(d, obj->id, copy, e->timerfd);
+	else
+		r = dump_memfd(d, obj, copy, e->memfd, name, name_size);
+	close(copy);
+	return r;
+}
+
+/* Point @e at the kind's message among @k's, by the kind's name. */
+static void pick_kind(Crf__Files__Fd *e, const char *kind, struct anon_kinds *k)
+{
+	if (!strcmp(kind, "eventfd"))
+		e->eventfd = &k->ev;
+	else if (!strcmp(kind, "timerfd"))
+		e->timerfd = &k->tm;
+	else if (!strcmp(kind, "signalfd"))
+		e->signalfd = &k->sig;
+	else if (!strcmp(kind, "memfd"))
+		e->memfd = &k->mem;
+	else
+		e->pidfd = &k->pid;
+}
+
+int files_anon_dump(struct crf_ctx *ctx, const struct crf_object *obj)
+{
+	struct files_dump *d = crf_ctx_priv(ctx);
+	Crf__Files__Fd e = CRF__FILES__FD__INIT;
+	struct anon_kinds k = ANON_KINDS_INIT;
+	struct files_fdinfo info;
+	char text[4096], name[256];
+	int fd = obj->id, same, r;
+
+	if (!d || d->pid != obj->pid)
+		return crf_error_errno(EINVAL, "pid %d: fd %d: no fd table being dumped",
+				       (int)obj->pid, fd);
+	r = files_fdinfo_read_text(d->pid, fd, text, sizeof(text));
+	if (r == 0)
+		r = files_fdinfo_parse(text, &info);
+	if (r < 0)
+		return crf_error_errno(-r, "pid %d: fdinfo of fd %d", d->pid, fd);
+	e.fd = fd;
+	e.cloexec = !!(info.flags & O_CLOEXEC);
+	e.flags = info.flags & ~(unsigned int)O_CLOEXEC;
+	e.pos = info.pos;
+	e.path = (char *)obj->desc;
+	r = find_shared(d, obj, &same);
+	if (r < 0)
+		return r;
+	if (same >= 0) {
+		e.has_same_as = true;
+		e.same_as = same;
+	} else {
+		pick_kind(&e, obj->kind, &k);
+		r = dump_kind(d, obj, text, &e, name, sizeof(name));
+		if (r == 0)
+			r = remember(d, fd);
+	}
+	if (r == 0)
+		r = crf_img_write(d->img, &e.base);
+	free(k.mem.data.data);
+	if (r == 0)
+		crf_debug("pid %d: fd %d: %s, flags %#o%s", d->pid, fd, obj->kind, e.flags,
+			  same >= 0 ? " (shared)" : "");
+	return r;
+}

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Pipes and FIFOs.  A pipe is one object however many fds of however many
+ * tasks hold its ends: it is found by its inode and saved once in
+ * pipes.img (capacity, buffered bytes, a FIFO's path), and each fd is an
+ * Fd record of files-PID.img that names it.
+ *
+ * At restore every pipe is created once, in crf's top process, before the
+ * tree is forked from it: each task inherits it and dups the end it had.
+ * A pipe has one open file description per end (a FIFO also one opened
+ * O_RDWR), shared by every fd of that end, as fork left it; O_NONBLOCK,
+ * a property of the description, is thus shared too.  Two separate opens
+ * of one FIFO end become one description: only O_NONBLOCK could tell.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <crf/image.h>
+
+#include "fdinfo.h"
+#include "files.h"
+#include "files.pb-c.h"
+
+#define PIPES_IMG "pipes.img"
+
+struct files_pipe {
+	uint64_t dev, ino;
+	char *fifo;		/* a FIFO's path; NULL for a pipe */
+	unsigned int capacity;
+	uint8_t *data;
+	size_t len;
+	int ends[3];		/* restore: a description per O_ACCMODE, or -1 */
+};
+
+struct files_pipes {
+	struct files_pipe *v;
+	size_t n;
+};
+
+void files_pipes_free(struct files_pipes *pipes)
+{
+	if (!pipes)
+		return;
+	for (size_t i = 0; i < pipes->n; i++) {
+		for (int e = 0; e < 3; e++)
+			if (pipes->v[i].ends[e] >= 0)
+				close(pipes->v[i].ends[e]);
+		free(pipes->v[i].fifo);
+		free(pipes->v[i].data);
+	}
+	free(pipes->v);
+	free(pipes);
+}
+
+static struct files_pipe *pipe_add(struct files_tree *tree)
+{
+	struct files_pipes *ps = tree->pipes;
+	struct files_pipe *v;
+
+	if (!ps && !(ps = tree->pipes = calloc(1, sizeof(*ps))))
+		return NULL;
+	v = reallocarray(ps->v, ps->n + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	ps->v = v;
+	v = &ps->v[ps->n++];
+	memset(v, 0, sizeof(*v));
+	v->ends[0] = v->ends[1] = v->ends[2] = -1;
+	return v;
+}
+
+static long pipe_find(const struct files_pipes *ps, const struct stat *st)
+{
+	for (size_t i = 0; ps && i < ps->n; i++)
+		if (ps->v[i].dev == st->st_dev && ps->v[i].ino == st->st_ino)
+			return (long)i;
+	return -1;
+}
+
+/*
+ * A read end of the pipe behind @copy.  tee(2) needs one; when the fd is a
+ * write end, the pipe is opened again for reading through /proc, which
+ * reaches the same pipe (fifo_open) even when no task holds a read end:
+ * its bytes are then saved too, so that a writer blocked on a full pipe
+ * is still blocked after the restore.
+ */
+static int read_end(int copy, unsigned int flags)
+{
+	char path[64];
+
+	if ((flags & O_ACCMODE) != O_WRONLY)
+		return fcntl(copy, F_DUPFD_CLOEXEC, 0);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", copy);
+	return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+}
+
+/*
+ * Copy the buffered bytes without consuming them: tee(2) duplicates the
+ * pipe's buffers into a private pipe as large as the original, which then
+ * is read.  One tee copies everything or the pipe changed under us (the
+ * tree is frozen, so it cannot).
+ */
+static int peek(struct files_pipe *p, int rd)
+{
+	int tmp[2], avail = 0, r = 0;
+	ssize_t n;
+
+	if (ioctl(rd, FIONREAD, &avail) < 0)
+		return crf_error_errno(errno, "FIONREAD of pipe %llu", (unsigned long long)p->ino);
+	if (avail <= 0)
+		return 0;
+	p->data = malloc((size_t)avail);
+	if (!p->data)
+		return crf_error_errno(ENOMEM, "pipe %llu", (unsigned long long)p->ino);
+	if (pipe2(tmp, O_CLOEXEC | O_NONBLOCK) < 0)
+		return crf_error_errno(errno, "pipe2");
+	if (fcntl(tmp[1], F_SETPIPE_SZ, p->capacity) < 0)
+		r = crf_error_errno(errno, "F_SETPIPE_SZ %u", p->capacity);
+	n = r < 0 ? 0 : tee(rd, tmp[1], (size_t)avail, SPLICE_F_NONBLOCK);
+	if (r == 0 && n != avail)
+		r = crf_error_errno(n < 0 ? errno : EIO, "tee of pipe %llu: %zd of %d bytes",
+				    (unsigned long long)p->ino, n, avail);
+	while (r == 0 && p->len < (size_t)avail) {
+		n = read(tmp[0], p->data + p->len, (size_t)avail - p->len);
+		if (n <= 0)
+			r = crf_error_errno(n < 0 ? errno : EIO, "reading pipe %llu's copy",
+					    (unsigned long long)p->ino);
+		else
+			p->len += (size_t)n;
+	}
+	close(tmp[0]);
+	close(tmp[1]);
+	return r;
+}
+
+/* The pipe behind @copy, seen for the first time: capacity and bytes. */
+static int pipe_new(struct files_dump *d, const struct crf_object *obj, int copy,
+		    unsigned int flags, const struct stat *st)
+{
+	struct files_pipe *p = pipe_add(d->tree);
+	int rd, cap, r;
+
+	if (!p)
+		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, obj->id);
+	p->dev = st->st_dev;
+	p->ino = st->st_ino;
+	if (!strcmp(obj->kind, "fifo") && !(p->fifo = strdup(obj->desc)))
+		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, obj->id);
+	cap = fcntl(copy, F_GETPIPE_SZ);
+	if (cap < 0)
+		return crf_error_errno(errno, "pid %d: F_GETPIPE_SZ of fd %d", d->pid, obj->id);
+	p->capacity = (unsigned int)cap;
+	rd = read_end(copy, flags);
+	if (rd < 0)
+		return crf_error_errno(errno, "pid %d: fd %d (%s): no read end", d->pid, obj->id,
+				       obj->desc);
+	r = peek(p, rd);
+	close(rd);
+	if (r == 0)
+		crf_debug("%s: capacity %u, %zu bytes buffered", obj->desc, p->capacity, p->len);
+	return r;
+}
+
+/* A FIFO is reopened by its path: it must have one. */
+static int refuse_fifo(const struct files_dump *d, const struct crf_object *obj)
+{
+	size_t len = strlen(obj->desc);
+
+	if (strcmp(obj->kind, "fifo"))
+		return 0;
+	if (obj->desc[0] == '/' && !(len > 10 && !strcmp(obj->desc + len - 10, " (deleted)")))
+		return 0;
+	return crf_error_errno(ENOTSUP, "pid %d: fd %d: FIFO %s is not reachable by a path",
+			       d->pid, obj->id, obj->desc);
+}
+
+static int describe(struct files_dump *d, const struct crf_object *obj, Crf__Files__Fd *e)
+{
+	int copy = (int)syscall(SYS_pidfd_getfd, d->pidfd, obj->id, 0);
+	struct stat st;
+	long i;
+	int r = 0;
+
+	if (copy < 0)
+		return crf_error_errno(errno, "pid %d: pidfd_getfd of fd %d", d->pid, obj->id);
+	if (fstat(copy, &st) < 0)
+		r = crf_error_errno(errno, "pid %d: fd %d (%s)", d->pid, obj->id, obj->desc);
+	i = r < 0 ? 0 : pipe_find(d->tree->pipes, &st);
+	if (i < 0) {
+		r = pipe_new(d, obj, copy, e->flags, &st);
+		i = (long)d->tree->pipes->n - 1;
+	}
+	close(copy);
+	e->mode = st.st_mode;
+	e->has_pipe = true;
+	e->pipe = (uint32_t)i;
+	return r;
+}
+
+int files_pipe_dump(struct crf_ctx *ctx, const struct crf_object *obj)
+{
+	struct files_dump *d = crf_ctx_priv(ctx);
+	Crf__Files__Fd e = CRF__FILES__FD__INIT;
+	struct files_fdinfo info;
+	int r;
+
+	if (!d || d->pid != obj->pid)
+		return crf_error_errno(EINVAL, "pid %d: fd %d: no fd table being dumped",
+				       (int)obj->pid, obj->id);
+	r = refuse_fifo(d, obj);
+	if (r < 0)
+		return r;
+	r = files_fdinfo_read(d->pid, obj->id, &info);
+	if (r < 0)
+		return crf_error_errno(-r, "pid %d: fdinfo of fd %d", d->pid, obj->id);
+	e.fd = obj->id;
+	e.cloexec = !!(info.flags & O_CLOEXEC);
+	e.flags = info.flags & ~(unsigned int)O_CLOEXEC;
+	e.path = (char *)obj->desc;
+	r = describe(d, obj, &e);
+	if (r == 0)
+		r = crf_img_write(d->img, &e.base);
+	if (r == 0)
+		crf_debug("pid %d: fd %d: %s, flags %#o", d->pid, obj->id, obj->desc, e.flags);
+	return r;
+}
+
+int files_pipes_dump_finish(struct crf_ctx *ctx)
+{
+	struct files_tree *tree = crf_ctx_priv(ctx);
+	const struct files_pipes *ps = tree ? tree->pipes : NULL;
+	struct crf_img *img;
+	int r;
+
+	r = crf_img_create(crf_ctx_images(ctx), PIPES_IMG, &crf__files__pipe__descriptor, &img);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; r == 0 && ps && i < ps->n; i++) {
+		Crf__Files__Pipe m = CRF__FILES__PIPE__INIT;
+
+		m.id = (uint32_t)i;
+		m.dev = ps->v[i].dev;
+		m.inode = ps->v[i].ino;
+		m.capacity = ps->v[i].capacity;
+		m.has_data = ps->v[i].len > 0;
+		m.data.data = ps->v[i].data;
+		m.data.len = ps->v[i].len;
+		m.fifo = ps->v[i].fifo;
+		r = crf_img_write(img, &m.base);
+	}
+	if (r < 0) {
+		crf_img_abort(img);
+		return r;
+	}
+	return crf_img_close(img);
+}
+
+/*
+ * A FIFO's descriptions.  Opening one end alone blocks until the other
+ * side is open (or fails, O_WRONLY | O_NONBLOCK): the O_RDWR one is opened
+ * first, so that the ends then open at once; it also keeps the FIFO's
+ * buffer alive until the tasks hold their ends.
+ */
+static int fifo_open(struct files_pipe *p)
+{
+	static const int modes[] = {O_RDWR, O_RDONLY, O_WRONLY};
+	struct stat st;
+
+	for (int i = 0; i < 3; i++) {
+		p->ends[modes[i]] = open(p->fifo, modes[i] | O_NONBLOCK | O_CLOEXEC);
+		if (p->ends[modes[i]] < 0)
+			return crf_error_errno(errno, "open FIFO %s", p->fifo);
+	}
+	if (fstat(p->ends[O_RDWR], &st) < 0)
+		return crf_error_errno(errno, "FIFO %s", p->fifo);
+	if (!S_ISFIFO(st.st_mode))
+		return crf_error_errno(ESTALE, "%s is not a FIFO any more", p->fifo);
+	return 0;
+}
+
+/* Create the pipe of @m, with its capacity and its bytes. */
+static int pipe_create(struct files_pipe *p, const Crf__Files__Pipe *m)
+{
+	int fds[2], r;
+	size_t done = 0;
+	ssize_t n;
+
+	p->ino = m->inode;
+	if (m->fifo) {
+		p->fifo = strdup(m->fifo);
+		if (!p->fifo)
+			return crf_error_errno(ENOMEM, "FIFO %s", m->fifo);
+		r = fifo_open(p);
+		if (r < 0)
+			return r;
+	} else {
+		if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0)
+			return crf_error_errno(errno, "pipe2");
+		p->ends[O_RDONLY] = fds[0];
+		p->ends[O_WRONLY] = fds[1];
+	}
+	/* Before the bytes: they may need more than the default capacity. */
+	if (fcntl(p->ends[O_WRONLY], F_GETPIPE_SZ) != (int)m->capacity &&
+	    fcntl(p->ends[O_WRONLY], F_SETPIPE_SZ, m->capacity) < 0)
+		return crf_error_errno(errno, "pipe %llu: F_SETPIPE_SZ %u (see "
+				       "/proc/sys/fs/pipe-max-size)",
+				       (unsigned long long)m->inode, m->capacity);
+	while (m->has_data && done < m->data.len) {
+		n = write(p->ends[O_WRONLY], m->data.data + done, m->data.len - done);
+		if (n <= 0)
+			return crf_error_errno(n < 0 ? errno : EIO, "pipe %llu: writing %zu bytes",
+					       (unsigned long long)m->inode, m->data.len);
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int files_pipes_restore_prepare(struct crf_ctx *ctx)
+{
+	struct files_tree *tree = files_tree_get(ctx);
+	struct crf_img *img;
+	Crf__Files__Pipe *m;
+	int r;
+
+	if (!tree)
+		return -ENOMEM;
+	r = crf_img_open(crf_ctx_images(ctx), PIPES_IMG, &crf__files__pipe__descriptor, &img);
+	if (r < 0)
+		return r;
+	while ((r = crf_img_read(img, (ProtobufCMessage **)&m)) > 0) {
+		struct files_pipe *p = pipe_add(tree);
+
+		if (!p)
+			r = crf_error_errno(ENOMEM, "pipes");
+		else if (m->id != tree->pipes->n - 1)
+			r = crf_error_errno(EBADMSG, "%s: pipe %u out of order", PIPES_IMG, m->id);
+		else
+			r = pipe_create(p, m);
+		crf__files__pipe__free_unpacked(m, NULL);
+		if (r < 0)
+			break;
+	}
+	crf_img_close(img);
+	return r;
+}
+
+int files_pipe_reopen(struct crf_ctx *ctx, const Crf__Files__Fd *e)
+{
+	const struct files_tree *tree = crf_ctx_priv(ctx);
+	const struct files_pipes *ps = tree ? tree->pipes : NULL;
+	unsigned int mode = e->flags & O_ACCMODE;
+	int end, fd, fl;
+
+	if (!ps || e->pipe >= ps->n || mode > O_RDWR || ps->v[e->pipe].ends[mode] < 0)
+		return crf_error_errno(EBADMSG, "fd %d: no such end of pipe %u (%s)", e->fd,
+				       e->pipe, e->path);
+	end = ps->v[e->pipe].ends[mode];
+	fd = fcntl(end, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return crf_error_errno(errno, "fd %d: %s", e->fd, e->path);
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, (fl & ~O_NONBLOCK) | (int)(e->flags & O_NONBLOCK)) < 0) {
+		fl = crf_error_errno(errno, "fd %d: %s: flags", e->fd, e->path);
+		close(fd);
+		return fl;
+	}
+	return fd;
+}
