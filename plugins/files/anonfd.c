@@ -5,11 +5,11 @@
  * kind.  The object is read from its fdinfo and, where fdinfo does not
  * tell, from a copy of the fd taken with pidfd_getfd.
  *
- * A dup within the task is recorded as "same as fd M", like a regular
- * file's.  A description shared with another task of the tree (fork
- * inheritance, SCM_RIGHTS) would come back as two objects, which breaks
- * the program silently (an eventfd that no longer wakes the other side):
- * it is refused, naming both fds.
+ * A dup, within the task or in another task of the tree, is recorded as
+ * "same as fd M" (of pid P), like a regular file's (shared.c).  A pidfd
+ * shared between tasks is refused: restore creates shared descriptions
+ * in crf's top process before the tree exists, when a pidfd of a task of
+ * it cannot be opened yet.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,8 +21,6 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include <linux/kcmp.h>
-
 #include "anonfd.h"
 #include "fdinfo.h"
 #include "files.h"
@@ -31,55 +29,13 @@
 /* A memfd's content goes into its record; larger ones are refused. */
 #define MEMFD_MAX (32u << 20)
 
-/*
- * The descriptions of these kinds saved so far in the whole tree: the tree
- * is frozen for the whole dump, so the fds stay comparable with kcmp.
- * Freed by files_cleanup at dump-cleanup.
- */
-struct anon_seen {
-	int pid, fd;
-};
-static struct anon_seen *seen;
-static size_t n_seen;
-
-void files_anon_forget(void)
+/* @e is a pidfd shared with another task: refused, naming both fds. */
+static int refuse_shared_pidfd(const struct files_dump *d, const Crf__Files__Fd *e)
 {
-	free(seen);
-	seen = NULL;
-	n_seen = 0;
-}
-
-/* fd M of the same task sharing @fd's description (@same), or -1; refuse other tasks'. */
-static int find_shared(const struct files_dump *d, const struct crf_object *obj, int *same)
-{
-	int fd = obj->id;
-
-	*same = -1;
-	for (size_t i = 0; i < n_seen; i++) {
-		if (syscall(SYS_kcmp, d->pid, seen[i].pid, KCMP_FILE, fd, seen[i].fd) != 0)
-			continue;
-		if (seen[i].pid == d->pid) {
-			*same = seen[i].fd;
-			return 0;
-		}
-		return crf_error_errno(
-			ENOTSUP,
-			"pid %d: fd %d (%s) shares its description with fd %d of pid %d: crf "
-			"cannot restore a %s shared between processes yet",
-			d->pid, fd, obj->kind, seen[i].fd, seen[i].pid, obj->kind);
-	}
-	return 0;
-}
-
-static int remember(const struct files_dump *d, int fd)
-{
-	struct anon_seen *v = reallocarray(seen, n_seen + 1, sizeof(*v));
-
-	if (!v)
-		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, fd);
-	seen = v;
-	seen[n_seen++] = (struct anon_seen){.pid = d->pid, .fd = fd};
-	return 0;
+	return crf_error_errno(ENOTSUP,
+			       "pid %d: fd %d (pidfd) shares its description with fd %d of pid "
+			       "%d: crf cannot restore a pidfd shared between processes yet",
+			       d->pid, e->fd, e->same_as, e->same_pid);
 }
 
 static uint64_t ts_ns(const struct timespec *ts)
@@ -283,23 +239,20 @@ int files_anon_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	e.flags = info.flags & ~(unsigned int)O_CLOEXEC;
 	e.pos = info.pos;
 	e.path = (char *)obj->desc;
-	r = find_shared(d, obj, &same);
-	if (r < 0)
-		return r;
-	if (same >= 0) {
-		e.has_same_as = true;
-		e.same_as = same;
-	} else {
+	same = files_desc_find(d, fd, &e);
+	if (same && e.has_same_pid && !strcmp(obj->kind, "pidfd"))
+		return refuse_shared_pidfd(d, &e);
+	if (!same) {
 		pick_kind(&e, obj->kind, &k);
 		r = dump_kind(d, obj, text, &e, name, sizeof(name));
 		if (r == 0)
-			r = remember(d, fd);
+			r = files_desc_remember(d, fd);
 	}
 	if (r == 0)
 		r = crf_img_write(d->img, &e.base);
 	free(k.mem.data.data);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: %s, flags %#o%s", d->pid, fd, obj->kind, e.flags,
-			  same >= 0 ? " (shared)" : "");
+			  same ? " (shared)" : "");
 	return r;
 }

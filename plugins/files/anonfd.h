@@ -45,9 +45,6 @@ const char *files_memfd_name(const char *link, char *buf, size_t size);
 /* The dump of an fd of these kinds (a record of files-PID.img). */
 int files_anon_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 
-/* At the end of a dump (files_cleanup): forget the descriptions seen in the tree. */
-void files_anon_forget(void);
-
 /* Whether @e is a record of these kinds. */
 bool files_anon_is(const struct Crf__Files__Fd *e);
 

@@ -161,7 +161,6 @@ int files_dump_task(struct crf_ctx *ctx)
 		crf_img_abort(d.img);
 	else
 		r = crf_img_close(d.img);
-	free(d.seen);
 	close(d.pidfd);
 	return r;
 }
@@ -179,13 +178,27 @@ struct files_tree *files_tree_get(struct crf_ctx *ctx)
 	return tree;
 }
 
+int files_dump_finish(struct crf_ctx *ctx)
+{
+	int r = files_pipes_dump_finish(ctx);
+
+	return r < 0 ? r : files_shared_dump_finish(ctx);
+}
+
+int files_restore_prepare(struct crf_ctx *ctx)
+{
+	int r = files_pipes_restore_prepare(ctx);
+
+	return r < 0 ? r : files_shared_restore_prepare(ctx);
+}
+
 int files_cleanup(struct crf_ctx *ctx)
 {
 	struct files_tree *tree = crf_ctx_priv(ctx);
 
 	if (tree) {
 		files_pipes_free(tree->pipes);
-		files_anon_forget();
+		files_descs_free(tree->descs);
 		free(tree);
 	}
 	crf_ctx_set_priv(ctx, NULL);

@@ -9,6 +9,7 @@
 #include <crf/plugin.h>
 
 struct files_pipes;
+struct files_descs;
 
 /*
  * What the plugin keeps from one hook to the next, across the tasks of one
@@ -16,6 +17,7 @@ struct files_pipes;
  */
 struct files_tree {
 	struct files_pipes *pipes; /* pipe.c */
+	struct files_descs *descs; /* shared.c */
 };
 
 /* The plugin's files_tree, created on first use; NULL after logging ENOMEM. */
@@ -29,8 +31,6 @@ struct files_dump {
 	struct files_tree *tree;
 	struct crf_img *img; /* files-PID.img */
 	int pid, pidfd;
-	int *seen; /* fds saved with a description of their own, for kcmp */
-	size_t n_seen;
 };
 
 /* The probe hook: taking fds from a task, comparing them, reading their state. */
@@ -52,6 +52,34 @@ bool files_is_plain_chr(const struct crf_object *obj);
 int files_regfile_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 int files_restore_task(struct crf_ctx *ctx);
 
+struct Crf__Files__Fd;
+
+/* Reopen the file of @e as it was; our fd (O_CLOEXEC) or -errno (logged). */
+int files_regfile_reopen(const struct Crf__Files__Fd *e);
+
+/* dump-finish and restore-prepare: the hooks, calling pipe.c's and shared.c's. */
+int files_dump_finish(struct crf_ctx *ctx);
+int files_restore_prepare(struct crf_ctx *ctx);
+
+/*
+ * Descriptions shared between fds, in a task or across the tree (shared.c).
+ * files_desc_find() compares fd @fd of the task being dumped with every
+ * description saved so far in the tree: 1 when it is one of them (@e's
+ * same_as, and same_pid for another task's, are set), else 0.
+ * files_desc_remember() adds the description of @fd once its record is
+ * saved.  dump-finish writes those of several tasks to shared-fds.img;
+ * restore-prepare creates each of them once in crf's top process, and
+ * files_shared_dup() returns a new fd (O_CLOEXEC) on the one first held
+ * by fd @fd of @pid, -ENOENT (not logged) when it is not shared, or
+ * -errno (logged).
+ */
+int files_desc_find(struct files_dump *d, int fd, struct Crf__Files__Fd *e);
+int files_desc_remember(struct files_dump *d, int fd);
+int files_shared_dump_finish(struct crf_ctx *ctx);
+int files_shared_restore_prepare(struct crf_ctx *ctx);
+int files_shared_dup(struct crf_ctx *ctx, int pid, int fd);
+void files_descs_free(struct files_descs *descs);
+
 /*
  * Pipes and FIFOs (pipe.c): the "pipe" and "fifo" kinds write an Fd record
  * with .pipe set and collect one pipe per inode across the tree, with its
@@ -60,7 +88,6 @@ int files_restore_task(struct crf_ctx *ctx);
  * tasks inherit; files_pipe_reopen() (restore-task) returns a new fd
  * (O_CLOEXEC) on the saved end of one, or -errno (logged).
  */
-struct Crf__Files__Fd;
 int files_pipe_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 int files_pipes_dump_finish(struct crf_ctx *ctx);
 int files_pipes_restore_prepare(struct crf_ctx *ctx);

@@ -15,9 +15,9 @@ CRF_PLUGIN(
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = files_probe,
 		[CRF_STAGE_DUMP_TASK] = files_dump_task,
-		[CRF_STAGE_DUMP_FINISH] = files_pipes_dump_finish,
+		[CRF_STAGE_DUMP_FINISH] = files_dump_finish,
 		[CRF_STAGE_DUMP_CLEANUP] = files_cleanup,
-		[CRF_STAGE_RESTORE_PREPARE] = files_pipes_restore_prepare,
+		[CRF_STAGE_RESTORE_PREPARE] = files_restore_prepare,
 		[CRF_STAGE_RESTORE_TASK] = files_restore_task,
 		[CRF_STAGE_RESTORE_CLEANUP] = files_cleanup,
 	),
@@ -36,6 +36,7 @@ CRF_PLUGIN(
 		{ .cls = CRF_OBJ_FD, .name = "pipe", .dump = files_pipe_dump },
 		{ .cls = CRF_OBJ_FD, .name = "fifo", .dump = files_pipe_dump }
 	),
-	.schemas = CRF_SCHEMAS(&crf__files__fd__descriptor, &crf__files__pipe__descriptor),
+	.schemas = CRF_SCHEMAS(&crf__files__fd__descriptor, &crf__files__pipe__descriptor,
+			       &crf__files__shared_fd__descriptor),
 );
 /* clang-format on */

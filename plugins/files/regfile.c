@@ -4,8 +4,8 @@
  * the character devices that hold no state (/dev/null, /dev/zero,
  * /dev/random, /dev/urandom).  Each fd is one Fd record of files-PID.img:
  * its number and close-on-exec flag, and its open file description's
- * flags, position and path, or "same as fd M" when kcmp says the
- * description is that of an fd saved before (a dup).
+ * flags, position and path; "same as fd M" (of pid P) when kcmp says the
+ * description is that of an fd saved before (shared.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,8 +16,6 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-
-#include <linux/kcmp.h>
 
 #include "fdinfo.h"
 #include "files.h"
@@ -37,26 +35,6 @@ bool files_is_plain_chr(const struct crf_object *obj)
 		if (!strcmp(obj->kind, devs[i]))
 			return true;
 	return false;
-}
-
-/* The earlier saved fd sharing @fd's open file description, or -1. */
-static int shared_with(const struct files_dump *d, int fd)
-{
-	for (size_t i = 0; i < d->n_seen; i++)
-		if (syscall(SYS_kcmp, d->pid, d->pid, KCMP_FILE, d->seen[i], fd) == 0)
-			return d->seen[i];
-	return -1;
-}
-
-static int remember(struct files_dump *d, int fd)
-{
-	int *v = reallocarray(d->seen, d->n_seen + 1, sizeof(*v));
-
-	if (!v)
-		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, fd);
-	d->seen = v;
-	d->seen[d->n_seen++] = fd;
-	return 0;
 }
 
 /* What cannot be reopened by its path yet. */
@@ -135,18 +113,14 @@ int files_regfile_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	r = refuse(d, fd, e.path, e.flags);
 	if (r < 0)
 		return r;
-	same = shared_with(d, fd);
-	if (same >= 0) {
-		e.has_same_as = true;
-		e.same_as = same;
-	}
+	same = files_desc_find(d, fd, &e);
 	r = describe(d, fd, &e);
-	if (r == 0 && same < 0)
-		r = remember(d, fd);
+	if (r == 0 && !same)
+		r = files_desc_remember(d, fd);
 	if (r == 0)
 		r = crf_img_write(d->img, &e.base);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: %s, flags %#o, pos %llu%s", d->pid, fd, e.path, e.flags,
-			  (unsigned long long)e.pos, same >= 0 ? " (shared)" : "");
+			  (unsigned long long)e.pos, same ? " (shared)" : "");
 	return r;
 }

@@ -7,7 +7,9 @@
  * A file is reopened by its path with its saved flags, never created, and
  * must be the file of the dump: a regular file with another device, inode
  * or size is refused, naming the path.  A dup is a copy of the fd it shares
- * its description with, so one offset moves for both.
+ * its description with, so one offset moves for both; a description shared
+ * with other tasks is a copy of the one crf's top process made for the
+ * tree in restore-prepare (shared.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,8 +80,7 @@ static int check_same(const Crf__Files__Fd *e, int fd)
 	return 0;
 }
 
-/* Open @e's file as it was; our fd (O_CLOEXEC) or -errno. */
-static int reopen(const Crf__Files__Fd *e)
+int files_regfile_reopen(const Crf__Files__Fd *e)
 {
 	int flags = (int)(e->flags & ~(unsigned int)OPEN_ONLY) | O_CLOEXEC | O_NOCTTY;
 	int fd, r;
@@ -99,13 +100,35 @@ static int reopen(const Crf__Files__Fd *e)
 	return fd;
 }
 
+/* A new fd (O_CLOEXEC) on the description of @e, which no earlier fd of the task has. */
+static int open_desc(struct crf_ctx *ctx, const Crf__Files__Fd *e)
+{
+	int fd;
+
+	if (e->has_same_pid) {
+		fd = files_shared_dup(ctx, e->same_pid, e->same_as);
+		if (fd == -ENOENT)
+			return crf_error_errno(EBADMSG,
+					       "fd %d: shares fd %d of pid %d, which is "
+					       "not in shared-fds.img",
+					       e->fd, e->same_as, e->same_pid);
+		return fd;
+	}
+	fd = files_shared_dup(ctx, (int)crf_ctx_pid(ctx), e->fd);
+	if (fd != -ENOENT)
+		return fd;
+	if (e->has_pipe)
+		return files_pipe_reopen(ctx, e);
+	return files_anon_is(e) ? files_anon_create(e) : files_regfile_reopen(e);
+}
+
 static int restore_one(struct crf_ctx *ctx, struct opened *o, const Crf__Files__Fd *e)
 {
 	int fd, copy;
 
 	if (e->fd < 3 || !e->path || !e->path[0])
 		return crf_error_errno(EBADMSG, "files image: bad record for fd %d", e->fd);
-	if (e->has_same_as) {
+	if (e->has_same_as && !e->has_same_pid) {
 		fd = opened_find(o, e->same_as);
 		if (fd < 0)
 			return crf_error_errno(EBADMSG,
@@ -117,10 +140,7 @@ static int restore_one(struct crf_ctx *ctx, struct opened *o, const Crf__Files__
 		if (!v)
 			return crf_error_errno(ENOMEM, "fd %d", e->fd);
 		o->v = v;
-		if (e->has_pipe)
-			fd = files_pipe_reopen(ctx, e);
-		else
-			fd = files_anon_is(e) ? files_anon_create(e) : reopen(e);
+		fd = open_desc(ctx, e);
 		if (fd < 0)
 			return fd;
 		o->v[o->n].number = e->fd;
