@@ -3,6 +3,7 @@
 #include <crf/plugin.h>
 
 #include "anonfd.h"
+#include "epoll.h"
 #include "files.h"
 #include "files.pb-c.h"
 
@@ -33,6 +34,8 @@ CRF_PLUGIN(
 		{ .cls = CRF_OBJ_FD, .name = "signalfd", .dump = files_anon_dump },
 		{ .cls = CRF_OBJ_FD, .name = "memfd", .dump = files_anon_dump },
 		{ .cls = CRF_OBJ_FD, .name = "pidfd", .dump = files_anon_dump },
+		{ .cls = CRF_OBJ_FD, .name = "eventpoll", .dump = files_epoll_dump },
+		{ .cls = CRF_OBJ_FD, .name = "inotify", .dump = files_inotify_dump },
 		{ .cls = CRF_OBJ_FD, .name = "pipe", .dump = files_pipe_dump },
 		{ .cls = CRF_OBJ_FD, .name = "fifo", .dump = files_pipe_dump }
 	),

@@ -20,6 +20,7 @@
 #include "fdinfo.h"
 #include "files.h"
 #include "files.pb-c.h"
+#include "unlinked.h"
 
 #ifndef __O_TMPFILE
 #define __O_TMPFILE 020000000
@@ -38,7 +39,8 @@ bool files_is_plain_chr(const struct crf_object *obj)
 }
 
 /* What cannot be reopened by its path yet. */
-static int refuse(const struct files_dump *d, int fd, const char *path, unsigned int flags)
+static int refuse(const struct files_dump *d, int fd, const char *path, unsigned int flags,
+		  bool reg)
 {
 	size_t len = strlen(path);
 	const char *why = NULL;
@@ -47,8 +49,8 @@ static int refuse(const struct files_dump *d, int fd, const char *path, unsigned
 		why = "an O_PATH fd";
 	else if ((flags & __O_TMPFILE) == __O_TMPFILE)
 		why = "an O_TMPFILE file";
-	else if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
-		why = "an unlinked file";
+	else if (len > 10 && !strcmp(path + len - 10, " (deleted)") && !reg)
+		why = "an unlinked file, not a regular one";
 	else if (path[0] != '/')
 		why = "not reachable by a path";
 	if (!why)
@@ -110,15 +112,18 @@ int files_regfile_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	e.flags = info.flags & ~(unsigned int)O_CLOEXEC;
 	e.pos = info.pos;
 	e.path = (char *)obj->desc;
-	r = refuse(d, fd, e.path, e.flags);
+	r = refuse(d, fd, e.path, e.flags, obj->kind && !strcmp(obj->kind, "file"));
 	if (r < 0)
 		return r;
 	same = files_desc_find(d, fd, &e);
 	r = describe(d, fd, &e);
+	if (r == 0 && !same && S_ISREG(e.mode) && files_unlinked_path(e.path))
+		r = files_unlinked_save(ctx, d, fd, &e);
 	if (r == 0 && !same)
 		r = files_desc_remember(d, fd);
 	if (r == 0)
 		r = crf_img_write(d->img, &e.base);
+	files_unlinked_release(&e);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: %s, flags %#o, pos %llu%s", d->pid, fd, e.path, e.flags,
 			  (unsigned long long)e.pos, same ? " (shared)" : "");

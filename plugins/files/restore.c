@@ -24,20 +24,23 @@
 #include <crf/restore.h>
 
 #include "anonfd.h"
+#include "epoll.h"
 #include "files.h"
 #include "files.pb-c.h"
+#include "unlinked.h"
 
 /* The flags only open() itself looks at, or that must not apply again. */
 #define OPEN_ONLY (O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY | O_CLOEXEC)
 
-/* The descriptions opened so far, by saved fd number. */
-struct opened_fd {
-	int number, fd;
-};
-
+/*
+ * The fds opened so far, by saved fd number (dups too, for epoll's
+ * targets), and the epoll records, registered once all are open.
+ */
 struct opened {
-	struct opened_fd *v;
+	struct files_opened_fd *v;
 	size_t n;
+	const Crf__Files__Fd **eps;
+	size_t n_eps;
 };
 
 static void opened_free(struct opened *o)
@@ -45,6 +48,9 @@ static void opened_free(struct opened *o)
 	for (size_t i = 0; i < o->n; i++)
 		close(o->v[i].fd);
 	free(o->v);
+	for (size_t i = 0; i < o->n_eps; i++)
+		crf__files__fd__free_unpacked((Crf__Files__Fd *)o->eps[i], NULL);
+	free(o->eps);
 }
 
 static int opened_find(const struct opened *o, int number)
@@ -85,6 +91,11 @@ int files_regfile_reopen(const Crf__Files__Fd *e)
 	int flags = (int)(e->flags & ~(unsigned int)OPEN_ONLY) | O_CLOEXEC | O_NOCTTY;
 	int fd, r;
 
+	if (e->unlinked)
+		return crf_error_errno(ENOTSUP,
+				       "fd %d: %s: an unlinked file shared between tasks "
+				       "cannot be restored yet",
+				       e->fd, e->path);
 	if (S_ISDIR(e->mode))
 		flags |= O_DIRECTORY;
 	fd = open(e->path, flags);
@@ -119,13 +130,23 @@ static int open_desc(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 		return fd;
 	if (e->has_pipe)
 		return files_pipe_reopen(ctx, e);
+	if (e->unlinked)
+		return files_unlinked_create(ctx, e);
+	if (e->epoll)
+		return files_epoll_create(e);
+	if (e->inotify)
+		return files_inotify_create(e);
 	return files_anon_is(e) ? files_anon_create(e) : files_regfile_reopen(e);
 }
 
 static int restore_one(struct crf_ctx *ctx, struct opened *o, const Crf__Files__Fd *e)
 {
+	void *v = reallocarray(o->v, o->n + 1, sizeof(*o->v));
 	int fd, copy;
 
+	if (!v)
+		return crf_error_errno(ENOMEM, "fd %d", e->fd);
+	o->v = v;
 	if (e->fd < 3 || !e->path || !e->path[0])
 		return crf_error_errno(EBADMSG, "files image: bad record for fd %d", e->fd);
 	if (e->has_same_as && !e->has_same_pid) {
@@ -134,22 +155,32 @@ static int restore_one(struct crf_ctx *ctx, struct opened *o, const Crf__Files__
 			return crf_error_errno(EBADMSG,
 					       "fd %d: shares fd %d, which is not saved before",
 					       e->fd, e->same_as);
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0)
+			return crf_error_errno(errno, "fd %d: %s", e->fd, e->path);
 	} else {
-		void *v = reallocarray(o->v, o->n + 1, sizeof(*o->v));
-
-		if (!v)
-			return crf_error_errno(ENOMEM, "fd %d", e->fd);
-		o->v = v;
 		fd = open_desc(ctx, e);
 		if (fd < 0)
 			return fd;
-		o->v[o->n].number = e->fd;
-		o->v[o->n++].fd = fd;
 	}
+	o->v[o->n].number = e->fd;
+	o->v[o->n++].fd = fd;
 	copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (copy < 0)
 		return crf_error_errno(errno, "fd %d: %s", e->fd, e->path);
 	return crf_rst_keep_fd(ctx, copy, e->fd, e->cloexec);
+}
+
+/* Keep epoll record @e for files_epoll_register(); 0, or -ENOMEM (not logged). */
+static int keep_epoll(struct opened *o, const Crf__Files__Fd *e)
+{
+	void *v = reallocarray(o->eps, o->n_eps + 1, sizeof(*o->eps));
+
+	if (!v)
+		return -ENOMEM;
+	o->eps = v;
+	o->eps[o->n_eps++] = e;
+	return 0;
 }
 
 int files_restore_task(struct crf_ctx *ctx)
@@ -166,10 +197,17 @@ int files_restore_task(struct crf_ctx *ctx)
 		return r;
 	while ((r = crf_img_read(img, (ProtobufCMessage **)&e)) > 0) {
 		r = restore_one(ctx, &o, e);
+		if (r >= 0 && e->epoll) {
+			if (keep_epoll(&o, e) == 0)
+				continue;
+			r = crf_error_errno(ENOMEM, "fd %d: epoll", e->fd);
+		}
 		crf__files__fd__free_unpacked(e, NULL);
 		if (r < 0)
 			break;
 	}
+	if (r == 0)
+		r = files_epoll_register(o.eps, o.n_eps, o.v, o.n);
 	opened_free(&o);
 	crf_img_close(img);
 	return r;

@@ -12,6 +12,9 @@
  *   7  E  the workload's directory, O_RDONLY | O_DIRECTORY
  *   8  F  /dev/null, O_RDWR
  *   9  G  /dev/urandom, O_RDONLY | O_NONBLOCK
+ *   10 U  a temp file, O_RDWR, filled with known bytes, offset 12345, then
+ *         unlinked: after restore it must still be unlinked (st_nlink 0,
+ *         its name absent from the directory) and hold the same bytes
  *   1002 H  the data file, O_RDONLY | O_CLOEXEC, offset 300 (a number above
  *         the 1000 where crf's restorer used to keep its own fds)
  * After restore every number, offset, flag and close-on-exec bit must be
@@ -28,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -40,6 +44,10 @@
 #define FD_F	  8
 #define FD_G	  9
 #define FD_H	  1002
+#define FD_U	  10
+#define UNL_LEN	  (200 * 1024 + 17)
+#define UNL_POS	  12345
+#define UNL_NAME  "wl-files.unlinked"
 #define APPENDED  "one line appended\n"
 #define SPOT	  2000
 #define SPOT_LEN  100
@@ -52,7 +60,7 @@ struct want {
 	off_t pos;
 };
 
-static char data_path[4096], log_path[4096];
+static char data_path[4096], log_path[4096], unl_path[4096];
 
 /* Open PATH with FLAGS at fd number FD. */
 static void open_at(int fd, const char *path, int flags)
@@ -85,6 +93,21 @@ static void write_data(void)
 	free(buf);
 }
 
+/* FD_U: written, then unlinked while open. */
+static void setup_unlinked(void)
+{
+	unsigned char *buf = malloc(UNL_LEN);
+
+	if (!buf)
+		wl_fail("out of memory");
+	wl_fill(buf, UNL_LEN, 9);
+	open_at(FD_U, unl_path, O_RDWR | O_CREAT | O_TRUNC);
+	if (write(FD_U, buf, UNL_LEN) != UNL_LEN || lseek(FD_U, UNL_POS, SEEK_SET) != UNL_POS ||
+	    unlink(unl_path) < 0)
+		wl_fail("the unlinked file: %s", strerror(errno));
+	free(buf);
+}
+
 static void setup(void)
 {
 	unsigned char spot[SPOT_LEN], skip[500];
@@ -105,6 +128,7 @@ static void setup(void)
 	open_at(FD_F, "/dev/null", O_RDWR);
 	open_at(FD_G, "/dev/urandom", O_RDONLY | O_NONBLOCK);
 	open_at(FD_H, data_path, O_RDONLY | O_CLOEXEC);
+	setup_unlinked();
 	wl_fill(spot, SPOT_LEN, 8);
 	if (pwrite(FD_A, spot, SPOT_LEN, SPOT) != SPOT_LEN || lseek(FD_B, 1000, SEEK_SET) != 1000 ||
 	    read(FD_C, skip, sizeof(skip)) != (ssize_t)sizeof(skip) ||
@@ -173,6 +197,28 @@ static void check_dir_and_devices(void)
 		 "the appended file does not grow at its end");
 }
 
+static void check_unlinked(void)
+{
+	unsigned char *buf = malloc(UNL_LEN);
+	struct stat st;
+	ssize_t bad;
+
+	if (!buf)
+		wl_fail("out of memory");
+	WL_CHECK(fstat(FD_U, &st) == 0, "fstat of fd %d: %s", FD_U, strerror(errno));
+	WL_CHECK(S_ISREG(st.st_mode) && st.st_nlink == 0,
+		 "fd %d: the unlinked file has %lu links after restore", FD_U,
+		 (unsigned long)st.st_nlink);
+	WL_CHECK(st.st_size == UNL_LEN, "fd %d: the unlinked file has %lld bytes, had %d", FD_U,
+		 (long long)st.st_size, UNL_LEN);
+	WL_CHECK(pread(FD_U, buf, UNL_LEN, 0) == UNL_LEN, "pread of fd %d: %s", FD_U,
+		 strerror(errno));
+	bad = wl_cmp_fill(buf, UNL_LEN, 9);
+	WL_CHECK(bad < 0, "the unlinked file differs at byte %zd", bad);
+	WL_CHECK(access(unl_path, F_OK) < 0 && errno == ENOENT, "%s has a name again", unl_path);
+	free(buf);
+}
+
 int main(void)
 {
 	const off_t log_len = (off_t)(2 * strlen(APPENDED));
@@ -185,11 +231,13 @@ int main(void)
 		{FD_F, O_RDWR, false, 0},
 		{FD_G, O_RDONLY | O_NONBLOCK, false, 0},
 		{FD_H, O_RDONLY, true, 300},
+		{FD_U, O_RDWR, false, UNL_POS},
 	};
 
 	wl_init("files");
 	snprintf(data_path, sizeof(data_path), "%s/wl-files.dat", wl_tmpdir());
 	snprintf(log_path, sizeof(log_path), "%s/wl-files.log", wl_tmpdir());
+	snprintf(unl_path, sizeof(unl_path), "%s/" UNL_NAME, wl_tmpdir());
 	setup();
 	wl_ready();
 	wl_wait_verify();
@@ -198,6 +246,7 @@ int main(void)
 	check_content();
 	check_sharing();
 	check_dir_and_devices();
+	check_unlinked();
 	wl_note("%zu fds: numbers, flags, offsets, sharing and contents all equal",
 		sizeof(wants) / sizeof(wants[0]));
 	return 0;

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * epoll fds: every registration listed in the fd's fdinfo ("tfd: N
+ * events: HEX data: HEX ...") is saved in its record, and made again at
+ * restore on a new epoll instance.
+ *
+ * The kernel keys a registration by the target's description *and* the fd
+ * number it was added with: a later EPOLL_CTL_MOD or DEL by the program,
+ * and the tfd a second dump reads, use that number.  So the restore must
+ * add each target under its saved number, which crf's own fds may hold in
+ * the task being restored.  It does so in a short-lived child (fork, no
+ * shared fd table): the child puts every description of the task at its
+ * saved number, adds the registrations and exits; the registrations live
+ * on the epoll description, which the task holds.
+ *
+ * A registration whose fd number no longer holds the target (the program
+ * closed the fd, the description lives on through another fd or process)
+ * is refused: kcmp(KCMP_EPOLL_TFD) tells.  An epoll description shared
+ * with another process is refused too.  A oneshot registration that fired
+ * is saved as fdinfo shows it (only EPOLLONESHOT and the other private
+ * bits left), so it stays disabled; but EPOLL_CTL_ADD always adds EPOLLERR
+ * and EPOLLHUP, which a disabled registration reports again after restore.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/kcmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "epoll.h"
+#include "fdinfo.h"
+#include "files.h"
+#include "files.pb-c.h"
+
+int files_fdinfo_read_all(int pid, int fd, char **text)
+{
+	size_t size = 4096, len = 0;
+	char path[64], *buf = NULL;
+	int f, r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		if (!buf || len + 1 >= size) {
+			char *v = realloc(buf, size *= 2);
+
+			if (!v) {
+				r = -ENOMEM;
+				break;
+			}
+			buf = v;
+		}
+		n = read(f, buf + len, size - len - 1);
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(f);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[len] = '\0';
+	*text = buf;
+	return 0;
+}
+
+/* The "tfd:" lines of @text into @t (at most @max); their count, or -EBADMSG. */
+static int parse_targets(const char *text, Crf__Files__EpollTarget *t, size_t max)
+{
+	size_t n = 0;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		unsigned int events;
+		uint64_t data;
+		int tfd;
+
+		if (strncmp(l, "tfd:", 4))
+			continue;
+		if (n == max || sscanf(l, "tfd: %d events: %x data: %" SCNx64, &tfd, &events,
+				       &data) != 3)
+			return -EBADMSG;
+		crf__files__epoll_target__init(&t[n]);
+		t[n].tfd = tfd;
+		t[n].events = events;
+		t[n++].data = data;
+	}
+	return (int)n;
+}
+
+static size_t count_lines(const char *text)
+{
+	size_t n = 1;
+
+	for (; *text; text++)
+		n += *text == '\n';
+	return n;
+}
+
+/* Each target must still be its fd number's file in the task, and only once. */
+static int check_targets(const struct files_dump *d, int fd, const Crf__Files__Epoll *ep)
+{
+	for (size_t i = 0; i < ep->n_targets; i++) {
+		struct kcmp_epoll_slot slot = {.efd = (unsigned)fd,
+					       .tfd = (unsigned)ep->targets[i]->tfd};
+
+		for (size_t j = 0; j < i; j++)
+			if (ep->targets[j]->tfd == ep->targets[i]->tfd)
+				return crf_error_errno(
+					ENOTSUP,
+					"pid %d: epoll fd %d holds two registrations of fd %d "
+					"(one of a file closed since): crf cannot restore it",
+					d->pid, fd, (int)slot.tfd);
+		if (syscall(SYS_kcmp, d->pid, d->pid, KCMP_EPOLL_TFD, slot.tfd, &slot) != 0)
+			return crf_error_errno(
+				ENOTSUP,
+				"pid %d: epoll fd %d watches a file registered as fd %d, which the "
+				"task closed or reused for another file: crf cannot restore it yet",
+				d->pid, fd, (int)slot.tfd);
+	}
+	return 0;
+}
+
+static int dump_targets(const struct files_dump *d, int fd, const char *text,
+			Crf__Files__Epoll *ep)
+{
+	size_t max = count_lines(text);
+	Crf__Files__EpollTarget *t = calloc(max, sizeof(*t));
+	int n;
+
+	ep->targets = calloc(max, sizeof(*ep->targets));
+	if (!ep->targets || !t) {
+		free(t);
+		return crf_error_errno(ENOMEM, "pid %d: epoll fd %d", d->pid, fd);
+	}
+	n = parse_targets(text, t, max);
+	if (n < 0) {
+		free(t);
+		return crf_error_errno(-n, "pid %d: fdinfo of epoll fd %d", d->pid, fd);
+	}
+	for (int i = 0; i < n; i++)
+		ep->targets[i] = &t[i];
+	ep->n_targets = (size_t)n;
+	if (n == 0)
+		free(t);
+	return check_targets(d, fd, ep);
+}
+
+static void free_targets(Crf__Files__Epoll *ep)
+{
+	if (ep->n_targets)
+		free(ep->targets[0]);
+	free(ep->targets);
+}
+
+int files_epoll_dump(struct crf_ctx *ctx, const struct crf_object *obj)
+{
+	struct files_dump *d = crf_ctx_priv(ctx);
+	Crf__Files__Fd e = CRF__FILES__FD__INIT;
+	Crf__Files__Epoll ep = CRF__FILES__EPOLL__INIT;
+	struct files_fdinfo info;
+	char *text = NULL;
+	int fd = obj->id, same, r;
+
+	if (!d || d->pid != obj->pid)
+		return crf_error_errno(EINVAL, "pid %d: fd %d: no fd table being dumped",
+				       (int)obj->pid, fd);
+	r = files_fdinfo_read_all(d->pid, fd, &text);
+	if (r == 0)
+		r = files_fdinfo_parse(text, &info);
+	if (r < 0) {
+		free(text);
+		return crf_error_errno(-r, "pid %d: fdinfo of fd %d", d->pid, fd);
+	}
+	e.fd = fd;
+	e.cloexec = !!(info.flags & O_CLOEXEC);
+	e.flags = info.flags & ~(unsigned int)O_CLOEXEC;
+	e.pos = info.pos;
+	e.path = (char *)obj->desc;
+	same = files_desc_find(d, fd, &e);
+	if (same && e.has_same_pid)
+		r = crf_error_errno(ENOTSUP,
+				    "pid %d: epoll fd %d shares its description with fd %d of pid "
+				    "%d: crf cannot restore an epoll shared between processes yet",
+				    d->pid, fd, e.same_as, e.same_pid);
+	else if (!same) {
+		e.epoll = &ep;
+		r = dump_targets(d, fd, text, &ep);
+		if (r == 0)
+			r = files_desc_remember(d, fd);
+	}
+	if (r == 0)
+		r = crf_img_write(d->img, &e.base);
+	if (r == 0)
+		crf_debug("pid %d: fd %d: epoll with %zu fds%s", d->pid, fd, ep.n_targets,
+			  same ? " (shared)" : "");
+	free_targets(&ep);
+	free(text);
+	return r;
+}
+
+int files_epoll_create(const Crf__Files__Fd *e)
+{
+	int fd = epoll_create1(EPOLL_CLOEXEC);
+
+	if (fd < 0)
+		return crf_error_errno(errno, "fd %d: epoll_create1", e->fd);
+	if ((e->flags & O_NONBLOCK) && fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
+		int r = crf_error_errno(errno, "fd %d: epoll O_NONBLOCK", e->fd);
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int find_number(const struct files_opened_fd *fds, size_t n, int number)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i].number == number)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * In the child: every description at its saved number, then the
+ * registrations.  An exit status: 0 or an errno.
+ */
+static int register_child(const Crf__Files__Fd *const *eps, size_t n_eps,
+			  const struct files_opened_fd *fds, size_t n_fds)
+{
+	int base = 0, *hi = calloc(n_fds, sizeof(int));
+
+	if (!hi)
+		return ENOMEM;
+	for (size_t i = 0; i < n_fds; i++)
+		base = base > fds[i].number ? base : fds[i].number;
+	for (size_t i = 0; i < n_fds; i++)
+		base = base > fds[i].fd ? base : fds[i].fd;
+	for (size_t i = 0; i < n_fds; i++) {
+		hi[i] = fcntl(fds[i].fd, F_DUPFD, base + 1);
+		if (hi[i] < 0)
+			return errno;
+	}
+	for (size_t i = 0; i < n_fds; i++)
+		if (dup2(hi[i], fds[i].number) < 0)
+			return errno;
+	for (size_t i = 0; i < n_eps; i++) {
+		const Crf__Files__Epoll *ep = eps[i]->epoll;
+
+		for (size_t j = 0; j < ep->n_targets; j++) {
+			struct epoll_event ev = {.events = ep->targets[j]->events,
+						 .data.u64 = ep->targets[j]->data};
+
+			if (epoll_ctl(eps[i]->fd, EPOLL_CTL_ADD, ep->targets[j]->tfd, &ev) < 0)
+				return errno;
+		}
+	}
+	return 0;
+}
+
+int files_epoll_register(const Crf__Files__Fd *const *eps, size_t n_eps,
+			 const struct files_opened_fd *fds, size_t n_fds)
+{
+	int status;
+	pid_t pid;
+
+	for (size_t i = 0; i < n_eps; i++) {
+		const Crf__Files__Epoll *ep = eps[i]->epoll;
+
+		for (size_t j = 0; j < ep->n_targets; j++)
+			if (find_number(fds, n_fds, ep->targets[j]->tfd) < 0)
+				return crf_error_errno(
+					ENOTSUP,
+					"epoll fd %d: fd %d it watches is not one the files "
+					"plugin restores",
+					eps[i]->fd, ep->targets[j]->tfd);
+	}
+	if (n_eps == 0)
+		return 0;
+	pid = fork();
+	if (pid < 0)
+		return crf_error_errno(errno, "fork to register epoll targets");
+	if (pid == 0)
+		_exit(register_child(eps, n_eps, fds, n_fds));
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return crf_error_errno(errno, "wait for the epoll registering child");
+	if (!WIFEXITED(status))
+		return crf_error_errno(ECHILD, "the epoll registering child died (status %#x)",
+				       status);
+	if (WEXITSTATUS(status))
+		return crf_error_errno(WEXITSTATUS(status),
+				       "registering the targets of %zu epoll fds", n_eps);
+	return 0;
+}
