@@ -169,41 +169,21 @@ static void free_targets(Crf__Files__Epoll *ep)
 
 int files_epoll_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 {
-	struct files_dump *d = crf_ctx_priv(ctx);
 	Crf__Files__Fd e = CRF__FILES__FD__INIT;
 	Crf__Files__Epoll ep = CRF__FILES__EPOLL__INIT;
-	struct files_fdinfo info;
+	struct files_dump *d = NULL;
 	char *text = NULL;
 	int fd = obj->id, same, r;
 
-	if (!d || d->pid != obj->pid)
-		return crf_error_errno(EINVAL, "pid %d: fd %d: no fd table being dumped",
-				       (int)obj->pid, fd);
-	r = files_fdinfo_read_all(d->pid, fd, &text);
-	if (r == 0)
-		r = files_fdinfo_parse(text, &info);
-	if (r < 0) {
-		free(text);
-		return crf_error_errno(-r, "pid %d: fdinfo of fd %d", d->pid, fd);
-	}
-	e.fd = fd;
-	e.cloexec = !!(info.flags & O_CLOEXEC);
-	e.flags = info.flags & ~(unsigned int)O_CLOEXEC;
-	e.pos = info.pos;
-	e.path = (char *)obj->desc;
-	same = files_desc_find(d, fd, &e);
-	if (same && e.has_same_pid)
-		r = crf_error_errno(ENOTSUP,
-				    "pid %d: epoll fd %d shares its description with fd %d of pid "
-				    "%d: crf cannot restore an epoll shared between processes yet",
-				    d->pid, fd, e.same_as, e.same_pid);
-	else if (!same) {
+	r = files_private_fd_begin(ctx, obj, "epoll", &e, &text, &d);
+	same = r > 0;
+	if (r == 0) {
 		e.epoll = &ep;
 		r = dump_targets(d, fd, text, &ep);
 		if (r == 0)
 			r = files_desc_remember(d, fd);
 	}
-	if (r == 0)
+	if (r >= 0)
 		r = crf_img_write(d->img, &e.base);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: epoll with %zu fds%s", d->pid, fd, ep.n_targets,

@@ -30,6 +30,8 @@
 #include <crf/image.h>
 
 #include "anonfd.h"
+#include "epoll.h"
+#include "fdinfo.h"
 #include "files.h"
 #include "files.pb-c.h"
 
@@ -94,6 +96,37 @@ int files_desc_find(struct files_dump *d, int fd, Crf__Files__Fd *e)
 		return 1;
 	}
 	return 0;
+}
+
+int files_private_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, const char *what,
+			   Crf__Files__Fd *e, char **text, struct files_dump **dp)
+{
+	struct files_dump *d = crf_ctx_priv(ctx);
+	struct files_fdinfo info;
+	int fd = obj->id, same, r;
+
+	*text = NULL;
+	if (!d || d->pid != obj->pid)
+		return crf_error_errno(EINVAL, "pid %d: fd %d: no fd table being dumped",
+				       (int)obj->pid, fd);
+	*dp = d;
+	r = files_fdinfo_read_all(d->pid, fd, text);
+	if (r == 0)
+		r = files_fdinfo_parse(*text, &info);
+	if (r < 0)
+		return crf_error_errno(-r, "pid %d: fdinfo of fd %d", d->pid, fd);
+	e->fd = fd;
+	e->cloexec = !!(info.flags & O_CLOEXEC);
+	e->flags = info.flags & ~(unsigned int)O_CLOEXEC;
+	e->pos = info.pos;
+	e->path = (char *)obj->desc;
+	same = files_desc_find(d, fd, e);
+	if (same && e->has_same_pid)
+		return crf_error_errno(ENOTSUP,
+				       "pid %d: %s fd %d shares its description with fd %d of pid "
+				       "%d: crf cannot restore an %s fd shared between processes yet",
+				       d->pid, what, fd, e->same_as, e->same_pid, what);
+	return same ? 1 : 0;
 }
 
 int files_desc_remember(struct files_dump *d, int fd)
