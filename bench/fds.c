@@ -30,32 +30,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "driver.h"
+
 #define RUNS	 5
 #define MAX_SETS 8
 #define PIPE_N	 50
 #define FILE_LEN 65536
 
 static char data_path[] = "/var/tmp/crf-fds-XXXXXX";
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
-
-static void reap_all(void)
-{
-	while (waitpid(-1, NULL, WNOHANG | __WALL) > 0)
-		;
-}
 
 /* Tell the parent on @fd that the state is set up, then sleep. */
 static void ready_and_sleep(int fd)
@@ -161,71 +143,15 @@ static int start_pipes(pid_t *pids)
 	return PIPE_N;
 }
 
-static int run(const char *crf, char *const argv[])
-{
-	pid_t p = fork();
-	int st;
-
-	if (p < 0)
-		die("fork");
-	if (p == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		dup2(null, 0);
-		dup2(null, 1);
-		execv(crf, argv);
-		_exit(127);
-	}
-	while (waitpid(p, &st, 0) < 0)
-		if (errno != EINTR)
-			die("waitpid");
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static void kill_tree(const pid_t *pids, int n)
-{
-	for (int i = 0; i < n; i++)
-		kill(pids[i], SIGKILL);
-	for (int i = 0; i < n; i++)
-		while (kill(pids[i], 0) == 0) {
-			reap_all();
-			usleep(1000);
-		}
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* @n > 0: one process with @n files; 0: the tree sharing pipes. */
 static void measure(const char *crf, int n, double *dump, double *restore)
 {
 	static pid_t pids[PIPE_N];
-	char pid[16], dir[] = "/var/tmp/crf-fds-img-XXXXXX";
-	int tasks;
-	double t0;
+	char what[32];
+	int tasks = n ? start_files(n, pids) : start_pipes(pids);
 
-	if (!mkdtemp(dir))
-		die("mkdtemp");
-	rmdir(dir);
-	tasks = n ? start_files(n, pids) : start_pipes(pids);
-	snprintf(pid, sizeof(pid), "%d", (int)pids[0]);
-	t0 = now_ms();
-	if (run(crf, (char *[]){(char *)crf, "dump", "-t", pid, "-D", dir, NULL}))
-		fprintf(stderr, "fds: crf dump (n=%d) failed\n", n), kill_tree(pids, tasks),
-			exit(1);
-	*dump = now_ms() - t0;
-	kill_tree(pids, tasks);
-	t0 = now_ms();
-	if (run(crf, (char *[]){(char *)crf, "restore", "-D", dir, "-d", NULL}))
-		fprintf(stderr, "fds: crf restore (n=%d) failed\n", n), exit(1);
-	*restore = now_ms() - t0;
-	kill_tree(pids, tasks);
-	if (run("/bin/rm", (char *[]){"rm", "-rf", dir, NULL}))
-		fprintf(stderr, "fds: cannot remove %s\n", dir);
+	snprintf(what, sizeof(what), n ? "%d files" : "the pipe tree", n);
+	dump_restore(crf, what, pids, tasks, dump, restore);
 }
 
 static void make_data(void)

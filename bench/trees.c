@@ -26,29 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "driver.h"
+
 #define RUNS 5
 #define MAX_N 4096
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
-
-/* Reap every child that has ended, without blocking. */
-static void reap_all(void)
-{
-	while (waitpid(-1, NULL, WNOHANG | __WALL) > 0)
-		;
-}
 
 /* A tree of @n processes; their PIDs go to @pids (the root first). */
 static pid_t start_tree(int n, pid_t *pids)
@@ -131,72 +112,18 @@ static pid_t start_threads(int n, pid_t *pids)
 	return p;
 }
 
-static int run(const char *crf, char *const argv[])
-{
-	pid_t p = fork();
-	int st;
-
-	if (p < 0)
-		die("fork");
-	if (p == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		dup2(null, 0);
-		dup2(null, 1);
-		execv(crf, argv);
-		_exit(127);
-	}
-	while (waitpid(p, &st, 0) < 0)
-		if (errno != EINTR)
-			die("waitpid");
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static void kill_tree(const pid_t *pids, int n)
-{
-	for (int i = 0; i < n; i++)
-		kill(pids[i], SIGKILL);
-	for (int i = 0; i < n; i++)
-		while (kill(pids[i], 0) == 0) {
-			reap_all();
-			usleep(1000);
-		}
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* @n > 0: a tree of @n processes; @n < 0: one process with -@n threads. */
 static void measure(const char *crf, int n, double *dump, double *restore)
 {
 	static pid_t pids[MAX_N];
-	char pid[16], dir[] = "/var/tmp/crf-trees-XXXXXX";
-	double t0;
+	char what[32];
 
-	if (!mkdtemp(dir))
-		die("mkdtemp");
-	rmdir(dir);
 	if (n > 0)
 		start_tree(n, pids);
 	else
-		start_threads(-n, pids), n = 1;
-	snprintf(pid, sizeof(pid), "%d", (int)pids[0]);
-	t0 = now_ms();
-	if (run(crf, (char *[]){ (char *)crf, "dump", "-t", pid, "-D", dir, NULL }))
-		fprintf(stderr, "trees: crf dump of %d processes failed\n", n), exit(1);
-	*dump = now_ms() - t0;
-	kill_tree(pids, n);
-	t0 = now_ms();
-	if (run(crf, (char *[]){ (char *)crf, "restore", "-D", dir, "-d", NULL }))
-		fprintf(stderr, "trees: crf restore of %d processes failed\n", n), exit(1);
-	*restore = now_ms() - t0;
-	kill_tree(pids, n);
-	if (run("/bin/rm", (char *[]){ "rm", "-rf", dir, NULL }))
-		fprintf(stderr, "trees: cannot remove %s\n", dir);
+		start_threads(-n, pids);
+	snprintf(what, sizeof(what), n > 0 ? "%d processes" : "%d threads", abs(n));
+	dump_restore(crf, what, pids, n > 0 ? n : 1, dump, restore);
 }
 
 int main(int argc, char **argv)

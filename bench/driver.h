@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * driver.h - what the benchmark drivers (trees.c, fds.c) share: timing,
+ * running crf, killing and reaping what they started, and one dump and
+ * restore round of a started tree.  Header-only: each driver is built with
+ * a plain `cc` (see README.md).
+ */
+#ifndef CRF_BENCH_DRIVER_H
+#define CRF_BENCH_DRIVER_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+/* Reap every child that has ended, without blocking. */
+static void reap_all(void)
+{
+	while (waitpid(-1, NULL, WNOHANG | __WALL) > 0)
+		;
+}
+
+
+static int run(const char *crf, char *const argv[])
+{
+	pid_t p = fork();
+	int st;
+
+	if (p < 0)
+		die("fork");
+	if (p == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		execv(crf, argv);
+		_exit(127);
+	}
+	while (waitpid(p, &st, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid");
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void kill_tree(const pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+	for (int i = 0; i < n; i++)
+		while (kill(pids[i], 0) == 0) {
+			reap_all();
+			usleep(1000);
+		}
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+
+/*
+ * Dump the started tree of @tasks processes (@pids, the root first) with
+ * crf, which kills it, restore it, and kill it again: the wall times of
+ * the dump and the restore.  @what names the case in failure messages.
+ */
+static void dump_restore(const char *crf, const char *what, const pid_t *pids, int tasks,
+			 double *dump, double *restore)
+{
+	char pid[16], dir[] = "/var/tmp/crf-bench-img-XXXXXX";
+	double t0;
+
+	if (!mkdtemp(dir))
+		die("mkdtemp");
+	rmdir(dir);
+	snprintf(pid, sizeof(pid), "%d", (int)pids[0]);
+	t0 = now_ms();
+	if (run(crf, (char *[]){ (char *)crf, "dump", "-t", pid, "-D", dir, NULL })) {
+		fprintf(stderr, "bench: crf dump of %s failed\n", what);
+		kill_tree(pids, tasks);
+		exit(1);
+	}
+	*dump = now_ms() - t0;
+	kill_tree(pids, tasks);
+	t0 = now_ms();
+	if (run(crf, (char *[]){ (char *)crf, "restore", "-D", dir, "-d", NULL })) {
+		fprintf(stderr, "bench: crf restore of %s failed\n", what);
+		exit(1);
+	}
+	*restore = now_ms() - t0;
+	kill_tree(pids, tasks);
+	if (run("/bin/rm", (char *[]){ "rm", "-rf", dir, NULL }))
+		fprintf(stderr, "bench: cannot remove %s\n", dir);
+}
+
+#endif
