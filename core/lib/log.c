@@ -109,6 +109,7 @@ void crf_log(enum crf_log_level level, const char *fmt, ...)
 static double progress_start, progress_last;
 static bool progress_shown;
 static int progress_mode;
+static int progress_tty;	/* 1 a terminal, -1 not, 0 not asked yet */
 
 void crf__log_set_progress(int mode)
 {
@@ -130,7 +131,10 @@ void crf_progress(const char *what, uint64_t done, uint64_t total)
 
 	if (progress_mode < 0 || log_level < CRF_LOG_WARN)
 		return;
-	if (!progress_mode && !isatty(STDERR_FILENO))
+	/* Called for every run of pages: ask whether stderr is a terminal once. */
+	if (!progress_tty)
+		progress_tty = isatty(STDERR_FILENO) ? 1 : -1;
+	if (!progress_mode && progress_tty < 0)
 		return;
 	if (!progress_start)
 		progress_start = now;
