@@ -21,6 +21,7 @@
  * before the root calls itself ready (only fds 0-2 may be open at the dump).
  */
 #include "wl.h"
+#include "wl-tree.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -31,20 +32,6 @@
 #include <unistd.h>
 
 #define BUF_BYTES (16 * 1024)
-#define MAX_KIDS  3
-
-struct expect {
-	pid_t pid, ppid, sid, pgid;
-};
-
-struct node {
-	const char *name;
-	struct expect self;
-	struct expect kids[MAX_KIDS];
-	int n_kids;
-	unsigned char *buf;
-	uint64_t seed;
-};
 
 /* What the middle processes tell the root before they exit. */
 struct report {
@@ -62,15 +49,6 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-static void check_ids(const char *who, pid_t pid, const struct expect *e)
-{
-	pid_t sid = getsid(pid), pgid = getpgid(pid);
-
-	if (sid != e->sid || pgid != e->pgid)
-		wl_fail("%s (pid %d): session %d group %d, expected session %d group %d", who,
-			(int)pid, (int)sid, (int)pgid, (int)e->sid, (int)e->pgid);
-}
-
 static _Noreturn void verify_and_exit(const struct node *n)
 {
 	ssize_t bad;
@@ -79,12 +57,12 @@ static _Noreturn void verify_and_exit(const struct node *n)
 	if (getpid() != n->self.pid || getppid() != n->self.ppid)
 		wl_fail("%s: pid %d parent %d, expected pid %d parent %d", n->name, (int)getpid(),
 			(int)getppid(), (int)n->self.pid, (int)n->self.ppid);
-	check_ids(n->name, 0, &n->self);
+	wl_check_ids(n->name, 0, &n->self);
 	bad = wl_cmp_fill(n->buf, BUF_BYTES, n->seed);
 	if (bad >= 0)
 		wl_fail("%s: its memory differs at offset %zd", n->name, bad);
 	for (int k = 0; k < n->n_kids; k++)
-		check_ids("a child", n->kids[k].pid, &n->kids[k]);
+		wl_check_ids("a child", n->kids[k].pid, &n->kids[k]);
 	for (int k = 0; k < n->n_kids; k++) {
 		int st;
 
@@ -259,7 +237,7 @@ int main(void)
 		wl_fail("setup pipe: unexpected data");
 	close_fd(&setup_r);
 	for (int k = 0; k < root.n_kids; k++)
-		check_ids("a child before the dump", root.kids[k].pid, &root.kids[k]);
+		wl_check_ids("a child before the dump", root.kids[k].pid, &root.kids[k]);
 	wl_ready();
 	wl_wait_verify();
 	verify_and_exit(&root);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* wl: helpers shared by the test workloads (see wl.h). */
 #include "wl.h"
+#include "wl-tree.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -261,4 +262,13 @@ void wl_check_untraced(void)
 	wl_status_field("TracerPid", tracer, sizeof(tracer));
 	if (strcmp(tracer, "0"))
 		wl_fail("still traced by PID %s", tracer);
+}
+
+void wl_check_ids(const char *who, pid_t pid, const struct expect *e)
+{
+	pid_t sid = getsid(pid), pgid = getpgid(pid);
+
+	if (sid != e->sid || pgid != e->pgid)
+		wl_fail("%s (pid %d): session %d group %d, expected session %d group %d", who,
+			(int)pid, (int)sid, (int)pgid, (int)e->sid, (int)e->pgid);
 }
