@@ -79,6 +79,8 @@ static void print_table(const struct crf_plugin_set *set)
 			printf("           %s\n", pi->load_error);
 		else if (pi->st.desc && pi->st.desc->description)
 			printf("           %s\n", pi->st.desc->description);
+		for (size_t j = 0; j < pi->n_off; j++)
+			printf("           kind '%s' %s\n", pi->off[j].kind, pi->off[j].why);
 	}
 	for (int o = 0; o < CRF_ORDER__COUNT; o++) {
 		printf("%s order:", crf_order_name(o));

@@ -21,8 +21,9 @@ const char crf_common_help[] =
 	"      --config-dir DIR   read DIR/crf.conf and DIR/plugins.d/*.conf\n"
 	"      --plugin-dir DIR   look for plugin objects in DIR first (repeatable)\n"
 	"      --plugins A,B      enable only these plugins\n"
-	"      --disable A,B      disable these plugins\n"
-	"      --enable A,B       enable these plugins\n"
+	"      --disable A,B      disable these plugins; PLUGIN:KIND switches off one\n"
+	"                         kind of a plugin (see crf plugins)\n"
+	"      --enable A,B       enable these plugins (or PLUGIN:KIND)\n"
 	"      --progress=WHEN    progress of long operations: auto (on a terminal),\n"
 	"                         always, never\n"
 	"  -h, --help             this help\n";

@@ -8,7 +8,7 @@
 #include "plugin-set.h"
 
 static const char *const core_keys[] = {
-	"so", "enabled", "requires", "dump-after", "restore-after",
+	"so", "enabled", "requires", "dump-after", "restore-after", "disable-kinds",
 };
 
 static const char *const global_keys[] = {
@@ -39,7 +39,18 @@ struct crf_plugin_info *crf_plugin_set_find(struct crf_plugin_set *set, const ch
 	return NULL;
 }
 
-/* Every name the command line mentions must be a configured plugin. */
+/* The plugin part of a --disable/--enable name: "files" of "files:eventpoll". */
+static bool names_plugin(const char *name, const char *plugin)
+{
+	size_t n = strcspn(name, ":");
+
+	return strlen(plugin) == n && !strncmp(name, plugin, n);
+}
+
+/*
+ * Every name the command line mentions must be a configured plugin;
+ * --disable and --enable also take PLUGIN:KIND, one handler of a plugin.
+ */
 static int check_selection(const struct crf_config *conf, const struct crf_select *sel)
 {
 	const struct {
@@ -54,9 +65,18 @@ static int check_selection(const struct crf_config *conf, const struct crf_selec
 	for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
 		for (size_t i = 0; i < lists[l].list->n; i++) {
 			const char *name = lists[l].list->v[i];
+			const char *colon = l ? strchr(name, ':') : NULL;
+			char *plugin = colon ? strndup(name, (size_t)(colon - name)) : NULL;
+			bool known;
 
-			if (!strcmp(name, CRF_CONF_GLOBAL) || !crf_config_section(conf, name)) {
-				crf_error("%s: unknown plugin '%s'", lists[l].option, name);
+			if (colon && !plugin)
+				return -ENOMEM;
+			known = strcmp(plugin ? plugin : name, CRF_CONF_GLOBAL) &&
+				crf_config_section(conf, plugin ? plugin : name);
+			free(plugin);
+			if (!known || (colon && !colon[1])) {
+				crf_error("%s: unknown plugin '%.*s'", lists[l].option,
+					  (int)strcspn(name, ":"), name);
 				return -ENOENT;
 			}
 		}
@@ -143,6 +163,95 @@ static int read_section(struct crf_plugin_set *set, size_t idx,
 	return 0;
 }
 
+static bool has_kind(const struct crf_plugin *d, const char *kind)
+{
+	for (const struct crf_kind *k = d->kinds; k && k->name; k++)
+		if (!strcmp(k->name, kind))
+			return true;
+	return false;
+}
+
+/* Switch kind @kind of @pi off (@why set) or back on (@why NULL). */
+static int set_kind_off(struct crf_plugin_info *pi, const char *kind, const char *origin,
+			char *why)
+{
+	struct crf_kind_off *v;
+	size_t i;
+
+	if (pi->st.desc && !has_kind(pi->st.desc, kind)) {
+		free(why);
+		crf_error("%s: plugin '%s' has no kind '%s' (see crf plugins)", origin,
+			  pi->st.name, kind);
+		return -EINVAL;
+	}
+	for (i = 0; i < pi->n_off && strcmp(pi->off[i].kind, kind); i++)
+		;
+	if (i < pi->n_off) {
+		free((char *)pi->off[i].why);
+		if (why) {
+			pi->off[i].why = why;
+			return 0;
+		}
+		free((char *)pi->off[i].kind);
+		pi->off[i] = pi->off[--pi->n_off];
+		return 0;
+	}
+	if (!why)
+		return 0;
+	v = reallocarray(pi->off, pi->n_off + 1, sizeof(*v));
+	if (!v || !(v[pi->n_off].kind = strdup(kind))) {
+		if (v)
+			pi->off = v;
+		free(why);
+		return -ENOMEM;
+	}
+	pi->off = v;
+	v[pi->n_off++].why = why;
+	return 0;
+}
+
+/*
+ * The handlers switched off: disable-kinds in the plugin's sections, then
+ * --disable PLUGIN:KIND, and --enable PLUGIN:KIND switching one back on.
+ */
+static int kinds_off(struct crf_plugin_info *pi, const struct crf_conf_section *s,
+		     const struct crf_select *sel)
+{
+	int r = 0;
+
+	for (size_t i = 0; s && i < s->n_keys && r == 0; i++) {
+		const struct crf_conf_key *k = &s->keys[i];
+		struct strv kinds = { 0 };
+
+		if (strcmp(k->key, "disable-kinds"))
+			continue;
+		r = strv_split(&kinds, k->value);
+		for (size_t j = 0; j < kinds.n && r == 0; j++) {
+			char *why = xasprintf("switched off by %s", k->origin);
+
+			r = why ? set_kind_off(pi, kinds.v[j], k->origin, why) : -ENOMEM;
+		}
+		strv_free(&kinds);
+	}
+	for (int l = 0; l < 2 && r == 0; l++) {
+		const struct strv *list = l ? &sel->enable : &sel->disable;
+
+		for (size_t i = 0; i < list->n && r == 0; i++) {
+			const char *name = list->v[i];
+			char *why = NULL;
+
+			if (!strchr(name, ':') || !names_plugin(name, pi->st.name))
+				continue;
+			if (!l && !(why = xasprintf("switched off by --disable %s", name)))
+				return -ENOMEM;
+			r = set_kind_off(pi, strchr(name, ':') + 1, l ? "--enable" : "--disable", why);
+		}
+	}
+	pi->st.kinds_off = pi->off;
+	pi->st.n_kinds_off = pi->n_off;
+	return r;
+}
+
 /* Hand the plugin the keys it declared; warn about keys nobody knows. */
 static int plugin_keys(struct crf_plugin_info *pi, const struct crf_conf_section *s)
 {
@@ -217,7 +326,7 @@ static int fill_registry(struct crf_plugin_set *set)
 }
 
 static int load_all(struct crf_plugin_set *set, const struct crf_config *conf,
-		    const struct strv *dirs, unsigned flags)
+		    const struct strv *dirs, const struct crf_select *sel, unsigned flags)
 {
 	int first = 0;
 
@@ -234,6 +343,11 @@ static int load_all(struct crf_plugin_set *set, const struct crf_config *conf,
 		r = plugin_keys(pi, crf_config_section(conf, pi->st.name));
 		if (r < 0)
 			return crf_error_errno(r, "plugin '%s'", pi->st.name);
+		r = kinds_off(pi, crf_config_section(conf, pi->st.name), sel);
+		if (r == -ENOMEM)
+			return crf_error_errno(r, "plugin '%s'", pi->st.name);
+		if (r < 0)
+			return r;
 	}
 	return first;
 }
@@ -261,7 +375,7 @@ int crf_plugin_set_build(struct crf_plugin_set *set, const struct crf_config *co
 		if (r < 0)
 			return r;
 	}
-	first = load_all(set, conf, dirs, flags);
+	first = load_all(set, conf, dirs, sel, flags);
 	if (first < 0 && !(flags & CRF_SET_TOLERANT))
 		return first;
 	r = crf_graph_resolve(&set->graph);
@@ -287,6 +401,11 @@ void crf_plugin_set_free(struct crf_plugin_set *set)
 		free(pi->load_error);
 		free(pi->why_off);
 		free(pi->kv);
+		for (size_t j = 0; j < pi->n_off; j++) {
+			free((char *)pi->off[j].kind);
+			free((char *)pi->off[j].why);
+		}
+		free(pi->off);
 	}
 	crf_graph_clear(&set->graph);
 	free(set->graph.nodes);

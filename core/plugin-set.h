@@ -26,6 +26,8 @@ struct crf_plugin_info {
 	char *why_off;			/* "disabled by FILE:LINE", "disabled by --disable" */
 	struct crf_kv *kv;		/* config keys handed to the plugin */
 	size_t n_kv;
+	struct crf_kind_off *off;	/* kinds switched off (strings owned) */
+	size_t n_off;
 };
 
 /* What the command line chose. */

@@ -37,6 +37,12 @@ struct crf_plugin_state {
 	void *priv;
 	struct crf_probe_result *probes;
 	size_t n_probes;
+	/* Kinds of the plugin switched off (disable-kinds, --disable P:KIND). */
+	const struct crf_kind_off {
+		const char *kind;
+		const char *why; /* "switched off by FILE:LINE" */
+	} *kinds_off;
+	size_t n_kinds_off;
 };
 
 /* Handlers of every plugin, enabled ones first in dump order. */

@@ -117,6 +117,72 @@ static void test_first_in_dump_order_wins(void **state)
 	assert_string_equal(f.set.registry.entries[f.set.registry.n - 1].owner->name, "gamma");
 }
 
+static void test_kind_switched_off_in_ini(void **state)
+{
+	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "alpha-fd", .desc = "x", .pid = 3,
+				  .id = 8 };
+	const struct crf_kind *k = NULL;
+	struct crf_ctx ctx;
+	const char *out;
+
+	assert_int_equal(setfix_build(&f, INI "[alpha]\ndisable-kinds = alpha-fd\n", 0), 0);
+	ctx = ctx_of(&f);
+	capture_begin();
+	assert_int_equal(crf_kind_find(&ctx, &obj, &k), -ENOTSUP);
+	out = capture_end();
+	assert_contains(out, "pid 3: fd 8 (x, kind 'alpha-fd') is handled by plugin 'alpha', "
+			     "whose 'alpha-fd' handler is switched off by ");
+	assert_contains(out, "test.conf:9");
+	assert_int_equal(count_lines(out), 1);
+	/* The plugin's other kinds still work. */
+	obj.kind = "chr";
+	obj.desc = "/dev/alpha0";
+	assert_int_equal(crf_kind_find(&ctx, &obj, &k), 0);
+	assert_string_equal(k->name, "alpha-dev");
+}
+
+static void test_kind_switched_off_on_command_line(void **state)
+{
+	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "beta-fd", .desc = "y", .id = 4 };
+	const struct crf_kind *k = NULL;
+	struct crf_ctx ctx;
+	const char *out;
+
+	assert_int_equal(strv_push(&f.sel.disable, "beta:beta-fd"), 0);
+	assert_int_equal(setfix_build(&f, INI, 0), 0);
+	ctx = ctx_of(&f);
+	capture_begin();
+	assert_int_equal(crf_kind_find(&ctx, &obj, &k), -ENOTSUP);
+	out = capture_end();
+	assert_contains(out, "whose 'beta-fd' handler is switched off by --disable beta:beta-fd");
+	setfix_free(&f);
+
+	/* --enable switches back on what an INI file switched off. */
+	assert_int_equal(strv_push(&f.sel.enable, "beta:beta-fd"), 0);
+	assert_int_equal(setfix_build(&f, INI "[beta]\ndisable-kinds = beta-fd\n", 0), 0);
+	ctx = ctx_of(&f);
+	assert_int_equal(crf_kind_find(&ctx, &obj, &k), 0);
+	assert_string_equal(k->name, "beta-fd");
+}
+
+static void test_kind_off_names_checked(void **state)
+{
+	const char *out;
+
+	capture_begin();
+	assert_int_equal(setfix_build(&f, INI "[alpha]\ndisable-kinds = alpha-fd, nope\n", 0),
+			 -EINVAL);
+	out = capture_end();
+	assert_contains(out, "test.conf:9: plugin 'alpha' has no kind 'nope'");
+	setfix_free(&f);
+
+	assert_int_equal(strv_push(&f.sel.disable, "delta:x"), 0);
+	capture_begin();
+	assert_int_equal(setfix_build(&f, INI, 0), -ENOENT);
+	out = capture_end();
+	assert_contains(out, "--disable: unknown plugin 'delta'");
+}
+
 static void test_class_names(void **state)
 {
 	assert_string_equal(crf_object_class_name(CRF_OBJ_FD), "fd");
@@ -138,6 +204,9 @@ int main(void)
 		T(test_disabled_owner_named),
 		T(test_unknown_kind),
 		T(test_first_in_dump_order_wins),
+		T(test_kind_switched_off_in_ini),
+		T(test_kind_switched_off_on_command_line),
+		T(test_kind_off_names_checked),
 		T(test_class_names),
 	};
 
