@@ -14,13 +14,17 @@
  * on the epoll description, which the task holds.
  *
  * A registration whose fd number no longer holds the target (the program
- * closed the fd, the description lives on through another fd or process)
- * is refused: kcmp(KCMP_EPOLL_TFD) tells.  An epoll description shared
- * with another process is refused too.  A oneshot registration that fired
+ * dup'ed the fd and closed it, or reused the number for another file) is
+ * found through kcmp(KCMP_EPOLL_TFD) among the task's other fds and saved
+ * with that "holder"; the child puts the holder's description at the old
+ * number just for the EPOLL_CTL_ADD.  A target that lives on only in
+ * another process is refused, and so is an epoll description shared with
+ * another process.  A oneshot registration that fired
  * is saved as fdinfo shows it (only EPOLLONESHOT and the other private
  * bits left), so it stays disabled; but EPOLL_CTL_ADD always adds EPOLLERR
  * and EPOLLHUP, which a disabled registration reports again after restore.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -111,28 +115,75 @@ static size_t count_lines(const char *text)
 	return n;
 }
 
-/* Each target must still be its fd number's file in the task, and only once. */
-static int check_targets(const struct files_dump *d, int fd, const Crf__Files__Epoll *ep)
+/* The fds of the task, from /proc/PID/fd, ending with -1, in *@out; 0 or -errno (logged). */
+static int task_fds(const struct files_dump *d, int **out)
 {
-	for (size_t i = 0; i < ep->n_targets; i++) {
-		struct kcmp_epoll_slot slot = {.efd = (unsigned)fd,
-					       .tfd = (unsigned)ep->targets[i]->tfd};
+	struct dirent **list = NULL;
+	char path[64];
+	int n, *v;
 
-		for (size_t j = 0; j < i; j++)
-			if (ep->targets[j]->tfd == ep->targets[i]->tfd)
-				return crf_error_errno(
-					ENOTSUP,
-					"pid %d: epoll fd %d holds two registrations of fd %d "
-					"(one of a file closed since): crf cannot restore it",
-					d->pid, fd, (int)slot.tfd);
-		if (syscall(SYS_kcmp, d->pid, d->pid, KCMP_EPOLL_TFD, slot.tfd, &slot) != 0)
-			return crf_error_errno(
-				ENOTSUP,
-				"pid %d: epoll fd %d watches a file registered as fd %d, which the "
-				"task closed or reused for another file: crf cannot restore it yet",
-				d->pid, fd, (int)slot.tfd);
+	snprintf(path, sizeof(path), "/proc/%d/fd", d->pid);
+	n = scandir(path, &list, NULL, NULL);
+	if (n < 0)
+		return crf_error_errno(errno, "list %s", path);
+	v = calloc((size_t)n + 1, sizeof(*v));
+	*out = v;
+	for (int i = 0, k = 0; i < n; i++) {
+		if (v && list[i]->d_name[0] >= '0' && list[i]->d_name[0] <= '9')
+			v[k++] = atoi(list[i]->d_name);
+		if (v)
+			v[k] = -1;
+		free(list[i]);
 	}
+	if (v && n == 0)
+		v[0] = -1;
+	free(list);
+	if (!v)
+		return crf_error_errno(ENOMEM, "pid %d: fds", d->pid);
 	return 0;
+}
+
+/*
+ * Registration @i of epoll fd @fd: is its target still fd tfd's file?  If
+ * not, which fd of the task holds it (target->holder)?  toff tells apart
+ * two registrations under one number: the k-th in fdinfo's order is the
+ * k-th the kernel finds for that number.
+ */
+static int find_target(const struct files_dump *d, int fd, Crf__Files__Epoll *ep, size_t i,
+		       int **fds)
+{
+	Crf__Files__EpollTarget *t = ep->targets[i];
+	struct kcmp_epoll_slot slot = {.efd = (unsigned)fd, .tfd = (unsigned)t->tfd};
+
+	for (size_t j = 0; j < i; j++)
+		slot.toff += ep->targets[j]->tfd == t->tfd;
+	if (syscall(SYS_kcmp, d->pid, d->pid, KCMP_EPOLL_TFD, t->tfd, &slot) == 0)
+		return 0;
+	if (!*fds && task_fds(d, fds) < 0)
+		return -EIO;
+	for (int *f = *fds; *f >= 0; f++) {
+		if (*f == fd || syscall(SYS_kcmp, d->pid, d->pid, KCMP_EPOLL_TFD, *f, &slot))
+			continue;
+		t->has_holder = true;
+		t->holder = *f;
+		crf_debug("pid %d: epoll fd %d: target registered as fd %d is fd %d now", d->pid,
+			  fd, t->tfd, *f);
+		return 0;
+	}
+	return crf_error_errno(ENOTSUP,
+			       "pid %d: epoll fd %d watches a file registered as fd %d, which the "
+			       "task closed and holds under no other fd: crf cannot restore it",
+			       d->pid, fd, t->tfd);
+}
+
+static int check_targets(const struct files_dump *d, int fd, Crf__Files__Epoll *ep)
+{
+	int *fds = NULL, r = 0;
+
+	for (size_t i = 0; i < ep->n_targets && r == 0; i++)
+		r = find_target(d, fd, ep, i, &fds);
+	free(fds);
+	return r;
 }
 
 static int dump_targets(const struct files_dump *d, int fd, const char *text,
@@ -216,6 +267,22 @@ static int find_number(const struct files_opened_fd *fds, size_t n, int number)
 	return -1;
 }
 
+/* The registration of target @t, under its number: the holder's file there meanwhile. */
+static int add_target(int epfd, const Crf__Files__EpollTarget *t, const int *hi,
+		      const struct files_opened_fd *fds, size_t n_fds)
+{
+	struct epoll_event ev = {.events = t->events, .data.u64 = t->data};
+	int own = find_number(fds, n_fds, t->tfd);
+
+	if (t->has_holder && dup2(hi[find_number(fds, n_fds, t->holder)], t->tfd) < 0)
+		return errno;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, t->tfd, &ev) < 0)
+		return errno;
+	if (t->has_holder && (own >= 0 ? dup2(hi[own], t->tfd) : close(t->tfd)) < 0)
+		return errno;
+	return 0;
+}
+
 /*
  * In the child: every description at its saved number, then the
  * registrations.  An exit status: 0 or an errno.
@@ -223,7 +290,7 @@ static int find_number(const struct files_opened_fd *fds, size_t n, int number)
 static int register_child(const Crf__Files__Fd *const *eps, size_t n_eps,
 			  const struct files_opened_fd *fds, size_t n_fds)
 {
-	int base = 0, *hi = calloc(n_fds, sizeof(int));
+	int base = 0, *hi = calloc(n_fds, sizeof(int)), r;
 
 	if (!hi)
 		return ENOMEM;
@@ -231,6 +298,10 @@ static int register_child(const Crf__Files__Fd *const *eps, size_t n_eps,
 		base = base > fds[i].number ? base : fds[i].number;
 	for (size_t i = 0; i < n_fds; i++)
 		base = base > fds[i].fd ? base : fds[i].fd;
+	for (size_t i = 0; i < n_eps; i++)
+		for (size_t j = 0; j < eps[i]->epoll->n_targets; j++)
+			if (base < eps[i]->epoll->targets[j]->tfd)
+				base = eps[i]->epoll->targets[j]->tfd;
 	for (size_t i = 0; i < n_fds; i++) {
 		hi[i] = fcntl(fds[i].fd, F_DUPFD, base + 1);
 		if (hi[i] < 0)
@@ -242,13 +313,9 @@ static int register_child(const Crf__Files__Fd *const *eps, size_t n_eps,
 	for (size_t i = 0; i < n_eps; i++) {
 		const Crf__Files__Epoll *ep = eps[i]->epoll;
 
-		for (size_t j = 0; j < ep->n_targets; j++) {
-			struct epoll_event ev = {.events = ep->targets[j]->events,
-						 .data.u64 = ep->targets[j]->data};
-
-			if (epoll_ctl(eps[i]->fd, EPOLL_CTL_ADD, ep->targets[j]->tfd, &ev) < 0)
-				return errno;
-		}
+		for (size_t j = 0; j < ep->n_targets; j++)
+			if ((r = add_target(eps[i]->fd, ep->targets[j], hi, fds, n_fds)))
+				return r;
 	}
 	return 0;
 }
@@ -262,13 +329,17 @@ int files_epoll_register(const Crf__Files__Fd *const *eps, size_t n_eps,
 	for (size_t i = 0; i < n_eps; i++) {
 		const Crf__Files__Epoll *ep = eps[i]->epoll;
 
-		for (size_t j = 0; j < ep->n_targets; j++)
-			if (find_number(fds, n_fds, ep->targets[j]->tfd) < 0)
+		for (size_t j = 0; j < ep->n_targets; j++) {
+			const Crf__Files__EpollTarget *t = ep->targets[j];
+			int number = t->has_holder ? t->holder : t->tfd;
+
+			if (find_number(fds, n_fds, number) < 0)
 				return crf_error_errno(
 					ENOTSUP,
 					"epoll fd %d: fd %d it watches is not one the files "
 					"plugin restores",
-					eps[i]->fd, ep->targets[j]->tfd);
+					eps[i]->fd, number);
+		}
 	}
 	if (n_eps == 0)
 		return 0;

@@ -9,6 +9,9 @@
  *          (i % 3 == 0), EPOLLET (1) or EPOLLONESHOT (2); the even ones
  *          are readable, and nothing was waited for before the dump
  *   fired  an epoll fd with one oneshot eventfd that fired before the dump
+ *   moved  an epoll fd whose eventfd (count 1, data 0x55) was registered
+ *          as fd N, then dup'ed to M and closed; fd N now holds another
+ *          eventfd, also registered (count 0, data 0x66)
  *   in     an inotify fd watching a directory (wd 1, IN_CREATE) and a
  *          file (wd 2, IN_MODIFY) in CRF_TEST_TMPDIR
  * After restore: epoll_wait reports exactly the even targets with their
@@ -16,6 +19,8 @@
  * edge-triggered target and EPOLL_CTL_MOD of a fired oneshot one (by its
  * fd number) report them; fired stays quiet until re-armed; creating a
  * file in the directory gives an event with wd 1, writing the file wd 2.
+ * moved reports 0x55 only; 0x66 too once fd N is written; after
+ * EPOLL_CTL_DEL of fd N, draining M silences it and writing M wakes it.
  */
 #include "wl.h"
 
@@ -37,6 +42,7 @@
 
 struct state {
 	int ep, fired, fired_ev, in;
+	int moved, moved_n, moved_m;
 	int rd[N_TARGETS], wr[N_TARGETS];
 	char dir[PATH_MAX], file[PATH_MAX];
 };
@@ -82,6 +88,52 @@ static void setup_epoll(struct state *s)
 	ev.data.u64 = 77;
 	CHECK(epoll_ctl(s->fired, EPOLL_CTL_ADD, s->fired_ev, &ev) == 0);
 	CHECK(epoll_wait(s->fired, &ev, 1, 0) == 1 && ev.data.u64 == 77);
+}
+
+static void setup_moved(struct state *s)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 0x55};
+
+	s->moved = epoll_create1(0);
+	s->moved_n = eventfd(1, EFD_NONBLOCK);
+	CHECK(s->moved >= 0 && s->moved_n >= 0);
+	CHECK(epoll_ctl(s->moved, EPOLL_CTL_ADD, s->moved_n, &ev) == 0);
+	s->moved_m = dup(s->moved_n);
+	CHECK(s->moved_m >= 0 && close(s->moved_n) == 0);
+	CHECK(eventfd(0, EFD_NONBLOCK) == s->moved_n);
+	ev.data.u64 = 0x66;
+	CHECK(epoll_ctl(s->moved, EPOLL_CTL_ADD, s->moved_n, &ev) == 0);
+}
+
+/* The data moved reports, ORed (0 when nothing is ready). */
+static uint64_t moved_ready(const struct state *s)
+{
+	struct epoll_event evs[4];
+	int n = epoll_wait(s->moved, evs, 4, 0);
+	uint64_t got = 0;
+
+	CHECK(n >= 0);
+	for (int i = 0; i < n; i++)
+		got |= evs[i].data.u64;
+	return got;
+}
+
+static void check_moved(const struct state *s)
+{
+	uint64_t v, one = 1;
+
+	WL_CHECK(moved_ready(s) == 0x55, "moved reported %#llx, not 0x55",
+		 (unsigned long long)moved_ready(s));
+	CHECK(write(s->moved_n, &one, 8) == 8);
+	WL_CHECK(moved_ready(s) == 0x77, "moved reported %#llx, not 0x55|0x66",
+		 (unsigned long long)moved_ready(s));
+	CHECK(epoll_ctl(s->moved, EPOLL_CTL_DEL, s->moved_n, NULL) == 0);
+	CHECK(read(s->moved_m, &v, 8) == 8 && v == 1);
+	WL_CHECK(moved_ready(s) == 0, "moved reported %#llx once drained",
+		 (unsigned long long)moved_ready(s));
+	CHECK(write(s->moved_m, &one, 8) == 8);
+	WL_CHECK(moved_ready(s) == 0x55, "moved reported %#llx, not 0x55 again",
+		 (unsigned long long)moved_ready(s));
 }
 
 static void setup_inotify(struct state *s)
@@ -204,10 +256,12 @@ int main(void)
 
 	wl_init("epoll");
 	setup_epoll(&s);
+	setup_moved(&s);
 	setup_inotify(&s);
 	wl_ready();
 	wl_wait_verify();
 	check_epoll(&s);
+	check_moved(&s);
 	check_inotify(&s);
 	wl_note("epoll readiness, data and modes and inotify watches all as before");
 	return 0;
