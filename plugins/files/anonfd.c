@@ -7,9 +7,7 @@
  *
  * A dup, within the task or in another task of the tree, is recorded as
  * "same as fd M" (of pid P), like a regular file's (shared.c).  A pidfd
- * shared between tasks is refused: restore creates shared descriptions
- * in crf's top process before the tree exists, when a pidfd of a task of
- * it cannot be opened yet.
+ * shared between tasks is refused (refuse_shared_pidfd() says why).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,13 +27,26 @@
 /* A memfd's content goes into its record; larger ones are refused. */
 #define MEMFD_MAX (32u << 20)
 
-/* @e is a pidfd shared with another task: refused, naming both fds. */
-static int refuse_shared_pidfd(const struct files_dump *d, const Crf__Files__Fd *e)
+/*
+ * @e is a pidfd shared with another task: refused, naming both fds and the
+ * pidfd's process.  A description shared between tasks is made once, in
+ * crf's top process in restore-prepare, before the tree is forked, so that
+ * every task inherits it; a pidfd can only be opened once its process
+ * exists, and every restored task sets up its fds on its own, with no way
+ * to hand another task a description made later.
+ */
+static int refuse_shared_pidfd(const struct files_dump *d, const Crf__Files__Fd *e,
+			       const char *text)
 {
+	struct files_anon_info ai;
+	int pid = files_anon_parse("pidfd", text, &ai) == 0 ? ai.pid : -1;
+
 	return crf_error_errno(ENOTSUP,
-			       "pid %d: fd %d (pidfd) shares its description with fd %d of pid "
-			       "%d: crf cannot restore a pidfd shared between processes yet",
-			       d->pid, e->fd, e->same_as, e->same_pid);
+			       "pid %d: fd %d, a pidfd of pid %d, shares its description with fd "
+			       "%d of pid %d: crf cannot restore a pidfd shared between processes "
+			       "(it makes shared descriptions before it forks the tree, when the "
+			       "pidfd's process may not exist yet)",
+			       d->pid, e->fd, pid, e->same_as, e->same_pid);
 }
 
 static uint64_t ts_ns(const struct timespec *ts)
@@ -241,7 +252,7 @@ int files_anon_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	e.path = (char *)obj->desc;
 	same = files_desc_find(d, fd, &e);
 	if (same && e.has_same_pid && !strcmp(obj->kind, "pidfd"))
-		return refuse_shared_pidfd(d, &e);
+		return refuse_shared_pidfd(d, &e, text);
 	if (!same) {
 		pick_kind(&e, obj->kind, &k);
 		r = dump_kind(d, obj, text, &e, name, sizeof(name));

@@ -82,6 +82,9 @@ static const char *fd_kind(int pidfd, int fd, const char *link, const struct sta
 		return "blk";
 	if (S_ISREG(st->st_mode))
 		return "file";
+	/* The magic link leads to the symlink itself: an O_PATH|O_NOFOLLOW fd. */
+	if (S_ISLNK(st->st_mode))
+		return "symlink";
 	return "unknown";
 }
 

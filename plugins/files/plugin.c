@@ -27,6 +27,7 @@ CRF_PLUGIN(
 		  .dump = files_stdio_dump },
 		{ .cls = CRF_OBJ_FD, .name = "file", .dump = files_regfile_dump },
 		{ .cls = CRF_OBJ_FD, .name = "dir", .dump = files_regfile_dump },
+		{ .cls = CRF_OBJ_FD, .name = "symlink", .dump = files_regfile_dump },
 		{ .cls = CRF_OBJ_FD, .name = "chr-mem", .match = files_is_plain_chr,
 		  .dump = files_regfile_dump },
 		{ .cls = CRF_OBJ_FD, .name = "eventfd", .dump = files_anon_dump },

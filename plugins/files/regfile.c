@@ -6,6 +6,11 @@
  * its number and close-on-exec flag, and its open file description's
  * flags, position and path; "same as fd M" (of pid P) when kcmp says the
  * description is that of an fd saved before (shared.c).
+ *
+ * O_PATH fds are saved the same way (their flags say O_PATH; they have no
+ * offset), symlinks included when held with O_PATH|O_NOFOLLOW, and so are
+ * O_TMPFILE files: one never linked has a "/dir/#INODE (deleted)" link and
+ * no name, so its content is saved like an unlinked file's (unlinked.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,10 +27,6 @@
 #include "files.pb-c.h"
 #include "unlinked.h"
 
-#ifndef __O_TMPFILE
-#define __O_TMPFILE 020000000
-#endif
-
 bool files_is_plain_chr(const struct crf_object *obj)
 {
 	static const char *const devs[] = {"chr:1:3", "chr:1:5", "chr:1:8", "chr:1:9"};
@@ -38,19 +39,23 @@ bool files_is_plain_chr(const struct crf_object *obj)
 	return false;
 }
 
-/* What cannot be reopened by its path yet. */
+/*
+ * What cannot be reopened by its path yet.  An O_PATH fd is reopened with
+ * O_PATH, but one of an unlinked file has no path, and its content cannot
+ * be read through it.  A symlink is only ever held with O_PATH|O_NOFOLLOW.
+ */
 static int refuse(const struct files_dump *d, int fd, const char *path, unsigned int flags,
-		  bool reg)
+		  const char *kind)
 {
-	size_t len = strlen(path);
+	bool deleted = files_unlinked_path(path);
 	const char *why = NULL;
 
-	if (flags & O_PATH)
-		why = "an O_PATH fd";
-	else if ((flags & __O_TMPFILE) == __O_TMPFILE)
-		why = "an O_TMPFILE file";
-	else if (len > 10 && !strcmp(path + len - 10, " (deleted)") && !reg)
+	if (deleted && (flags & O_PATH))
+		why = "an O_PATH fd of an unlinked file";
+	else if (deleted && strcmp(kind, "file"))
 		why = "an unlinked file, not a regular one";
+	else if (!strcmp(kind, "symlink") && !(flags & O_PATH))
+		why = "a symlink not opened with O_PATH";
 	else if (path[0] != '/')
 		why = "not reachable by a path";
 	if (!why)
@@ -112,7 +117,7 @@ int files_regfile_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	e.flags = info.flags & ~(unsigned int)O_CLOEXEC;
 	e.pos = info.pos;
 	e.path = (char *)obj->desc;
-	r = refuse(d, fd, e.path, e.flags, obj->kind && !strcmp(obj->kind, "file"));
+	r = refuse(d, fd, e.path, e.flags, obj->kind ? obj->kind : "?");
 	if (r < 0)
 		return r;
 	same = files_desc_find(d, fd, &e);

@@ -4,12 +4,12 @@
  * hand them to the core (crf_rst_keep_fd), which installs them at their
  * numbers once crf's own fds are out of the way.
  *
- * A file is reopened by its path with its saved flags, never created, and
- * must be the file of the dump: a regular file with another device, inode
- * or size is refused, naming the path.  A dup is a copy of the fd it shares
- * its description with, so one offset moves for both; a description shared
- * with other tasks is a copy of the one crf's top process made for the
- * tree in restore-prepare (shared.c).
+ * A file is reopened by its path with its saved flags (O_PATH ones with
+ * O_PATH), never created, and must be the file of the dump: a regular
+ * file with another device, inode or size is refused, naming the path.  A
+ * dup is a copy of the fd it shares its description with, so one offset
+ * moves for both; a description shared with other tasks is a copy of the
+ * one crf's top process made for the tree in restore-prepare (shared.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -86,23 +86,37 @@ static int check_same(const Crf__Files__Fd *e, int fd)
 	return 0;
 }
 
+/*
+ * The flags to reopen @e's path with.  O_PATH honours only O_NOFOLLOW and
+ * O_DIRECTORY.  A file made with O_TMPFILE and linked since keeps
+ * O_TMPFILE's bits in its flags, which open() would take for a new
+ * O_TMPFILE file in a directory: it is reopened as the file it is.
+ */
+static int reopen_flags(const Crf__Files__Fd *e)
+{
+	unsigned int fl = e->flags & ~(unsigned int)OPEN_ONLY;
+
+	if (fl & O_PATH)
+		fl &= O_PATH | O_NOFOLLOW | O_DIRECTORY;
+	if (fl & FILES_O_TMPFILE_BIT)
+		fl &= ~(unsigned int)(FILES_O_TMPFILE_BIT | O_DIRECTORY);
+	if (S_ISDIR(e->mode))
+		fl |= O_DIRECTORY;
+	return (int)fl | O_CLOEXEC | O_NOCTTY;
+}
+
 int files_regfile_reopen(const Crf__Files__Fd *e)
 {
-	int flags = (int)(e->flags & ~(unsigned int)OPEN_ONLY) | O_CLOEXEC | O_NOCTTY;
 	int fd, r;
 
 	if (e->unlinked)
-		return crf_error_errno(ENOTSUP,
-				       "fd %d: %s: an unlinked file shared between tasks "
-				       "cannot be restored yet",
+		return crf_error_errno(EBADMSG, "fd %d: %s: an unlinked file has no path to reopen",
 				       e->fd, e->path);
-	if (S_ISDIR(e->mode))
-		flags |= O_DIRECTORY;
-	fd = open(e->path, flags);
+	fd = open(e->path, reopen_flags(e));
 	if (fd < 0)
 		return crf_error_errno(errno, "fd %d: open %s", e->fd, e->path);
 	r = check_same(e, fd);
-	if (r == 0 && e->pos && lseek(fd, (off_t)e->pos, SEEK_SET) < 0)
+	if (r == 0 && e->pos && !(e->flags & O_PATH) && lseek(fd, (off_t)e->pos, SEEK_SET) < 0)
 		r = crf_error_errno(errno, "fd %d: %s: seek to %" PRIu64, e->fd, e->path, e->pos);
 	if (r < 0) {
 		close(fd);

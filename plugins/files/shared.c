@@ -2,8 +2,9 @@
 /*
  * Open file descriptions shared between fds, within a task (dup) and
  * between the tasks of the tree (fork inheritance, SCM_RIGHTS), for the
- * kinds saved in an Fd record of their own: regular files, directories,
- * character devices, eventfd, timerfd, signalfd, memfd and pidfd.
+ * kinds saved in an Fd record of their own: regular files (unlinked and
+ * O_TMPFILE ones too), directories, character devices, eventfd, timerfd,
+ * signalfd, memfd and pidfd.
  *
  * At the dump every description saved so far in the tree is kept as the
  * (pid, fd) of its first fd: the tree is frozen for the whole dump, so
@@ -34,6 +35,7 @@
 #include "fdinfo.h"
 #include "files.h"
 #include "files.pb-c.h"
+#include "unlinked.h"
 
 #define SHARED_IMG "shared-fds.img"
 
@@ -204,6 +206,8 @@ static int create(struct crf_ctx *ctx, struct files_desc *s)
 	if (e->has_pipe || e->fd < 3 || !e->path || !e->path[0])
 		r = crf_error_errno(EBADMSG, "pid %d: fd %d: bad record of a shared description",
 				    s->pid, s->fd);
+	else if (e->unlinked)
+		r = files_unlinked_create(ctx, e);
 	else
 		r = files_anon_is(e) ? files_anon_create(e) : files_regfile_reopen(e);
 	crf__files__fd__free_unpacked(e, NULL);

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Regular files opened and then unlinked.  No path leads to them any more,
- * so their content is saved in a blob image at the dump, and the restore
- * makes a new file without a name (O_TMPFILE) in the directory the file
- * was in, so that the program still holds an unlinked file.
+ * Regular files opened and then unlinked, and files made with O_TMPFILE
+ * and never linked.  No path leads to them, so their content is saved in a
+ * blob image at the dump, and the restore makes a new file without a name
+ * (O_TMPFILE) in the directory the file was in, so that the program still
+ * holds a file without a name: one that can be linked again if it was an
+ * O_TMPFILE file, one that cannot (O_TMPFILE | O_EXCL) if it was unlinked.
  *
- * O_TMPFILE opens read-write only; the program's own access mode and
- * status flags come from reopening the new file through /proc/self/fd,
- * which, unlike a path, still reaches an inode with no links.
+ * An unlinked file's description was not opened with O_TMPFILE, so the
+ * new file is reopened through /proc/self/fd (which, unlike a path, still
+ * reaches an inode with no links) with the program's access mode and flags.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +30,8 @@
 #define COPY_CHUNK (1 << 20)
 /* The flags only open() itself looks at, or that must not apply again. */
 #define OPEN_ONLY (O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY | O_CLOEXEC)
+/* The status flags fcntl(F_SETFL) sets. */
+#define SETFL_FLAGS (O_APPEND | O_NONBLOCK | O_NOATIME | O_DIRECT)
 
 bool files_unlinked_path(const char *path)
 {
@@ -81,6 +85,28 @@ static int save_content(struct crf_imgdir *dir, const char *name, int fd, uint64
 	return crf_img_close(blob);
 }
 
+/*
+ * A write-only description cannot be read: reopen the file read-only
+ * through /proc/self/fd, which still reaches it without a name.
+ */
+static int readable(const struct files_dump *d, int fd, int *copy)
+{
+	int flags = fcntl(*copy, F_GETFL), ro;
+	char proc[64];
+
+	if (flags < 0)
+		return crf_error_errno(errno, "pid %d: fd %d: F_GETFL", d->pid, fd);
+	if ((flags & O_ACCMODE) != O_WRONLY)
+		return 0;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", *copy);
+	ro = open(proc, O_RDONLY | O_CLOEXEC);
+	if (ro < 0)
+		return crf_error_errno(errno, "pid %d: fd %d: reopening it to read it", d->pid, fd);
+	close(*copy);
+	*copy = ro;
+	return 0;
+}
+
 int files_unlinked_save(struct crf_ctx *ctx, struct files_dump *d, int fd, Crf__Files__Fd *e)
 {
 	__attribute__((cleanup(closep))) int copy = (int)syscall(SYS_pidfd_getfd, d->pidfd, fd, 0);
@@ -94,13 +120,17 @@ int files_unlinked_save(struct crf_ctx *ctx, struct files_dump *d, int fd, Crf__
 	if (fstat(copy, &st) < 0)
 		return crf_error_errno(errno, "pid %d: fd %d (%s)", d->pid, fd, e->path);
 	if (st.st_nlink > 0)
-		return crf_error_errno(ENOTSUP,
-				       "pid %d: fd %d (%s) was unlinked but still has %lu other "
-				       "name(s), which crf cannot find",
-				       d->pid, fd, e->path, (unsigned long)st.st_nlink);
+		return crf_error_errno(
+			ENOTSUP, "pid %d: fd %d (%s) %s %lu name(s), which crf cannot find", d->pid,
+			fd, e->path,
+			e->flags & FILES_O_TMPFILE_BIT ? "is an O_TMPFILE file linked since: it has"
+						       : "was unlinked but still has",
+			(unsigned long)st.st_nlink);
 	snprintf(name, sizeof(name), "unlinked-%llu-%llu.img", (unsigned long long)st.st_dev,
 		 (unsigned long long)st.st_ino);
-	r = save_content(crf_ctx_images(ctx), name, copy, (uint64_t)st.st_size);
+	r = readable(d, fd, &copy);
+	if (r == 0)
+		r = save_content(crf_ctx_images(ctx), name, copy, (uint64_t)st.st_size);
 	if (r < 0)
 		return crf_error_errno(-r, "pid %d: fd %d (%s): saving its content", d->pid, fd,
 				       e->path);
@@ -174,15 +204,18 @@ static int fill(struct crf_ctx *ctx, const Crf__Files__Fd *e, int fd)
 	return r;
 }
 
-/* A new unlinked file in @e's directory, read-write, with its content and mode. */
-static int make_file(struct crf_ctx *ctx, const Crf__Files__Fd *e)
+/*
+ * A new file without a name in @e's directory, opened with O_TMPFILE and
+ * @flags (which must allow writing), holding @e's content and mode.
+ */
+static int make_file(struct crf_ctx *ctx, const Crf__Files__Fd *e, int flags)
 {
 	__attribute__((cleanup(freep))) char *dir = dir_of(e->path);
 	int fd, r;
 
 	if (!dir)
 		return crf_error_errno(ENOMEM, "fd %d", e->fd);
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, e->mode & 07777);
+	fd = open(dir, O_TMPFILE | flags | O_CLOEXEC, e->mode & 07777);
 	if (fd < 0)
 		return crf_error_errno(errno,
 				       "fd %d: %s: cannot create the unlinked file again in %s",
@@ -196,23 +229,62 @@ static int make_file(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 	return fd;
 }
 
-int files_unlinked_create(struct crf_ctx *ctx, const Crf__Files__Fd *e)
+/*
+ * A file the program made with O_TMPFILE and never linked: its description
+ * is one opened with O_TMPFILE, which the new one is too, so that it can
+ * still be given a name with linkat() through /proc/self/fd.  Whether the
+ * program passed O_EXCL (which forbids that) cannot be seen: open() drops
+ * O_EXCL from the flags, and the inode's "linkable" state is not shown
+ * anywhere, so the file comes back linkable.  The flags that would get in
+ * the way of writing the content (O_APPEND makes pwrite() append, O_DIRECT
+ * wants aligned buffers) are set once it is written.
+ */
+static int create_tmpfile(struct crf_ctx *ctx, const Crf__Files__Fd *e)
+{
+	unsigned int fl = e->flags & ~(unsigned int)(OPEN_ONLY | FILES_O_TMPFILE_BIT | O_DIRECTORY |
+						     SETFL_FLAGS);
+	int fd = make_file(ctx, e, (int)fl);
+
+	if (fd < 0)
+		return fd;
+	if (fcntl(fd, F_SETFL, (int)(e->flags & SETFL_FLAGS)) < 0) {
+		int r = crf_error_errno(errno, "fd %d: %s: flags %#o", e->fd, e->path, e->flags);
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/*
+ * A file unlinked after it had a name, which nothing can link again: the
+ * new one is made with O_EXCL, so it cannot be linked either, and reopened
+ * through /proc/self/fd with the program's flags.
+ */
+static int create_unlinked(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 {
 	int flags = (int)(e->flags & ~(unsigned int)OPEN_ONLY) | O_CLOEXEC | O_NOCTTY;
-	__attribute__((cleanup(closep))) int tmp = -1;
+	__attribute__((cleanup(closep))) int tmp = make_file(ctx, e, O_RDWR | O_EXCL);
 	char proc[64];
 	int fd;
 
-	if (!files_unlinked_path(e->path) || !e->unlinked->blob)
-		return crf_error_errno(EBADMSG, "fd %d: bad record of an unlinked file", e->fd);
-	tmp = make_file(ctx, e);
 	if (tmp < 0)
 		return tmp;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tmp);
 	fd = open(proc, flags);
 	if (fd < 0)
 		return crf_error_errno(errno, "fd %d: reopening the new %s", e->fd, e->path);
-	if (e->pos && lseek(fd, (off_t)e->pos, SEEK_SET) < 0) {
+	return fd;
+}
+
+int files_unlinked_create(struct crf_ctx *ctx, const Crf__Files__Fd *e)
+{
+	int fd;
+
+	if (!files_unlinked_path(e->path) || !e->unlinked->blob)
+		return crf_error_errno(EBADMSG, "fd %d: bad record of an unlinked file", e->fd);
+	fd = e->flags & FILES_O_TMPFILE_BIT ? create_tmpfile(ctx, e) : create_unlinked(ctx, e);
+	if (fd >= 0 && e->pos && lseek(fd, (off_t)e->pos, SEEK_SET) < 0) {
 		int r = crf_error_errno(errno, "fd %d: %s: seek to %" PRIu64, e->fd, e->path,
 					e->pos);
 

@@ -9,6 +9,7 @@
 #   restore while the saved PID is taken (the original still runs)
 #   restore of a dump whose pages-*.img lost its last 100 bytes
 #   restore of a tree whose root PID is free but a child's PID is taken
+#   restore of a process whose open file was removed since the dump
 #
 # usage: bad-input.sh CRF IMAGE_DIR_BASE
 set -u
@@ -153,6 +154,30 @@ elif expect 0 "" "$CRF" dump -t "$pid" -D "$BASE.tree" --leave-running; then
 		for p in $left; do kill -KILL "$p"; done
 	fi
 	running "$kid" || fail "the failed tree restore harmed the original PID $kid"
+fi
+
+# 6. A file the process holds is saved by its path; removed before the
+#    restore, it cannot be reopened: the restore must fail naming the path
+#    and leave nothing behind.
+marker=3600.$$4
+gone=$T/gone.dat
+echo "saved by its path" >"$gone"
+sleep "$marker" 3<"$gone" </dev/null >/dev/null 2>&1 &
+pid=$!
+started+=("$pid")
+for _ in $(seq 200); do
+	[[ $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) == "sleep $marker " ]] && break
+	sleep 0.01
+done
+if expect 0 "" "$CRF" dump -t "$pid" -D "$BASE.gone"; then
+	wait "$pid" 2>/dev/null
+	rm -f "$gone"
+	expect 1 "fd 3: open $gone: No such file" "$CRF" restore -D "$BASE.gone" -d
+	left=$(sleepers "$marker")
+	if [[ -n $left ]] || [[ -e /proc/$pid ]]; then
+		fail "the failed restore left processes behind: ${left:-$pid}"
+		for p in $left; do kill -KILL "$p"; done
+	fi
 fi
 
 echo "bad-input: $passed passed, $failed failed"

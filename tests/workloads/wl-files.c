@@ -14,7 +14,8 @@
  *   9  G  /dev/urandom, O_RDONLY | O_NONBLOCK
  *   10 U  a temp file, O_RDWR, filled with known bytes, offset 12345, then
  *         unlinked: after restore it must still be unlinked (st_nlink 0,
- *         its name absent from the directory) and hold the same bytes
+ *         its name absent from the directory, linkat() refused as it was)
+ *         and hold the same bytes
  *   1002 H  the data file, O_RDONLY | O_CLOEXEC, offset 300 (a number above
  *         the 1000 where crf's restorer used to keep its own fds)
  * After restore every number, offset, flag and close-on-exec bit must be
@@ -200,6 +201,7 @@ static void check_dir_and_devices(void)
 static void check_unlinked(void)
 {
 	unsigned char *buf = malloc(UNL_LEN);
+	char proc[64];
 	struct stat st;
 	ssize_t bad;
 
@@ -216,6 +218,11 @@ static void check_unlinked(void)
 	bad = wl_cmp_fill(buf, UNL_LEN, 9);
 	WL_CHECK(bad < 0, "the unlinked file differs at byte %zd", bad);
 	WL_CHECK(access(unl_path, F_OK) < 0 && errno == ENOENT, "%s has a name again", unl_path);
+	/* Unlinked, not made with O_TMPFILE: the kernel lets no one link it again. */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", FD_U);
+	WL_CHECK(linkat(AT_FDCWD, proc, AT_FDCWD, unl_path, AT_SYMLINK_FOLLOW) < 0 &&
+			 errno == ENOENT,
+		 "fd %d: the unlinked file could be linked as %s", FD_U, unl_path);
 	free(buf);
 }
 
