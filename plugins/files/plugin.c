@@ -23,6 +23,7 @@ CRF_PLUGIN(
 		[CRF_STAGE_RESTORE_TASK] = files_restore_task,
 		[CRF_STAGE_RESTORE_FINISH] = files_ttys_restore_finish,
 		[CRF_STAGE_RESTORE_CLEANUP] = files_cleanup,
+		[CRF_STAGE_RESTORE_SESSION] = files_tty_restore_session,
 	),
 	/* Before "stdio": a terminal on fds 0-2 is saved. */
 	.kinds = CRF_KINDS(

@@ -12,11 +12,13 @@
  * master has one description: each open of /dev/ptmx is a new pty), and
  * each slave description is a new open of the new slave.
  *
- * A controlling terminal belongs to a session, and only the session's
- * leader can take one (TIOCSCTTY), once it has made its session: the
- * core forks the tree, makes sessions and groups, and only then runs
- * restore-task in each task, so the leader takes its pty there and sets
- * its foreground group, which exists by then.
+ * A controlling terminal belongs to a session, but the kernel notes it in
+ * each process: the leader that takes one (TIOCSCTTY) gets it, and the
+ * processes it forks from then on inherit it; members that exist already
+ * never do.  So the leader takes its pty in restore-session, right after
+ * its setsid() and before it forks its session's members; its foreground
+ * group exists only once every process has joined its group, so the
+ * leader sets it in restore-task.
  *
  * An external terminal (a shell job's, --shell-job) is crf restore's own:
  * the first of its fds 0-2 that is a terminal, or its controlling
@@ -233,7 +235,7 @@ int files_tty_open(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 	return fd;
 }
 
-/* The session leader @pid takes its pty again, and gives its foreground back. */
+/* The session leader @pid takes its pty again. */
 static int take_ctty(const struct files_term *t, pid_t pid)
 {
 	int fd = open(t->slave, O_RDWR | O_NOCTTY | O_CLOEXEC), r = 0;
@@ -243,17 +245,31 @@ static int take_ctty(const struct files_term *t, pid_t pid)
 	if (ioctl(fd, TIOCSCTTY, 0) < 0)
 		r = crf_error_errno(errno, "pid %d: make %s its controlling terminal", (int)pid,
 				    t->slave);
-	else if (t->rec->fg_pgrp && (r = set_foreground(fd, t->rec->fg_pgrp)) < 0)
-		r = crf_error_errno(-r, "pid %d: make group %d the foreground of %s", (int)pid,
-				    t->rec->fg_pgrp, t->slave);
 	close(fd);
 	if (r == 0)
-		crf_debug("pid %d: %s is its controlling terminal, group %d its foreground",
-			  (int)pid, t->slave, t->rec->fg_pgrp);
+		crf_debug("pid %d: %s is its controlling terminal", (int)pid, t->slave);
 	return r;
 }
 
-int files_tty_restore_task(struct crf_ctx *ctx)
+/* ... and, once the groups exist, gives its foreground back. */
+static int give_pty_foreground(const struct files_term *t, pid_t pid)
+{
+	int fd, r;
+
+	if (!t->rec->fg_pgrp)
+		return 0;
+	fd = open(t->slave, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return crf_error_errno(errno, "pid %d: open %s", (int)pid, t->slave);
+	r = set_foreground(fd, t->rec->fg_pgrp);
+	close(fd);
+	if (r < 0)
+		return crf_error_errno(-r, "pid %d: make group %d the foreground of %s", (int)pid,
+				       t->rec->fg_pgrp, t->slave);
+	return 0;
+}
+
+static int each_led_pty(struct crf_ctx *ctx, int (*fn)(const struct files_term *, pid_t))
 {
 	const struct files_tree *tree = crf_ctx_priv(ctx);
 	const struct files_ttys *ttys = tree ? tree->ttys : NULL;
@@ -262,8 +278,18 @@ int files_tty_restore_task(struct crf_ctx *ctx)
 
 	for (size_t i = 0; ttys && r == 0 && i < ttys->n; i++)
 		if (!ttys->v[i].rec->external && ttys->v[i].rec->sid == pid)
-			r = take_ctty(&ttys->v[i], pid);
+			r = fn(&ttys->v[i], pid);
 	return r;
+}
+
+int files_tty_restore_session(struct crf_ctx *ctx)
+{
+	return each_led_pty(ctx, take_ctty);
+}
+
+int files_tty_restore_task(struct crf_ctx *ctx)
+{
+	return each_led_pty(ctx, give_pty_foreground);
 }
 
 /* The group of @pid was the foreground of the external terminal: it is again. */

@@ -82,10 +82,12 @@ int files_ttys_restore_prepare(struct crf_ctx *ctx);
 int files_tty_open(struct crf_ctx *ctx, const struct Crf__Files__Fd *e);
 
 /*
- * restore-task, once the task's fds are open: a session leader whose pty
- * was its controlling terminal takes it again and gives its foreground
- * back.  0 or -errno (logged).
+ * restore-session: a session leader whose pty was its controlling terminal
+ * takes it again, before it forks its session's members.  restore-task,
+ * once every group exists: it gives the foreground back to its group.
+ * 0 or -errno (logged).
  */
+int files_tty_restore_session(struct crf_ctx *ctx);
 int files_tty_restore_task(struct crf_ctx *ctx);
 
 /*
