@@ -10,7 +10,7 @@
 #include "commands.h"
 #include "dump.h"
 
-enum { OPT_LEAVE_RUNNING = OPT_COMMAND_BASE, OPT_FREEZE, OPT_SYNC };
+enum { OPT_LEAVE_RUNNING = OPT_COMMAND_BASE, OPT_FREEZE, OPT_SYNC, OPT_SHELL_JOB };
 
 static const char help[] =
 	"Usage: crf dump -t PID -D DIR [OPTIONS]\n\n"
@@ -20,7 +20,10 @@ static const char help[] =
 	"      --leave-running    let the tree run on after the dump\n"
 	"      --freeze=MODE      auto, cgroup or ptrace\n"
 	"      --sync             write the images to disk (syncfs) before the tree\n"
-	"                         is killed, so a crash cannot lose them\n";
+	"                         is killed, so a crash cannot lose them\n"
+	"      --shell-job        the tree may have fds on a terminal it does not own\n"
+	"                         (its shell's): save them, to be restored with\n"
+	"                         crf restore --shell-job on that command's terminal\n";
 
 struct dump_args {
 	pid_t pid;
@@ -64,6 +67,9 @@ static int handle(void *data, int c, const char *arg)
 	case OPT_SYNC:
 		a->sync = true;
 		return 0;
+	case OPT_SHELL_JOB:
+		a->o->shell_job = true;
+		return 0;
 	case OPT_FREEZE:
 		if (strcmp(arg, "auto") && strcmp(arg, "cgroup") && strcmp(arg, "ptrace"))
 			return crf_usage_error(a->o, "--freeze must be auto, cgroup or ptrace");
@@ -81,6 +87,7 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 		{ "leave-running", no_argument, NULL, OPT_LEAVE_RUNNING },
 		{ "freeze", required_argument, NULL, OPT_FREEZE },
 		{ "sync", no_argument, NULL, OPT_SYNC },
+		{ "shell-job", no_argument, NULL, OPT_SHELL_JOB },
 		{ 0 },
 	};
 	struct dump_args a = { .o = o, .freeze = "auto" };

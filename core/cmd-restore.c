@@ -9,7 +9,7 @@
 #include "inventory.h"
 #include "restore.h"
 
-enum { OPT_PID_WAIT = OPT_COMMAND_BASE };
+enum { OPT_PID_WAIT = OPT_COMMAND_BASE, OPT_SHELL_JOB };
 
 static const char help[] =
 	"Usage: crf restore -D DIR [OPTIONS]\n\n"
@@ -17,10 +17,14 @@ static const char help[] =
 	"original PIDs.  The inventory and every image are verified (checksums,\n"
 	"plugins) before anything is created.  Without -d, crf waits for the\n"
 	"restored tree and exits with its exit status (128+N if killed by signal N).\n"
-	"The restored processes' fds 0, 1 and 2 are crf restore's own.\n\n"
+	"The restored processes' fds 0, 1 and 2 are crf restore's own, unless they\n"
+	"were terminals.\n\n"
 	"  -D, --images-dir DIR   the dump to restore\n"
 	"  -d, --detach           return once the tree runs\n"
-	"      --pid-wait=MS      wait this long for a zombie holding a PID (default 5000)\n";
+	"      --pid-wait=MS      wait this long for a zombie holding a PID (default 5000)\n"
+	"      --shell-job        a tree dumped with --shell-job: its fds on its shell's\n"
+	"                         terminal are opened on crf restore's terminal, and\n"
+	"                         its group gets the foreground back if it had it\n";
 
 struct restore_args {
 	struct crf_restore_opts ro;
@@ -46,6 +50,9 @@ static int handle(void *data, int c, const char *arg)
 			return crf_usage_error(a->o, "--pid-wait needs milliseconds, not '%s'", arg);
 		a->ro.pid_wait_ms = (unsigned int)(v ? v : 1);
 		return 0;
+	case OPT_SHELL_JOB:
+		a->o->shell_job = true;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -56,6 +63,7 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv)
 		{ "images-dir", required_argument, NULL, 'D' },
 		{ "detach", no_argument, NULL, 'd' },
 		{ "pid-wait", required_argument, NULL, OPT_PID_WAIT },
+		{ "shell-job", no_argument, NULL, OPT_SHELL_JOB },
 		{ 0 },
 	};
 	struct restore_args a = { .o = o };

@@ -188,6 +188,12 @@ int crf_setup(const struct crf_opts *o, struct crf_config *conf, struct crf_plug
 	int r;
 
 	r = load_config(o, conf);
+	/*
+	 * Terminals are the files plugin's: the option is its INI key, so that
+	 * a configuration can say it once for every dump and restore.
+	 */
+	if (r >= 0 && o->shell_job)
+		r = crf_config_set(conf, "files", "shell-job", "yes", "--shell-job");
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < o->plugin_dirs.n && r >= 0; i++)

@@ -23,6 +23,8 @@ struct crf_opts {
 	struct crf_select sel;
 	bool help;
 	int progress;		/* --progress: 0 auto, 1 always, -1 never */
+	/* dump and restore --shell-job: sets the files plugin's key, shell-job = yes */
+	bool shell_job;
 };
 
 enum {

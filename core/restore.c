@@ -243,6 +243,14 @@ static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd)
 	return r;
 }
 
+/* In a session leader, right after its setsid(). */
+static int restore_session(void *arg, pid_t pid)
+{
+	const struct task_ctx *c = arg;
+
+	return crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_SESSION, c->dir, pid, NULL, NULL);
+}
+
 static int exit_status(int status)
 {
 	if (WIFEXITED(status))
@@ -300,6 +308,7 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 	if (r >= 0) {
 		rt.pid_wait_ms = o->pid_wait_ms;
 		rt.task_fn = restore_task;
+		rt.session_fn = restore_session;
 		rt.task_arg = &ctx;
 		r = crf_plugin_set_run(set, CRF_STAGE_RESTORE_PREPARE, dir, root);
 	}

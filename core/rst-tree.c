@@ -147,9 +147,17 @@ static int lead(const struct crf_rst_tree *rt, size_t i)
 {
 	const struct crf_rst_proc *rp = &rt->procs[i];
 
+	int r;
+
 	if (rp->setsid && setsid() < 0)
 		return fail(rt, i, crf_error_errno(errno, "pid %d: setsid", (int)rp->p->pid),
 			    "setsid");
+	/* Before the members are forked: they inherit its controlling terminal. */
+	if (rp->setsid && rt->session_fn && crf_rst_proc_runs(rp)) {
+		r = rt->session_fn(rt->task_arg, rp->p->pid);
+		if (r < 0)
+			return fail(rt, i, r, "setting up its session failed (see above)");
+	}
 	if (rp->lead_group && setpgid(0, 0) < 0)
 		return fail(rt, i, crf_error_errno(errno, "pid %d: setpgid(0, 0)", (int)rp->p->pid),
 			    "cannot make its process group");

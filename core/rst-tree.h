@@ -13,7 +13,8 @@
  *
  *	crf				each process (rst-tree.c)
  *	crf_rst_tree_start
- *	  fork the root  ------------>	fork children; setsid / lead a group
+ *	  fork the root  ------------>	fork children; setsid (then the plugins'
+ *					 restore-session) / lead a group
  *	  <- FORKED per child, CREATED	(children report the same, recursively)
  *	  barrier ------------------>	setpgid(0, its group)
  *	  <- GROUPED
@@ -80,6 +81,9 @@ struct crf_rst_proc {
  */
 typedef int (*crf_rst_task_fn)(void *arg, pid_t pid, int status_fd, int go_fd);
 
+/* Runs in a live session leader right after its setsid(); 0 or -errno (logged). */
+typedef int (*crf_rst_session_fn)(void *arg, pid_t pid);
+
 struct crf_rst_tree {
 	const struct crf_pstree *t;
 	/* The tree's processes (same indexes as t->procs), then the helpers. */
@@ -88,6 +92,7 @@ struct crf_rst_tree {
 	struct crf_proc *helper_procs;
 	unsigned int pid_wait_ms;
 	crf_rst_task_fn task_fn;
+	crf_rst_session_fn session_fn; /* NULL: none; called with task_arg */
 	void *task_arg;
 
 	pid_t root_pgid; /* set by the root before it forks */

@@ -4,11 +4,13 @@
  * and handed to the handler that claims it (crf_kind_find), so that an fd
  * no enabled plugin can save stops the dump with a message naming it.
  *
- * The files plugin itself handles fds 0, 1 and 2 ("stdio"): they are not
- * saved but connected, at restore, to crf restore's own standard streams,
- * as a shell job expects; and regular files, directories and stateless
- * character devices (regfile.c), saved in files-PID.img.  The other kinds
- * (pipes, eventfd...) come with their handlers.
+ * The files plugin itself handles fds 0, 1 and 2 ("stdio") that are not
+ * terminals: they are not saved but connected, at restore, to crf
+ * restore's own standard streams, as a job started by a script expects;
+ * and regular files, directories and stateless character devices
+ * (regfile.c), saved in files-PID.img.  Terminals, at any fd, are the
+ * "tty" kind (tty.c).  The other kinds (pipes, eventfd...) come with their
+ * handlers.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +27,7 @@
 #include "anonfd.h"
 #include "files.h"
 #include "files.pb-c.h"
+#include "tty.h"
 
 /* The kind of a socket, from a copy of it taken with pidfd_getfd. */
 static const char *socket_kind(int pidfd, int fd, char *buf, size_t len)
@@ -158,7 +161,9 @@ int files_dump_task(struct crf_ctx *ctx)
 		return r;
 	}
 	crf_ctx_set_priv(ctx, &d);
-	r = walk(ctx, &d, path);
+	r = files_tty_note_task(&d);
+	if (r >= 0)
+		r = walk(ctx, &d, path);
 	crf_ctx_set_priv(ctx, d.tree);
 	if (r < 0)
 		crf_img_abort(d.img);
@@ -183,15 +188,20 @@ struct files_tree *files_tree_get(struct crf_ctx *ctx)
 
 int files_dump_finish(struct crf_ctx *ctx)
 {
-	int r = files_pipes_dump_finish(ctx);
+	int r = files_ttys_dump_finish(ctx);
 
+	if (r >= 0)
+		r = files_pipes_dump_finish(ctx);
 	return r < 0 ? r : files_shared_dump_finish(ctx);
 }
 
+/* The ptys before the shared descriptions: one of those may be a pty's slave. */
 int files_restore_prepare(struct crf_ctx *ctx)
 {
 	int r = files_pipes_restore_prepare(ctx);
 
+	if (r >= 0)
+		r = files_ttys_restore_prepare(ctx);
 	return r < 0 ? r : files_shared_restore_prepare(ctx);
 }
 
@@ -202,6 +212,7 @@ int files_cleanup(struct crf_ctx *ctx)
 	if (tree) {
 		files_pipes_free(tree->pipes);
 		files_descs_free(tree->descs);
+		files_ttys_free(tree->ttys);
 		free(tree);
 	}
 	crf_ctx_set_priv(ctx, NULL);

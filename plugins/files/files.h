@@ -10,6 +10,7 @@
 
 struct files_pipes;
 struct files_descs;
+struct files_ttys;
 
 /*
  * What the plugin keeps from one hook to the next, across the tasks of one
@@ -18,6 +19,7 @@ struct files_descs;
 struct files_tree {
 	struct files_pipes *pipes; /* pipe.c */
 	struct files_descs *descs; /* shared.c */
+	struct files_ttys *ttys;   /* tty.c, tty-restore.c */
 };
 
 /* The plugin's files_tree, created on first use; NULL after logging ENOMEM. */

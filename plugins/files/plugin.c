@@ -6,6 +6,7 @@
 #include "epoll.h"
 #include "files.h"
 #include "files.pb-c.h"
+#include "tty.h"
 
 /* The descriptor reads best as one block. */
 /* clang-format off */
@@ -20,9 +21,14 @@ CRF_PLUGIN(
 		[CRF_STAGE_DUMP_CLEANUP] = files_cleanup,
 		[CRF_STAGE_RESTORE_PREPARE] = files_restore_prepare,
 		[CRF_STAGE_RESTORE_TASK] = files_restore_task,
+		[CRF_STAGE_RESTORE_FINISH] = files_ttys_restore_finish,
 		[CRF_STAGE_RESTORE_CLEANUP] = files_cleanup,
+		[CRF_STAGE_RESTORE_SESSION] = files_tty_restore_session,
 	),
+	/* Before "stdio": a terminal on fds 0-2 is saved. */
 	.kinds = CRF_KINDS(
+		{ .cls = CRF_OBJ_FD, .name = "tty", .match = files_is_tty,
+		  .dump = files_tty_dump },
 		{ .cls = CRF_OBJ_FD, .name = "stdio", .match = files_is_stdio,
 		  .dump = files_stdio_dump },
 		{ .cls = CRF_OBJ_FD, .name = "file", .dump = files_regfile_dump },
@@ -40,7 +46,9 @@ CRF_PLUGIN(
 		{ .cls = CRF_OBJ_FD, .name = "pipe", .dump = files_pipe_dump },
 		{ .cls = CRF_OBJ_FD, .name = "fifo", .dump = files_pipe_dump }
 	),
+	/* shell-job: dump an external terminal as such, restore it as crf restore's (tty.c). */
+	.config_keys = CRF_STRINGS("shell-job"),
 	.schemas = CRF_SCHEMAS(&crf__files__fd__descriptor, &crf__files__pipe__descriptor,
-			       &crf__files__shared_fd__descriptor),
+			       &crf__files__shared_fd__descriptor, &crf__files__tty__descriptor),
 );
 /* clang-format on */

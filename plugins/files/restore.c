@@ -27,6 +27,7 @@
 #include "epoll.h"
 #include "files.h"
 #include "files.pb-c.h"
+#include "tty.h"
 #include "unlinked.h"
 
 /* The flags only open() itself looks at, or that must not apply again. */
@@ -144,6 +145,8 @@ static int open_desc(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 		return fd;
 	if (e->has_pipe)
 		return files_pipe_reopen(ctx, e);
+	if (e->tty)
+		return files_tty_open(ctx, e);
 	if (e->unlinked)
 		return files_unlinked_create(ctx, e);
 	if (e->epoll)
@@ -151,6 +154,17 @@ static int open_desc(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 	if (e->inotify)
 		return files_inotify_create(e);
 	return files_anon_is(e) ? files_anon_create(e) : files_regfile_reopen(e);
+}
+
+/*
+ * A terminal on fd 0, 1 or 2, which the core leaves as crf restore's own:
+ * put it in place now.  crf's messages from this task go to it from now on.
+ */
+static int install_low(const Crf__Files__Fd *e, int fd)
+{
+	if (dup3(fd, e->fd, e->cloexec ? O_CLOEXEC : 0) < 0)
+		return crf_error_errno(errno, "fd %d: %s: dup3", e->fd, e->path);
+	return 0;
 }
 
 static int restore_one(struct crf_ctx *ctx, struct opened *o, const Crf__Files__Fd *e)
@@ -161,7 +175,7 @@ static int restore_one(struct crf_ctx *ctx, struct opened *o, const Crf__Files__
 	if (!v)
 		return crf_error_errno(ENOMEM, "fd %d", e->fd);
 	o->v = v;
-	if (e->fd < 3 || !e->path || !e->path[0])
+	if ((e->fd < 3 && !e->tty) || e->fd < 0 || !e->path || !e->path[0])
 		return crf_error_errno(EBADMSG, "files image: bad record for fd %d", e->fd);
 	if (e->has_same_as && !e->has_same_pid) {
 		fd = opened_find(o, e->same_as);
@@ -179,6 +193,8 @@ static int restore_one(struct crf_ctx *ctx, struct opened *o, const Crf__Files__
 	}
 	o->v[o->n].number = e->fd;
 	o->v[o->n++].fd = fd;
+	if (e->fd < 3)
+		return install_low(e, fd);
 	copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (copy < 0)
 		return crf_error_errno(errno, "fd %d: %s", e->fd, e->path);
@@ -222,6 +238,8 @@ int files_restore_task(struct crf_ctx *ctx)
 	}
 	if (r == 0)
 		r = files_epoll_register(o.eps, o.n_eps, o.v, o.n);
+	if (r == 0)
+		r = files_tty_restore_task(ctx);
 	opened_free(&o);
 	crf_img_close(img);
 	return r;

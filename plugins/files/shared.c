@@ -36,6 +36,7 @@
 #include "files.h"
 #include "files.pb-c.h"
 #include "unlinked.h"
+#include "tty.h"
 
 #define SHARED_IMG "shared-fds.img"
 
@@ -203,11 +204,13 @@ static int create(struct crf_ctx *ctx, struct files_desc *s)
 	r = find_record(ctx, s->pid, s->fd, &e);
 	if (r < 0)
 		return r;
-	if (e->has_pipe || e->fd < 3 || !e->path || !e->path[0])
+	if (e->has_pipe || (e->fd < 3 && !e->tty) || !e->path || !e->path[0])
 		r = crf_error_errno(EBADMSG, "pid %d: fd %d: bad record of a shared description",
 				    s->pid, s->fd);
 	else if (e->unlinked)
 		r = files_unlinked_create(ctx, e);
+	else if (e->tty)
+		r = files_tty_open(ctx, e);
 	else
 		r = files_anon_is(e) ? files_anon_create(e) : files_regfile_reopen(e);
 	crf__files__fd__free_unpacked(e, NULL);

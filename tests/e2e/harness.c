@@ -4,7 +4,7 @@
  *
  *   harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]
  *           [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]
- *           [--settle MS]
+ *           [--settle MS] [--pty] [--restore-arg ARG]...
  *           --crf PATH --dir DIR -- WORKLOAD [ARGS...]
  *
  * The workload (tests/workloads) sets up its state, creates the file named
@@ -23,6 +23,12 @@
  *          the dump, and after the restore through crf restore's stdout)
  *          must count 1, 2, 3... without a gap or a repeat
  *   --dump-arg ARG: pass ARG to every crf dump (e.g. --freeze=ptrace)
+ *   --restore-arg ARG: pass ARG to every crf restore (e.g. --shell-job)
+ *   --pty: the harness plays an interactive shell (pty.h): the workload
+ *          runs on a terminal it owns, as the foreground job, with fds
+ *          0-2 on it; crf restore runs there too (its fd 0), in the
+ *          foreground; the verification request is followed by the line
+ *          "line-after-restore" typed on the terminal
  *   --expect-dump-fail REGEX: the dump must fail, its output must match
  *          REGEX (extended, case-insensitive), and the workload must still
  *          run unharmed; then verify
@@ -56,6 +62,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "pty.h"
 #include "util.h"
 
 enum mode { MODE_KILL, MODE_LEAVE, MODE_TWICE };
@@ -71,11 +78,11 @@ static struct harness {
 	enum mode mode;
 	int timeout_s;
 	int settle_ms;
-	bool keep, counter_lines, own_cgroup;
+	bool keep, counter_lines, own_cgroup, pty;
 	char cgroup[PATH_MAX];	/* --own-cgroup: the workload's scratch cgroup v2 */
 	const char *name, *crf, *dir, *expect_fail;
-	const char *dump_args[16];
-	int ndump_args;
+	const char *dump_args[16], *restore_args[8];
+	int ndump_args, nrestore_args;
 	char **workload;
 
 	char dir2[PATH_MAX];
@@ -232,6 +239,8 @@ static int wait_exit(pid_t pid, const char *what)
 		if (now_ms() > h.deadline_ms)
 			fail("timeout (%d s) waiting for %s (PID %d) to end", h.timeout_s, what,
 			     (int)pid);
+		if (h.pty)
+			pty_drain(h.log);
 		sleep_ms(5);
 	}
 	return st;
@@ -263,8 +272,12 @@ static void redirect(int fd, const char *path, int flags)
 		close(nfd);
 }
 
-/* Start ARGV with stdin from /dev/null and stdout and stderr into OUT. */
-static pid_t spawn(char *const argv[], const char *out, bool append, bool workload)
+/*
+ * Start ARGV with stdin from /dev/null and stdout and stderr into OUT; with
+ * --pty, the workload's fds 0-2 and crf restore's fd 0 are the terminal.
+ */
+static pid_t spawn(char *const argv[], const char *out, bool append, bool workload,
+		   bool terminal)
 {
 	pid_t pid = fork();
 	char timeout[32];
@@ -277,6 +290,10 @@ static pid_t spawn(char *const argv[], const char *out, bool append, bool worklo
 	redirect(1, out, O_WRONLY | O_CREAT | O_APPEND | (append ? 0 : O_TRUNC));
 	if (dup2(1, 2) < 0)
 		_exit(127);
+	if (terminal && pty_child(workload) < 0) {
+		dprintf(2, "harness: cannot run on the terminal: %s\n", strerror(errno));
+		_exit(127);
+	}
 	if (workload) {
 		snprintf(timeout, sizeof(timeout), "%d", h.timeout_s + 10);
 		setenv("CRF_TEST_READY", h.ready, 1);
@@ -293,8 +310,9 @@ static pid_t spawn(char *const argv[], const char *out, bool append, bool worklo
 	_exit(127);
 }
 
-/* Run crf with ARGS; return its wait status. */
-static int run_crf(const char *const args[], const char *out, bool append, int64_t *took_ms)
+/* Run crf with ARGS (on the terminal: @terminal); return its wait status. */
+static int run_crf(const char *const args[], const char *out, bool append, bool terminal,
+		   int64_t *took_ms)
 {
 	char *argv[40], line[1024];
 	size_t used = 0;
@@ -311,7 +329,7 @@ static int run_crf(const char *const args[], const char *out, bool append, int64
 					 argv[i]);
 	append_log("--- harness: %s ---\n", line);
 	t0 = now_ms();
-	pid = spawn(argv, out, append, false);
+	pid = spawn(argv, out, append, false, terminal);
 	st = wait_exit(pid, "crf");
 	*took_ms = now_ms() - t0;
 	return st;
@@ -403,7 +421,7 @@ static void dump(const char *dir, bool leave)
 		 dir == h.dir ? "1" : "2");
 	if (read_maps(h.pid, maps_before, sizeof(maps_before)) < 0)
 		fail("cannot read /proc/%d/maps: %s", (int)h.pid, strerror(errno));
-	st = run_crf(args, h.crf_log, false, &ms);
+	st = run_crf(args, h.crf_log, false, false, &ms);
 	note_time("dump", ms);
 	if (leave || h.expect_fail)
 		check_maps_unchanged(maps_before, h.expect_fail ? "after the refused dump" :
@@ -435,13 +453,15 @@ static void dump(const char *dir, bool leave)
 
 static void restore(const char *dir)
 {
-	const char *args[] = {"restore", "-D", dir, "-d", NULL};
+	const char *args[16] = {"restore", "-D", dir, "-d"};
 	char state;
 	int64_t ms;
 	pid_t ppid;
 	int st;
 
-	st = run_crf(args, h.log, true, &ms);
+	for (int i = 0; i < h.nrestore_args; i++)
+		args[4 + i] = h.restore_args[i];
+	st = run_crf(args, h.log, true, h.pty, &ms);
 	note_time("restore", ms);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		fail("crf restore -D %s -d: %s", dir, describe_status(st));
@@ -480,6 +500,8 @@ static void wait_ready(void)
 			fail("the workload ended before it was ready: %s", describe_status(st));
 		if (now_ms() > h.deadline_ms)
 			fail("timeout (%d s) waiting for the workload to be ready", h.timeout_s);
+		if (h.pty)
+			pty_drain(h.log);
 		sleep_ms(5);
 	}
 	fd = open(h.ready, O_RDONLY | O_CLOEXEC);
@@ -498,6 +520,8 @@ static void verify(void)
 	int st;
 
 	write_atomic(h.verify, "verify\n");
+	if (h.pty && pty_type("line-after-restore\n") < 0)
+		fail("type on the terminal: %s", strerror(errno));
 	st = wait_exit(h.pid, "the workload to verify its state");
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		fail("the workload's verdict: %s", describe_status(st));
@@ -572,7 +596,7 @@ static void run(void)
 			fail("cannot create a cgroup for the workload: %s", strerror(-r));
 		}
 	}
-	h.pid = spawn(h.workload, h.log, false, true);
+	h.pid = spawn(h.workload, h.log, false, true, h.pty);
 	wait_ready();
 	sleep_ms(h.settle_ms);
 	if (h.expect_fail) {
@@ -621,7 +645,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]\n"
 		"               [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]\n"
-		"               [--settle MS] [--own-cgroup]\n"
+		"               [--settle MS] [--own-cgroup] [--pty] [--restore-arg ARG]...\n"
 		"               --crf PATH --dir DIR -- WORKLOAD [ARGS...]\n");
 	exit(2);
 }
@@ -640,6 +664,8 @@ static void parse(int argc, char **argv)
 		{"counter-lines", no_argument, NULL, 'l'},
 		{"settle", required_argument, NULL, 's'},
 		{"own-cgroup", no_argument, NULL, 'g'},
+		{"pty", no_argument, NULL, 'p'},
+		{"restore-arg", required_argument, NULL, 'r'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *base;
@@ -684,6 +710,14 @@ static void parse(int argc, char **argv)
 		case 'g':
 			h.own_cgroup = true;
 			break;
+		case 'p':
+			h.pty = true;
+			break;
+		case 'r':
+			if (h.nrestore_args == (int)(sizeof(h.restore_args) / sizeof(h.restore_args[0])))
+				usage();
+			h.restore_args[h.nrestore_args++] = optarg;
+			break;
 		case 'a':
 			if (h.ndump_args == (int)(sizeof(h.dump_args) / sizeof(h.dump_args[0])))
 				usage();
@@ -709,6 +743,15 @@ int main(int argc, char **argv)
 
 	parse(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (h.pty) {
+		int r = pty_setup();
+
+		if (r < 0) {
+			fprintf(stderr, "FAIL %s: cannot set up a terminal: %s\n", h.name,
+				strerror(-r));
+			return 1;
+		}
+	}
 	h.deadline_ms = now_ms() + (int64_t)h.timeout_s * 1000;
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		fail("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));

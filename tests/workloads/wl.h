@@ -16,7 +16,7 @@
  *
  * Besides 0, 1 and 2, crf restores fds of regular files, directories,
  * /dev/{null,zero,random,urandom}, pipes, FIFOs, eventfd, signalfd, timerfd,
- * memfd and pidfd (wl-files, wl-pipes, wl-anonfds); a workload holds no
+ * memfd, pidfd and terminals (wl-files, wl-pipes, wl-anonfds, wl-tty); a workload holds no
  * other fd while it waits.  Every helper here closes what it opens.
  */
 #ifndef CRF_TESTS_WL_H

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define CRF_PLUGIN_ABI_MAJOR 1
-#define CRF_PLUGIN_ABI_MINOR 2
+#define CRF_PLUGIN_ABI_MINOR 3
 
 /* The symbol every plugin exports (CRF_PLUGIN defines it). */
 #define CRF_PLUGIN_SYMBOL "crf_plugin_descriptor"
@@ -56,6 +56,13 @@ enum crf_stage {
 	CRF_STAGE_RESTORE_FINISH, /* every task ready, before the tree resumes */
 	/* always called after a restore, success or not (ABI 1.1) */
 	CRF_STAGE_RESTORE_CLEANUP,
+	/*
+	 * ABI 1.3: per task, in each restored session leader right after its
+	 * setsid(), before it forks the members of its session (which inherit
+	 * what it sets up now: a controlling terminal).  Groups are not made
+	 * yet, and the task's fds are crf's.
+	 */
+	CRF_STAGE_RESTORE_SESSION,
 	CRF_STAGE__COUNT,
 };
 
