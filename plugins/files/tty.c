@@ -237,7 +237,7 @@ int files_tty_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	struct files_term *t = NULL;
 	int fd = obj->id, copy = -1, same = 0, shell_job, r;
 	struct stat st;
-	bool master;
+	bool master = false;
 
 	if (!d || d->pid != obj->pid)
 		return crf_error_errno(EINVAL, "pid %d: fd %d: no fd table being dumped",
