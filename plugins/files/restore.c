@@ -210,5 +210,5 @@ int files_restore_task(struct crf_ctx *ctx)
 		r = files_epoll_register(o.eps, o.n_eps, o.v, o.n);
 	opened_free(&o);
 	crf_img_close(img);
-	return r;
+	return r < 0 ? r : files_fdattr_restore_task(ctx);
 }
