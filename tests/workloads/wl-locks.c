@@ -20,6 +20,9 @@
  * refused.  P writes to B and C; K takes their signals.  Then the holders
  * unlock, one side at a time, and a checker finds first only K's locks,
  * then none.  P exits with K's verdict.
+ *
+ * "wl-locks lease": one process holding a read lease, which crf refuses to
+ * dump; it must still hold it afterwards.
  */
 #include "wl.h"
 
@@ -199,7 +202,24 @@ static _Noreturn void child(int p, int ready, int go, int done, int rb, int rc)
 	_exit(0);
 }
 
-int main(void)
+static int lease(void)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	WL_CHECK(fd >= 0 && write(fd, "lease", 5) == 5, "%s: %s", path, strerror(errno));
+	close(fd);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	WL_CHECK(fd >= 0 && fcntl(fd, F_SETLEASE, F_RDLCK) == 0, "F_SETLEASE: %s",
+		 strerror(errno));
+	wl_ready();
+	wl_wait_verify();
+	WL_CHECK(fcntl(fd, F_GETLEASE) == F_RDLCK, "the lease is gone");
+	close(fd);
+	unlink(path);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	int p, o, s, a[2], b[2], c[2], ready[2], go[2], done[2], st;
 	unsigned char buf[F_LEN];
@@ -208,6 +228,8 @@ int main(void)
 	wl_init("locks");
 	pid_p = getpid();
 	snprintf(path, sizeof(path), "%s/wl-locks.dat", wl_tmpdir());
+	if (argc > 1 && !strcmp(argv[1], "lease"))
+		return lease();
 	p = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	WL_CHECK(p >= 0, "open %s: %s", path, strerror(errno));
 	wl_fill(buf, F_LEN, 0x10c5);
