@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "anonfd.h"
+#include "fdinfo.h"
 #include "files.h"
 #include "files.pb-c.h"
 
@@ -51,6 +52,29 @@ static int nspid(int pid, int *v, int max)
 	int r = read_status(pid, status, sizeof(status));
 
 	return r < 0 ? r : files_anon_parse_nspid(status, v, max);
+}
+
+/*
+ * The restorer creates the threads other than the leader after the
+ * functions that set owners have run: such a thread cannot be named yet.
+ */
+static int check_thread(const struct files_dump *d, const Crf__Files__Fd *e, int tid)
+{
+	char status[4096];
+	uint64_t tgid;
+	int r = read_status(tid, status, sizeof(status));
+
+	if (r == 0)
+		r = files_fdinfo_u64(status, "Tgid", 10, &tgid);
+	if (r < 0)
+		return crf_error_errno(-r, "pid %d: fd %d: Tgid of its owner thread %d", d->pid,
+				       e->fd, tid);
+	if (tgid == (uint64_t)tid)
+		return 0;
+	return crf_error_errno(ENOTSUP,
+			       "pid %d: fd %d (%s): its signals go to thread %d of process %d, "
+			       "which is not the main thread: crf cannot restore that yet",
+			       d->pid, e->fd, e->path, tid, (int)tgid);
 }
 
 /* @own->pid, as crf names it, as the task of @d names it. */
@@ -109,6 +133,10 @@ int files_owner_dump(struct files_dump *d, Crf__Files__Fd *e, Crf__Files__FdOwne
 	if (ex.type != F_OWNER_TID && ex.type != F_OWNER_PID && ex.type != F_OWNER_PGRP)
 		return crf_error_errno(ENOTSUP, "pid %d: fd %d (%s): owner of unknown type %d",
 				       d->pid, e->fd, e->path, ex.type);
+	if (ex.type == F_OWNER_TID)
+		r = check_thread(d, e, ex.pid);
+	if (r < 0)
+		return r;
 	own->type = ex.type;
 	own->pid = ex.pid;
 	r = local_pid(d, e->fd, own);

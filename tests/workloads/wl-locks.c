@@ -14,8 +14,9 @@
  *   pipe A    P's read end: O_ASYNC, owner P (F_OWNER_PID), SIGRTMIN+1
  *   pipe B    P's read end: O_ASYNC, owner K (F_OWNER_PID), SIGRTMIN+2
  *   pipe C    P's read end: O_ASYNC, owner K's group (F_OWNER_PGRP), SIGIO
+ *   pipe D    P's read end: O_ASYNC, owner P's thread (F_OWNER_TID), SIGRTMIN+3
  * After restore P checks the owners, signals and flags, writes to A and
- * takes SIGRTMIN+1 with si_fd of A's read end; a checker it forks finds
+ * takes SIGRTMIN+1 with si_fd of A's read end, and the same with D; a checker it forks finds
  * every lock with F_GETLK / F_OFD_GETLK (type, range, l_pid) and flock
  * refused.  P writes to B and C; K takes their signals.  Then the holders
  * unlock, one side at a time, and a checker finds first only K's locks,
@@ -40,6 +41,7 @@
 #define F_LEN 4096
 #define SIG_A (SIGRTMIN + 1)
 #define SIG_B (SIGRTMIN + 2)
+#define SIG_D (SIGRTMIN + 3)
 
 /* One expected answer of F_GETLK (posix) or F_OFD_GETLK for a write lock request. */
 struct probe {
@@ -221,7 +223,7 @@ static int lease(void)
 
 int main(int argc, char **argv)
 {
-	int p, o, s, a[2], b[2], c[2], ready[2], go[2], done[2], st;
+	int p, o, s, a[2], b[2], c[2], d[2], ready[2], go[2], done[2], st;
 	unsigned char buf[F_LEN];
 	sigset_t set;
 
@@ -245,13 +247,16 @@ int main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIG_A);
 	sigaddset(&set, SIG_B);
+	sigaddset(&set, SIG_D);
 	sigaddset(&set, SIGIO);
 	WL_CHECK(sigprocmask(SIG_BLOCK, &set, NULL) == 0, "sigprocmask: %s", strerror(errno));
 	WL_CHECK(!pipe2(a, O_CLOEXEC | O_NONBLOCK) && !pipe2(b, O_CLOEXEC | O_NONBLOCK) &&
-			 !pipe2(c, O_CLOEXEC | O_NONBLOCK) && !pipe2(ready, O_CLOEXEC) &&
+			 !pipe2(c, O_CLOEXEC | O_NONBLOCK) && !pipe2(d, O_CLOEXEC | O_NONBLOCK) &&
+			 !pipe2(ready, O_CLOEXEC) &&
 			 !pipe2(go, O_CLOEXEC) && !pipe2(done, O_CLOEXEC),
 		 "pipe: %s", strerror(errno));
 	set_owner(a[0], F_OWNER_PID, pid_p, SIG_A);
+	set_owner(d[0], F_OWNER_TID, gettid(), SIG_D);
 
 	pid_k = fork();
 	WL_CHECK(pid_k >= 0, "fork: %s", strerror(errno));
@@ -259,6 +264,7 @@ int main(int argc, char **argv)
 		WL_CHECK(setpgid(0, 0) == 0, "child: setpgid: %s", strerror(errno));
 		close(ready[0]), close(go[1]), close(done[0]);
 		close(a[0]), close(a[1]), close(b[1]), close(c[0]), close(c[1]);
+		close(d[0]), close(d[1]);
 		child(p, ready[1], go[0], done[1], b[0], c[0]);
 	}
 	close(ready[1]), close(go[0]), close(done[1]);
@@ -276,6 +282,9 @@ int main(int argc, char **argv)
 	check_owner(c[0], F_OWNER_PGRP, pid_k, 0, "pipe C");
 	put(a[1]);
 	take_signal(SIG_A, a[0], "pipe A");
+	check_owner(d[0], F_OWNER_TID, pid_p, SIG_D, "pipe D");
+	put(d[1]);
+	take_signal(SIG_D, d[0], "pipe D");
 	check_locks(0);
 	put(b[1]);
 	put(c[1]);
