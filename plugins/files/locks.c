@@ -157,10 +157,13 @@ int files_locks_dump(struct files_dump *d, const char *text, Crf__Files__Fd *e)
 	while (r >= 0 && (v = files_fdinfo_next(&cursor, "lock"))) {
 		r = files_fdinfo_lock(v, &l, &what);
 		if (r == -ENOTSUP)
-			return crf_error_errno(ENOTSUP, "pid %d: fd %d (%s) holds %s, which crf "
-					       "cannot restore", d->pid, e->fd, e->path, what);
+			return crf_error_errno(ENOTSUP,
+					       "pid %d: fd %d (%s) holds %s, which crf "
+					       "cannot restore",
+					       d->pid, e->fd, e->path, what);
 		if (r < 0)
-			return crf_error_errno(EBADMSG, "pid %d: fdinfo of fd %d: bad lock line '%.*s'",
+			return crf_error_errno(EBADMSG,
+					       "pid %d: fdinfo of fd %d: bad lock line '%.*s'",
 					       d->pid, e->fd, (int)strcspn(v, "\n"), v);
 		if (r == 1)
 			continue;
@@ -189,7 +192,7 @@ static int take(int pid, const Crf__Files__Fd *e, const Crf__Files__FileLock *m)
 {
 	const char *kind = m->kind == CRF__FILES__FILE_LOCK__KIND__POSIX ? "POSIX"
 			   : m->kind == CRF__FILES__FILE_LOCK__KIND__OFD ? "OFD"
-									  : "flock";
+									 : "flock";
 	struct flock fl = {
 		.l_type = m->write ? F_WRLCK : F_RDLCK,
 		.l_whence = SEEK_SET,
@@ -199,22 +202,25 @@ static int take(int pid, const Crf__Files__Fd *e, const Crf__Files__FileLock *m)
 	int r;
 
 	if (m->start > INT64_MAX || m->len > INT64_MAX - m->start)
-		return crf_error_errno(EBADMSG, "pid %d: fd %d: %s lock at %" PRIu64 " of %" PRIu64
-				       " bytes", pid, e->fd, kind, m->start, m->len);
+		return crf_error_errno(EBADMSG,
+				       "pid %d: fd %d: %s lock at %" PRIu64 " of %" PRIu64 " bytes",
+				       pid, e->fd, kind, m->start, m->len);
 	if (m->kind == CRF__FILES__FILE_LOCK__KIND__FLOCK)
 		r = flock(e->fd, (m->write ? LOCK_EX : LOCK_SH) | LOCK_NB);
 	else
-		r = fcntl(e->fd, m->kind == CRF__FILES__FILE_LOCK__KIND__OFD ? F_OFD_SETLK : F_SETLK,
-			  &fl);
+		r = fcntl(e->fd,
+			  m->kind == CRF__FILES__FILE_LOCK__KIND__OFD ? F_OFD_SETLK : F_SETLK, &fl);
 	if (r == 0)
 		return 0;
 	if (errno == EAGAIN || errno == EACCES)
-		return crf_error_errno(errno, "pid %d: fd %d (%s): its %s %s lock (bytes %" PRIu64
+		return crf_error_errno(errno,
+				       "pid %d: fd %d (%s): its %s %s lock (bytes %" PRIu64
 				       ", %" PRIu64 " long, 0: to the end) is held by another "
-				       "process now", pid, e->fd, e->path,
-				       m->write ? "write" : "read", kind, m->start, m->len);
-	return crf_error_errno(errno, "pid %d: fd %d (%s): taking its %s lock", pid, e->fd,
-			       e->path, kind);
+				       "process now",
+				       pid, e->fd, e->path, m->write ? "write" : "read", kind,
+				       m->start, m->len);
+	return crf_error_errno(errno, "pid %d: fd %d (%s): taking its %s lock", pid, e->fd, e->path,
+			       kind);
 }
 
 int files_locks_take(int pid, const Crf__Files__Fd *e)

@@ -144,7 +144,9 @@ int files_owner_dump(struct files_dump *d, Crf__Files__Fd *e, Crf__Files__FdOwne
 		return r;
 	e->owner = own;
 	crf_debug("pid %d: fd %d: signals (%d) to %s %d%s", d->pid, e->fd, sig,
-		  ex.type == F_OWNER_TID ? "thread" : ex.type == F_OWNER_PID ? "process" : "group",
+		  ex.type == F_OWNER_TID   ? "thread"
+		  : ex.type == F_OWNER_PID ? "process"
+					   : "group",
 		  own->pid, e->flags & O_ASYNC ? ", O_ASYNC" : "");
 	return 0;
 }

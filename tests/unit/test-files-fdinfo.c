@@ -136,9 +136,8 @@ static void test_lock_refused(void **state)
 		assert_string_equal(what, refused[i].what);
 	}
 	/* A blocked waiter, as /proc/locks shows one: ignored. */
-	assert_int_equal(files_fdinfo_lock("1: -> POSIX  ADVISORY  WRITE 12 fe:00:5 0 EOF", &l,
-					   &what),
-			 1);
+	assert_int_equal(
+		files_fdinfo_lock("1: -> POSIX  ADVISORY  WRITE 12 fe:00:5 0 EOF", &l, &what), 1);
 }
 
 static void test_lock_broken(void **state)

@@ -46,9 +46,9 @@
 /* One expected answer of F_GETLK (posix) or F_OFD_GETLK for a write lock request. */
 struct probe {
 	bool ofd;
-	off_t at;	/* the one byte asked about */
-	short type;	/* F_UNLCK: free */
-	int who;	/* 'P', 'K' or 0 for an OFD lock's -1 */
+	off_t at;   /* the one byte asked about */
+	short type; /* F_UNLCK: free */
+	int who;    /* 'P', 'K' or 0 for an OFD lock's -1 */
 	off_t start, len;
 };
 
@@ -87,8 +87,8 @@ static void lock(int fd, int cmd, short type, off_t start, off_t len)
 {
 	struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = start, .l_len = len};
 
-	WL_CHECK(fcntl(fd, cmd, &fl) == 0, "fd %d: lock %d at %lld: %s", fd, type,
-		 (long long)start, strerror(errno));
+	WL_CHECK(fcntl(fd, cmd, &fl) == 0, "fd %d: lock %d at %lld: %s", fd, type, (long long)start,
+		 strerror(errno));
 }
 
 /* In a fresh process: what another process finds of the locks at @stage. */
@@ -99,8 +99,8 @@ static _Noreturn void checker(int stage)
 	WL_CHECK(fd >= 0, "checker: open %s: %s", path, strerror(errno));
 	for (size_t i = 0; i < n_probes[stage]; i++) {
 		const struct probe *p = &stages[stage][i];
-		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = p->at,
-				   .l_len = 1};
+		struct flock fl = {
+			.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = p->at, .l_len = 1};
 		pid_t want = p->who == 'P' ? pid_p : p->who == 'K' ? pid_k : -1;
 
 		WL_CHECK(fcntl(fd, p->ofd ? F_OFD_GETLK : F_GETLK, &fl) == 0, "checker: GETLK: %s",
@@ -155,10 +155,11 @@ static void check_owner(int fd, int type, pid_t pid, int sig, const char *what)
 	struct f_owner_ex ex;
 
 	WL_CHECK(fcntl(fd, F_GETOWN_EX, &ex) == 0, "%s: F_GETOWN_EX: %s", what, strerror(errno));
-	WL_CHECK((int)ex.type == type && ex.pid == pid, "%s: owner %d of type %d, want %d of type %d",
-		 what, ex.pid, ex.type, (int)pid, type);
-	WL_CHECK(fcntl(fd, F_GETSIG) == sig, "%s: F_GETSIG %d, want %d", what,
-		 fcntl(fd, F_GETSIG), sig);
+	WL_CHECK((int)ex.type == type && ex.pid == pid,
+		 "%s: owner %d of type %d, want %d of type %d", what, ex.pid, ex.type, (int)pid,
+		 type);
+	WL_CHECK(fcntl(fd, F_GETSIG) == sig, "%s: F_GETSIG %d, want %d", what, fcntl(fd, F_GETSIG),
+		 sig);
 	WL_CHECK(fcntl(fd, F_GETFL) & O_ASYNC, "%s: no O_ASYNC", what);
 }
 
@@ -211,8 +212,7 @@ static int lease(void)
 	WL_CHECK(fd >= 0 && write(fd, "lease", 5) == 5, "%s: %s", path, strerror(errno));
 	close(fd);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	WL_CHECK(fd >= 0 && fcntl(fd, F_SETLEASE, F_RDLCK) == 0, "F_SETLEASE: %s",
-		 strerror(errno));
+	WL_CHECK(fd >= 0 && fcntl(fd, F_SETLEASE, F_RDLCK) == 0, "F_SETLEASE: %s", strerror(errno));
 	wl_ready();
 	wl_wait_verify();
 	WL_CHECK(fcntl(fd, F_GETLEASE) == F_RDLCK, "the lease is gone");
@@ -252,8 +252,8 @@ int main(int argc, char **argv)
 	WL_CHECK(sigprocmask(SIG_BLOCK, &set, NULL) == 0, "sigprocmask: %s", strerror(errno));
 	WL_CHECK(!pipe2(a, O_CLOEXEC | O_NONBLOCK) && !pipe2(b, O_CLOEXEC | O_NONBLOCK) &&
 			 !pipe2(c, O_CLOEXEC | O_NONBLOCK) && !pipe2(d, O_CLOEXEC | O_NONBLOCK) &&
-			 !pipe2(ready, O_CLOEXEC) &&
-			 !pipe2(go, O_CLOEXEC) && !pipe2(done, O_CLOEXEC),
+			 !pipe2(ready, O_CLOEXEC) && !pipe2(go, O_CLOEXEC) &&
+			 !pipe2(done, O_CLOEXEC),
 		 "pipe: %s", strerror(errno));
 	set_owner(a[0], F_OWNER_PID, pid_p, SIG_A);
 	set_owner(d[0], F_OWNER_TID, gettid(), SIG_D);
