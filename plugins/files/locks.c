@@ -188,23 +188,38 @@ void files_locks_release(Crf__Files__Fd *e)
 	e->n_locks = 0;
 }
 
+/* "write POSIX lock on bytes 0-99", "read flock"... for messages. */
+static void describe(const Crf__Files__FileLock *m, char *buf, size_t size)
+{
+	const char *type = m->write ? "write" : "read";
+
+	if (m->kind == CRF__FILES__FILE_LOCK__KIND__FLOCK)
+		snprintf(buf, size, "%s flock", type);
+	else if (!m->len)
+		snprintf(buf, size, "%s %s lock from byte %" PRIu64 " to the end", type,
+			 m->kind == CRF__FILES__FILE_LOCK__KIND__OFD ? "OFD" : "POSIX", m->start);
+	else
+		snprintf(buf, size, "%s %s lock on bytes %" PRIu64 "-%" PRIu64, type,
+			 m->kind == CRF__FILES__FILE_LOCK__KIND__OFD ? "OFD" : "POSIX", m->start,
+			 m->start + m->len - 1);
+}
+
 static int take(int pid, const Crf__Files__Fd *e, const Crf__Files__FileLock *m)
 {
-	const char *kind = m->kind == CRF__FILES__FILE_LOCK__KIND__POSIX ? "POSIX"
-			   : m->kind == CRF__FILES__FILE_LOCK__KIND__OFD ? "OFD"
-									 : "flock";
 	struct flock fl = {
 		.l_type = m->write ? F_WRLCK : F_RDLCK,
 		.l_whence = SEEK_SET,
 		.l_start = (off_t)m->start,
 		.l_len = (off_t)m->len,
 	};
+	char what[96];
 	int r;
 
 	if (m->start > INT64_MAX || m->len > INT64_MAX - m->start)
 		return crf_error_errno(EBADMSG,
-				       "pid %d: fd %d: %s lock at %" PRIu64 " of %" PRIu64 " bytes",
-				       pid, e->fd, kind, m->start, m->len);
+				       "pid %d: fd %d: a lock of %" PRIu64 " bytes at %" PRIu64,
+				       pid, e->fd, m->len, m->start);
+	describe(m, what, sizeof(what));
 	if (m->kind == CRF__FILES__FILE_LOCK__KIND__FLOCK)
 		r = flock(e->fd, (m->write ? LOCK_EX : LOCK_SH) | LOCK_NB);
 	else
@@ -214,13 +229,11 @@ static int take(int pid, const Crf__Files__Fd *e, const Crf__Files__FileLock *m)
 		return 0;
 	if (errno == EAGAIN || errno == EACCES)
 		return crf_error_errno(errno,
-				       "pid %d: fd %d (%s): its %s %s lock (bytes %" PRIu64
-				       ", %" PRIu64 " long, 0: to the end) is held by another "
-				       "process now",
-				       pid, e->fd, e->path, m->write ? "write" : "read", kind,
-				       m->start, m->len);
-	return crf_error_errno(errno, "pid %d: fd %d (%s): taking its %s lock", pid, e->fd, e->path,
-			       kind);
+				       "pid %d: fd %d (%s): its %s conflicts with a lock "
+				       "another process holds now",
+				       pid, e->fd, e->path, what);
+	return crf_error_errno(errno, "pid %d: fd %d (%s): taking its %s", pid, e->fd, e->path,
+			       what);
 }
 
 int files_locks_take(int pid, const Crf__Files__Fd *e)
