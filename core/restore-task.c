@@ -305,15 +305,16 @@ int crf_rst_task_at_fds_placed(struct crf_rst_task *t, int (*fn)(void *arg), voi
 			       void (*release)(void *arg))
 {
 	struct crf_rst_hook *v = NULL;
+	int r = 0;
 
 	if (!fn)
-		crf_error_errno(EINVAL, "a function to run once the fds are placed: none given");
+		r = crf_error_errno(EINVAL, "a function to run once the fds are placed: none given");
 	else if (!(v = reallocarray(t->hooks, t->n_hooks + 1, sizeof(*v))))
-		crf_error_errno(ENOMEM, "a function to run once the fds are placed");
-	if (!v) {
+		r = crf_error_errno(ENOMEM, "a function to run once the fds are placed");
+	if (r < 0) {
 		if (release)
 			release(arg);
-		return fn ? -ENOMEM : -EINVAL;
+		return r;
 	}
 	t->hooks = v;
 	t->hooks[t->n_hooks++] = (struct crf_rst_hook){fn, arg, release};

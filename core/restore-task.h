@@ -147,8 +147,8 @@ int crf_rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *)
  * both crf's and the saved address space, move the restorer's fds to
  * CRF_RST_FD_BASE and up (or above the highest program fd of t->fds), close
  * every other fd from t->keep_fds_below up, install t->fds at their
- * numbers, run t->hooks, and jump into the restorer with @status_fd (write end) and @go_fd (read
- * end) for the handshake.  Never returns on success; the restorer reports
+ * numbers, run t->hooks, and jump into the restorer with @status_fd (write
+ * end) and @go_fd (read end) for the handshake.  Never returns on success; the restorer reports
  * its own failures on @status_fd.  -errno (logged) when it could not jump.
  */
 int crf_rst_exec(struct crf_rst_task *t, int status_fd, int go_fd);
