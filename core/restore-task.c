@@ -53,6 +53,10 @@ void crf_rst_task_free(struct crf_rst_task *t)
 		if (t->fds[i].fd >= 0)
 			close(t->fds[i].fd);
 	free(t->fds);
+	for (size_t i = 0; i < t->n_hooks; i++)
+		if (t->hooks[i].release)
+			t->hooks[i].release(t->hooks[i].arg);
+	free(t->hooks);
 	free(t->vmas);
 	free(t->pages);
 	free(t->blobs);
@@ -297,6 +301,26 @@ int crf_rst_task_keep_fd(struct crf_rst_task *t, int fd, int number, bool cloexe
 	return 0;
 }
 
+int crf_rst_task_at_fds_placed(struct crf_rst_task *t, int (*fn)(void *arg), void *arg,
+			       void (*release)(void *arg))
+{
+	struct crf_rst_hook *v = NULL;
+	int r = 0;
+
+	if (!fn)
+		r = crf_error_errno(EINVAL, "a function to run once the fds are placed: none given");
+	else if (!(v = reallocarray(t->hooks, t->n_hooks + 1, sizeof(*v))))
+		r = crf_error_errno(ENOMEM, "a function to run once the fds are placed");
+	if (r < 0) {
+		if (release)
+			release(arg);
+		return r;
+	}
+	t->hooks = v;
+	t->hooks[t->n_hooks++] = (struct crf_rst_hook){fn, arg, release};
+	return 0;
+}
+
 /* The host table: ctx->task is a struct crf_rst_task. */
 
 static int host_add_vma(void *task, const struct crf_rst_vma *vma)
@@ -325,7 +349,14 @@ static int host_keep_fd(void *task, int fd, int number, bool cloexec)
 	return crf_rst_task_keep_fd(task, fd, number, cloexec);
 }
 
+static int host_at_fds_placed(void *task, int (*fn)(void *arg), void *arg,
+			      void (*release)(void *arg))
+{
+	return crf_rst_task_at_fds_placed(task, fn, arg, release);
+}
+
 const struct crf_host_ops crf_restore_host_ops = {
+	.rst_at_fds_placed = host_at_fds_placed,
 	.rst_keep_fd = host_keep_fd,
 	.rst_add_vma = host_add_vma,
 	.rst_add_pages = host_add_pages,

@@ -60,6 +60,13 @@ struct crf_rst_fd {
 	bool cloexec;
 };
 
+/* A plugin's function to run once the program fds are placed (crf_rst_at_fds_placed). */
+struct crf_rst_hook {
+	int (*fn)(void *arg);
+	void *arg;
+	void (*release)(void *arg);
+};
+
 struct crf_rst_task {
 	struct crf_rst_args a;
 
@@ -85,6 +92,8 @@ struct crf_rst_task {
 	int keep_fds_below; /* fds under this survive the exec (3) */
 	struct crf_rst_fd *fds; /* crf_rst_keep_fd(), in the order given */
 	size_t n_fds;
+	struct crf_rst_hook *hooks; /* crf_rst_at_fds_placed(), in the order given */
+	size_t n_hooks;
 };
 
 /* Plugins' calls of crf/restore.h land here (ctx->task: a struct crf_rst_task). */
@@ -103,6 +112,9 @@ int crf_rst_task_set_mm(struct crf_rst_task *t, const struct crf_rst_mm *mm);
 int crf_rst_task_set_vdso(struct crf_rst_task *t, uint64_t vdso);
 /* Program fd @number will be @fd (owned by @t from the call on, even on failure). */
 int crf_rst_task_keep_fd(struct crf_rst_task *t, int fd, int number, bool cloexec);
+/* Run @fn(@arg) once the program fds are placed; @release(@arg) by _free. */
+int crf_rst_task_at_fds_placed(struct crf_rst_task *t, int (*fn)(void *arg), void *arg,
+			       void (*release)(void *arg));
 
 /* Task state with arrays; each copies its input.  0 or -errno (logged). */
 int crf_rst_task_add_timer(struct crf_rst_task *t, const struct crf_rst_timer_arg *timer);
@@ -135,8 +147,8 @@ int crf_rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *)
  * both crf's and the saved address space, move the restorer's fds to
  * CRF_RST_FD_BASE and up (or above the highest program fd of t->fds), close
  * every other fd from t->keep_fds_below up, install t->fds at their
- * numbers, and jump into the restorer with @status_fd (write end) and @go_fd (read
- * end) for the handshake.  Never returns on success; the restorer reports
+ * numbers, run t->hooks, and jump into the restorer with @status_fd (write
+ * end) and @go_fd (read end) for the handshake.  Never returns on success; the restorer reports
  * its own failures on @status_fd.  -errno (logged) when it could not jump.
  */
 int crf_rst_exec(struct crf_rst_task *t, int status_fd, int go_fd);

@@ -519,11 +519,23 @@ int crf_rst_exec(struct crf_rst_task *t, int status_fd, int go_fd)
 	r = setup_area(t, &l, &a);
 	if (r < 0)
 		return r;
+	/*
+	 * crf's log file goes with crf's fds: a message written to it later
+	 * would land in the program fd that took its number.  Errors still
+	 * reach stderr, which the program shares with crf restore.
+	 */
+	crf__log_close();
 	r = move_fds(t, a);
+	for (size_t i = 0; r == 0 && i < t->n_hooks; i++)
+		r = t->hooks[i].fn(t->hooks[i].arg);
 	if (r == 0)
 		r = rseq_unregister();
-	if (r < 0)
+	if (r < 0) {
+		/* The caller reports on @status_fd, which has moved. */
+		if (a->status_fd != status_fd && dup2(a->status_fd, status_fd) < 0)
+			crf_error_errno(errno, "status fd %d", status_fd);
 		return r;
+	}
 	/* Nothing of crf's may run from here on, not even a signal handler. */
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof(all));
 	jump(a->blob_start, a, a->blob_start + a->blob_len);

@@ -72,6 +72,8 @@ struct crf_host_ops {
 	int (*rst_set_vdso)(void *task, uint64_t vdso);
 	int (*parasite_mapping)(void *task, uint64_t *start, uint64_t *len);
 	int (*rst_keep_fd)(void *task, int fd, int number, bool cloexec);
+	int (*rst_at_fds_placed)(void *task, int (*fn)(void *arg), void *arg,
+				 void (*release)(void *arg));
 };
 
 struct crf_ctx {

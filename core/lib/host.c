@@ -70,3 +70,14 @@ int crf_rst_keep_fd(struct crf_ctx *ctx, int fd, int number, bool cloexec)
 		close(fd);
 	return r;
 }
+
+int crf_rst_at_fds_placed(struct crf_ctx *ctx, int (*fn)(void *arg), void *arg,
+			  void (*release)(void *arg))
+{
+	int r = HOST_CALL(ctx, rst_at_fds_placed, fn, arg, release);
+
+	/* Without a host nobody else will release it. */
+	if (r == -ENOTCONN && release)
+		release(arg);
+	return r;
+}

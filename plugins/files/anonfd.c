@@ -260,7 +260,7 @@ int files_anon_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 			r = files_desc_remember(d, fd);
 	}
 	if (r == 0)
-		r = crf_img_write(d->img, &e.base);
+		r = files_fd_write(d, &e);
 	free(k.mem.data.data);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: %s, flags %#o%s", d->pid, fd, obj->kind, e.flags,

@@ -235,7 +235,7 @@ int files_epoll_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 			r = files_desc_remember(d, fd);
 	}
 	if (r >= 0)
-		r = crf_img_write(d->img, &e.base);
+		r = files_fd_write(d, &e);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: epoll with %zu fds%s", d->pid, fd, ep.n_targets,
 			  same ? " (shared)" : "");

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The common fields of fdinfo: the kernel prints "pos:" in decimal and
- * "flags:" in octal, one per line, before the fields of the fd's kind.
+ * "flags:" in octal, one per line, before the fields of the fd's kind;
+ * then one "lock:" line per lock of the fd's file that its process (POSIX
+ * locks) or its description (OFD locks, flock) holds.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +58,102 @@ int files_fdinfo_parse(const char *text, struct files_fdinfo *out)
 		return -EBADMSG;
 	*out = (struct files_fdinfo){.pos = pos, .flags = (unsigned int)flags, .mnt_id = (int)mnt};
 	return 0;
+}
+
+const char *files_fdinfo_next(const char **cursor, const char *key)
+{
+	const char *v = files_fdinfo_field(*cursor, key);
+
+	*cursor = v ? v + strcspn(v, "\n") : *cursor + strlen(*cursor);
+	return v;
+}
+
+/* The next word of a line at *@p (moved past it) into @buf; false at the end of the line. */
+static bool word(const char **p, char *buf, size_t size)
+{
+	size_t n;
+
+	*p += strspn(*p, " \t");
+	n = strcspn(*p, " \t\n");
+	if (!n || n >= size)
+		return false;
+	memcpy(buf, *p, n);
+	buf[n] = '\0';
+	*p += n;
+	return true;
+}
+
+/* What crf does not restore, by the words the kernel prints for it. */
+static const char *unsupported(const char *kind, const char *mode)
+{
+	if (!strcmp(kind, "LEASE"))
+		return "a lease";
+	if (!strcmp(kind, "DELEG"))
+		return "a delegation";
+	if (strcmp(kind, "POSIX") && strcmp(kind, "OFDLCK") && strcmp(kind, "FLOCK"))
+		return "a lock of an unknown kind";
+	if (!strcmp(mode, "MANDATORY"))
+		return "a mandatory lock";
+	if (strcmp(mode, "ADVISORY"))
+		return "a lock of an unknown mode";
+	return NULL;
+}
+
+static int lock_range(const char *start, const char *end, struct files_lock *out)
+{
+	char *e;
+
+	errno = 0;
+	out->start = strtoull(start, &e, 10);
+	if (errno || *e || *start < '0' || *start > '9')
+		return -EBADMSG;
+	out->to_eof = !strcmp(end, "EOF");
+	if (out->to_eof) {
+		out->end = 0;
+		return 0;
+	}
+	out->end = strtoull(end, &e, 10);
+	if (errno || *e || *end < '0' || *end > '9' || out->end < out->start)
+		return -EBADMSG;
+	return 0;
+}
+
+int files_fdinfo_lock(const char *value, struct files_lock *out, const char **what)
+{
+	char id[32], kind[16], mode[16], type[16], pid[16], dev[64], start[32], end[32];
+	const char *p = value;
+	char *e;
+	long v;
+
+	*what = NULL;
+	if (!word(&p, id, sizeof(id)) || id[strlen(id) - 1] != ':' || !word(&p, kind, sizeof(kind)))
+		return -EBADMSG;
+	if (!strcmp(kind, "->"))
+		return 1;
+	if (!word(&p, mode, sizeof(mode)) || !word(&p, type, sizeof(type)))
+		return -EBADMSG;
+	*what = unsupported(kind, mode);
+	if (*what)
+		return -ENOTSUP;
+	if (!word(&p, pid, sizeof(pid)) || !word(&p, dev, sizeof(dev)) ||
+	    !word(&p, start, sizeof(start)) || !word(&p, end, sizeof(end)) ||
+	    word(&p, id, sizeof(id)))
+		return -EBADMSG;
+	memset(out, 0, sizeof(*out));
+	out->kind = !strcmp(kind, "POSIX")    ? FILES_LOCK_POSIX
+		    : !strcmp(kind, "OFDLCK") ? FILES_LOCK_OFD
+					      : FILES_LOCK_FLOCK;
+	if (strcmp(type, "READ") && strcmp(type, "WRITE"))
+		return -EBADMSG;
+	out->write = !strcmp(type, "WRITE");
+	errno = 0;
+	v = strtol(pid, &e, 10);
+	if (errno || *e || v < -1 || v > INT32_MAX)
+		return -EBADMSG;
+	out->pid = (int)v;
+	if (sscanf(dev, "%x:%x:%" SCNu64 "%s", &out->major, &out->minor, &out->ino, id) != 3)
+		return -EBADMSG;
+	return lock_range(start, end, out);
 }
 
 int files_fdinfo_read_text(int pid, int fd, char *buf, size_t size)

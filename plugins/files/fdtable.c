@@ -213,6 +213,7 @@ int files_cleanup(struct crf_ctx *ctx)
 		files_pipes_free(tree->pipes);
 		files_descs_free(tree->descs);
 		files_ttys_free(tree->ttys);
+		files_locks_free(tree->locks);
 		free(tree);
 	}
 	crf_ctx_set_priv(ctx, NULL);

@@ -11,6 +11,7 @@
 struct files_pipes;
 struct files_descs;
 struct files_ttys;
+struct files_locks;
 
 /*
  * What the plugin keeps from one hook to the next, across the tasks of one
@@ -20,6 +21,7 @@ struct files_tree {
 	struct files_pipes *pipes; /* pipe.c */
 	struct files_descs *descs; /* shared.c */
 	struct files_ttys *ttys;   /* tty.c, tty-restore.c */
+	struct files_locks *locks; /* locks.c: the dump's POSIX locks of a task */
 };
 
 /* The plugin's files_tree, created on first use; NULL after logging ENOMEM. */
@@ -106,5 +108,40 @@ int files_pipes_dump_finish(struct crf_ctx *ctx);
 int files_pipes_restore_prepare(struct crf_ctx *ctx);
 int files_pipe_reopen(struct crf_ctx *ctx, const struct Crf__Files__Fd *e);
 void files_pipes_free(struct files_pipes *pipes);
+
+/*
+ * Locks and signal-driven I/O of an fd (fdattr.c, locks.c, owner.c).
+ * Every kind writes its record with files_fd_write(), which adds the locks
+ * that fdinfo lists for the fd (refusing leases, delegations and mandatory
+ * locks) and the owner and signal of its description, then writes it to
+ * files-PID.img; 0 or -errno (logged).  files_fdattr_restore_task(), at the
+ * end of restore-task, has them applied in the task once its fds are at
+ * their numbers (crf_rst_at_fds_placed); 0 or -errno (logged).
+ */
+int files_fd_write(struct files_dump *d, struct Crf__Files__Fd *e);
+int files_fdattr_restore_task(struct crf_ctx *ctx);
+
+struct Crf__Files__FdOwner;
+
+/*
+ * Add the locks of the "lock:" lines of @text (the fd's fdinfo) to @e,
+ * each once (locks.c); files_locks_release() frees them.  0 or -errno (logged).
+ */
+int files_locks_dump(struct files_dump *d, const char *text, struct Crf__Files__Fd *e);
+void files_locks_release(struct Crf__Files__Fd *e);
+void files_locks_free(struct files_locks *seen);
+/* In the task, fds placed: take the locks of @e through fd @e->fd; 0 or -errno (logged). */
+int files_locks_take(int pid, const struct Crf__Files__Fd *e);
+
+/*
+ * Read the owner and signal of @e's description into @e, the owner into
+ * @own, which @e then points to (owner.c); 0 or -errno (logged).
+ */
+int files_owner_dump(struct files_dump *d, struct Crf__Files__Fd *e,
+		     struct Crf__Files__FdOwner *own);
+/* Whether @e has an owner, a signal or O_ASYNC to set at restore. */
+bool files_owner_wanted(const struct Crf__Files__Fd *e);
+/* In the task, fds placed: set them through fd @e->fd; 0 or -errno (logged). */
+int files_owner_set(int pid, const struct Crf__Files__Fd *e);
 
 #endif

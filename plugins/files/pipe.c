@@ -226,7 +226,7 @@ int files_pipe_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	e.path = (char *)obj->desc;
 	r = describe(d, obj, &e);
 	if (r == 0)
-		r = crf_img_write(d->img, &e.base);
+		r = files_fd_write(d, &e);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: %s, flags %#o", d->pid, obj->id, obj->desc, e.flags);
 	return r;

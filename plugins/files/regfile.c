@@ -127,7 +127,7 @@ int files_regfile_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	if (r == 0 && !same)
 		r = files_desc_remember(d, fd);
 	if (r == 0)
-		r = crf_img_write(d->img, &e.base);
+		r = files_fd_write(d, &e);
 	files_unlinked_release(&e);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: %s, flags %#o, pos %llu%s", d->pid, fd, e.path, e.flags,

@@ -242,5 +242,5 @@ int files_restore_task(struct crf_ctx *ctx)
 		r = files_tty_restore_task(ctx);
 	opened_free(&o);
 	crf_img_close(img);
-	return r;
+	return r < 0 ? r : files_fdattr_restore_task(ctx);
 }

@@ -18,7 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -401,6 +405,91 @@ static void test_round_trip(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * A function given to crf_rst_at_fds_placed() runs with the program fds at
+ * their numbers; its failure stops the task before the restorer, and the
+ * caller can still report on its status fd, which crf_rst_exec() moved.
+ */
+#define HOOK_FD 7
+
+static int hook_fn(void *p)
+{
+	struct stat st;
+
+	*(int *)p += 1;
+	if (fstat(HOOK_FD, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
+		return -EBADF;
+	return -EIO;
+}
+
+static void hook_release(void *p)
+{
+	*(int *)p += 100;
+}
+
+/* A PID nobody holds now, to create the task with. */
+static pid_t free_pid(void)
+{
+	pid_t pid = getpid() + 1000;
+
+	while (kill(pid, 0) == 0 || errno != ESRCH)
+		pid++;
+	return pid;
+}
+
+static int hook_child(void *p)
+{
+	struct restore_arg *a = p;
+	struct crf_rst_status st = {0};
+	int *calls = a->t->hooks[0].arg;
+
+	st.result = crf_rst_exec(a->t, a->status_fd, a->go_fd);
+	crf_rst_task_free(a->t);
+	snprintf(st.error, sizeof(st.error), "hook ran %d, released %d", *calls % 100,
+		 *calls / 100);
+	return write(a->status_fd, &st, sizeof(st)) == sizeof(st) ? 0 : 1;
+}
+
+static void test_fds_placed_hook(void **state)
+{
+	struct crf_rst_task t;
+	struct restore_arg ra;
+	char err[256] = "";
+	int st[2], go[2], calls = 0, null_fd;
+	const struct crf_rst_vma vma = {
+		.start = UINT64_C(1) << 40,
+		.end = (UINT64_C(1) << 40) + 4096,
+		.prot = PROT_READ,
+		.flags = MAP_PRIVATE | MAP_ANONYMOUS,
+		.fd = -1,
+	};
+	pid_t out = 0;
+
+	crf_rst_task_init(&t);
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(null_fd >= 0);
+	/* One mapping, as every task has (the restorer never gets to it). */
+	assert_int_equal(crf_rst_task_add_vma(&t, &vma), 0);
+	assert_int_equal(crf_rst_task_keep_fd(&t, null_fd, HOOK_FD, false), 0);
+	assert_int_equal(crf_rst_task_at_fds_placed(&t, hook_fn, &calls, hook_release), 0);
+	assert_int_equal(pipe(st), 0);
+	assert_int_equal(pipe(go), 0);
+	ra = (struct restore_arg){&t, st[1], go[0]};
+	assert_int_equal(crf_rst_fork(free_pid(), 0, hook_child, &ra, &out), 0);
+	track(out);
+	close(st[1]);
+	close(go[0]);
+	assert_true(crf_rst_wait_ready(st[0], out, err, sizeof(err), NULL) == -EIO);
+	assert_contains(err, "hook ran 1, released 1");
+	close(st[0]);
+	close(go[1]);
+	assert_int_equal(waitpid(out, NULL, 0), out);
+	untrack(out);
+	/* Here, in crf, the task was never given over: it is released here too. */
+	crf_rst_task_free(&t);
+	assert_int_equal(calls, 100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -409,6 +498,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_fork_zombie_freed, teardown),
 		cmocka_unit_test_teardown(test_fork_zombie_timeout, teardown),
 		cmocka_unit_test_teardown(test_round_trip, teardown),
+		cmocka_unit_test_teardown(test_fds_placed_hook, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

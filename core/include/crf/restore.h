@@ -85,6 +85,27 @@ int crf_rst_set_vdso(struct crf_ctx *ctx, uint64_t vdso);
  */
 int crf_rst_keep_fd(struct crf_ctx *ctx, int fd, int number, bool cloexec);
 
+/*
+ * ABI 1.3: have @fn(@arg) called in the task once the program's fds are at
+ * their numbers (crf_rst_keep_fd) and crf's own fds are closed, just before
+ * the jump into the restorer; every task PID of the tree exists then.  For
+ * what must be set through the program's fd numbers and stay so: a POSIX
+ * record lock is dropped whenever its process closes any fd of the file,
+ * as the core does while it moves fds; O_ASYNC signals carry the fd
+ * number they were enabled through.  The functions run in the order they
+ * were added.
+ *
+ * @fn must leave the fd table as it found it (closing an fd of a locked
+ * file drops the lock), and it cannot reach crf's log file any more: its
+ * messages go to stderr.  It returns 0, or -errno after logging why, which
+ * fails the restore of the task.  @release(@arg), when not NULL, is called
+ * if the task gives up before the jump, whether @fn ran or not; after the
+ * jump the address space that held @arg is gone.  0 or -errno (logged); on
+ * failure @release(@arg) has been called.
+ */
+int crf_rst_at_fds_placed(struct crf_ctx *ctx, int (*fn)(void *arg), void *arg,
+			  void (*release)(void *arg));
+
 #ifdef __cplusplus
 }
 #endif
