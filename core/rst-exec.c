@@ -108,7 +108,8 @@ static int find_gap(struct spans *s, uint64_t len, uint64_t *out)
 {
 	uint64_t cand = GAP_FLOOR;
 
-	qsort(s->v, s->n, sizeof(*s->v), cmp_span);
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_span);
 	for (size_t i = 0; i < s->n; i++) {
 		if (s->v[i].start >= cand + len + GAP_GUARD)
 			break;
@@ -201,7 +202,8 @@ static struct crf_rst_vma_arg *vma_of(struct crf_rst_task *t, uint64_t addr)
 /* Sort the mappings, refuse overlaps, and mark those pages are read into. */
 static int check_layout(struct crf_rst_task *t)
 {
-	qsort(t->vmas, t->n_vmas, sizeof(*t->vmas), cmp_vma);
+	if (t->n_vmas)
+		qsort(t->vmas, t->n_vmas, sizeof(*t->vmas), cmp_vma);
 	for (size_t i = 1; i < t->n_vmas; i++)
 		if (t->vmas[i].start < t->vmas[i - 1].end)
 			return crf_error_errno(EINVAL,
