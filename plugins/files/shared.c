@@ -49,12 +49,16 @@ struct files_desc {
  * Dump: @v in the order saved (the order of shared-fds.img), @tree the same
  * descriptions ordered by kcmp, so that finding an fd among n of them takes
  * log n calls, not n: a dump of 10 000 fds would otherwise make 50 million.
+ * A lookup that finds nothing inserts the fd's description at once (the
+ * same walk, no second one): it is @pending until files_desc_remember()
+ * keeps it, or the next lookup takes it out again.
  * Restore: @v sorted by (pid, fd) once shared-fds.img is read.
  */
 struct files_descs {
 	struct files_desc **v;
 	size_t n;
 	void *tree;
+	struct files_desc *pending;
 };
 
 static void nothing(void *node)
@@ -119,20 +123,58 @@ static int desc_cmp(const void *a, const void *b)
 	return -1;
 }
 
-int files_desc_find(struct files_dump *d, int fd, Crf__Files__Fd *e)
+/* Take out the last description of @ds->v, which is @s, from the tree too if @in_tree. */
+static int desc_drop_last(struct files_descs *ds, struct files_desc *s, bool in_tree)
 {
 	int err = 0;
-	struct files_desc key = {.pid = d->pid, .fd = fd, .err = &err};
-	struct files_desc **found;
-	struct files_desc *s;
+	struct files_desc key = {.pid = s->pid, .fd = s->fd, .err = &err};
 
-	found = d->tree->descs ? tfind(&key, &d->tree->descs->tree, desc_cmp) : NULL;
-	if (err)
-		return crf_error_errno(err, "pid %d: fd %d: kcmp with the descriptions saved "
-				       "before failed or gave no order", d->pid, fd);
-	if (!found)
+	if (in_tree && (!tdelete(&key, &ds->tree, desc_cmp) || err))
+		return crf_error_errno(err ? err : ENOENT, "pid %d: fd %d: taking it out of "
+				       "the saved descriptions", s->pid, s->fd);
+	ds->n--;
+	free(s);
+	return 0;
+}
+
+int files_desc_find(struct files_dump *d, int fd, Crf__Files__Fd *e)
+{
+	struct files_descs *ds;
+	struct files_desc *s, **node;
+	int err = 0, r;
+
+	ds = d->tree->descs;
+	if (ds && ds->pending) {
+		/* Not kept: its fd's dump failed.  It is the last one added. */
+		struct files_desc *p = ds->pending;
+
+		ds->pending = NULL;
+		r = desc_drop_last(ds, p, true);
+		if (r < 0)
+			return r;
+	}
+	s = desc_add(d->tree, d->pid, fd);
+	if (!s)
+		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, fd);
+	ds = d->tree->descs;
+	s->err = &err;
+	node = tsearch(s, &ds->tree, desc_cmp);
+	s->err = NULL;
+	if (!node || err) {
+		if (node && *node == s)
+			ds->pending = s;
+		else
+			desc_drop_last(ds, s, false);
+		return crf_error_errno(err ? err : ENOMEM,
+				       "pid %d: fd %d: kcmp with the descriptions saved before "
+				       "failed or gave no order", d->pid, fd);
+	}
+	if (*node == s) {
+		ds->pending = s;
 		return 0;
-	s = *found;
+	}
+	desc_drop_last(ds, s, false);
+	s = *node;
 	e->has_same_as = true;
 	e->same_as = s->fd;
 	if (s->pid != d->pid) {
@@ -178,23 +220,12 @@ int files_private_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, co
 
 int files_desc_remember(struct files_dump *d, int fd)
 {
-	struct files_desc *s = desc_add(d->tree, d->pid, fd);
-	struct files_desc **node;
-	int err = 0;
+	struct files_descs *ds = d->tree->descs;
 
-	if (!s)
-		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, fd);
-	s->err = &err;
-	node = tsearch(s, &d->tree->descs->tree, desc_cmp);
-	s->err = NULL;
-	if (!node)
-		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, fd);
-	if (err)
-		return crf_error_errno(err, "pid %d: fd %d: kcmp with the descriptions saved "
-				       "before failed or gave no order", d->pid, fd);
-	if (*node != s)
-		return crf_error_errno(EEXIST, "pid %d: fd %d: its description is saved already",
+	if (!ds || !ds->pending || ds->pending->pid != d->pid || ds->pending->fd != fd)
+		return crf_error_errno(EINVAL, "pid %d: fd %d: kept without being looked up",
 				       d->pid, fd);
+	ds->pending = NULL;
 	return 0;
 }
 
