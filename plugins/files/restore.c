@@ -44,7 +44,7 @@
  */
 struct opened {
 	struct files_opened_fd *v;
-	size_t n;
+	size_t n, cap;
 	bool sorted;
 	const Crf__Files__Fd **eps;
 	size_t n_eps;
@@ -161,12 +161,17 @@ static int open_desc(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 
 static int restore_one(struct crf_ctx *ctx, struct opened *o, const Crf__Files__Fd *e)
 {
-	void *v = reallocarray(o->v, o->n + 1, sizeof(*o->v));
+	size_t cap = o->cap ? 2 * o->cap : 64;
+	void *v;
 	int fd, r;
 
-	if (!v)
-		return crf_error_errno(ENOMEM, "fd %d", e->fd);
-	o->v = v;
+	if (o->n == o->cap) {
+		v = reallocarray(o->v, cap, sizeof(*o->v));
+		if (!v)
+			return crf_error_errno(ENOMEM, "fd %d", e->fd);
+		o->v = v;
+		o->cap = cap;
+	}
 	if (e->fd < 3 || !e->path || !e->path[0])
 		return crf_error_errno(EBADMSG, "files image: bad record for fd %d", e->fd);
 	if (e->has_same_as && !e->has_same_pid) {

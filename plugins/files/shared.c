@@ -56,7 +56,7 @@ struct files_desc {
  */
 struct files_descs {
 	struct files_desc **v;
-	size_t n;
+	size_t n, cap;
 	void *tree;
 	struct files_desc *pending;
 };
@@ -89,10 +89,16 @@ static struct files_desc *desc_add(struct files_tree *tree, int pid, int fd)
 		if (!tree->descs)
 			return NULL;
 	}
-	v = reallocarray(tree->descs->v, tree->descs->n + 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	tree->descs->v = v;
+	if (tree->descs->n == tree->descs->cap) {
+		size_t cap = tree->descs->cap ? 2 * tree->descs->cap : 64;
+
+		v = reallocarray(tree->descs->v, cap, sizeof(*v));
+		if (!v)
+			return NULL;
+		tree->descs->v = v;
+		tree->descs->cap = cap;
+	}
+	v = tree->descs->v;
 	s = malloc(sizeof(*s));
 	if (!s)
 		return NULL;
