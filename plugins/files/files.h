@@ -70,9 +70,11 @@ int files_restore_prepare(struct crf_ctx *ctx);
  * files_desc_remember() adds the description of @fd once its record is
  * saved.  dump-finish writes those of several tasks to shared-fds.img;
  * restore-prepare creates each of them once in crf's top process, and
- * files_shared_dup() returns a new fd (O_CLOEXEC) on the one first held
- * by fd @fd of @pid, -ENOENT (not logged) when it is not shared, or
- * -errno (logged).
+ * files_shared_dup(), in a restored task, returns an fd (O_CLOEXEC) on the
+ * one first held by fd @fd of @pid, -ENOENT (not logged) when it is not
+ * shared, or -errno (logged).  The first call for a description returns
+ * the inherited fd itself, later ones a dup of it: the caller must hand
+ * each to the core (crf_rst_keep_fd), which keeps them open.
  */
 int files_desc_find(struct files_dump *d, int fd, struct Crf__Files__Fd *e);
 int files_desc_remember(struct files_dump *d, int fd);

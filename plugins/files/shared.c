@@ -42,6 +42,7 @@ struct files_desc {
 	int pid, fd;
 	bool shared; /* dump: an fd of another task has it too */
 	int top;     /* restore: crf's own fd on it, or -1 */
+	bool given;  /* restore: @top is the core's now (crf_rst_keep_fd) */
 	int *err;    /* a lookup's key only: where a failed kcmp leaves its errno */
 };
 
@@ -72,7 +73,7 @@ void files_descs_free(struct files_descs *ds)
 		return;
 	tdestroy(ds->tree, nothing);
 	for (size_t i = 0; i < ds->n; i++) {
-		if (ds->v[i]->top >= 0)
+		if (ds->v[i]->top >= 0 && !ds->v[i]->given)
 			close(ds->v[i]->top);
 		free(ds->v[i]);
 	}
@@ -363,6 +364,13 @@ int files_shared_restore_prepare(struct crf_ctx *ctx)
 	return r;
 }
 
+/*
+ * Every task inherits crf's fd on every shared description: the first fd
+ * of the task on one is that very fd (the caller hands it to the core),
+ * and only a second one is a dup of it, which the core keeps open until
+ * the task enters the restorer.  A task forked with 10 000 shared fds so
+ * needs 10 000 fds, not 20 000.
+ */
 int files_shared_dup(struct crf_ctx *ctx, int pid, int fd)
 {
 	const struct files_tree *tree = crf_ctx_priv(ctx);
@@ -373,6 +381,10 @@ int files_shared_dup(struct crf_ctx *ctx, int pid, int fd)
 	s = ds && ds->n ? bsearch(&k, ds->v, ds->n, sizeof(*ds->v), by_pid_fd) : NULL;
 	if (!s || (*s)->top < 0)
 		return -ENOENT;
+	if (!(*s)->given) {
+		(*s)->given = true;
+		return (*s)->top;
+	}
 	copy = fcntl((*s)->top, F_DUPFD_CLOEXEC, 0);
 	if (copy < 0)
 		return crf_error_errno(errno, "fd %d of pid %d: dup", fd, pid);
