@@ -97,7 +97,8 @@ static int fd_base(struct crf_rst_task *t)
 {
 	int base = CRF_RST_FD_BASE;
 
-	qsort(t->fds, t->n_fds, sizeof(*t->fds), by_number);
+	if (t->n_fds)
+		qsort(t->fds, t->n_fds, sizeof(*t->fds), by_number);
 	for (size_t i = 1; i < t->n_fds; i++)
 		if (t->fds[i].number == t->fds[i - 1].number)
 			return crf_error_errno(EEXIST, "program fd %d given twice",

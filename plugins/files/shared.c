@@ -351,7 +351,8 @@ int files_shared_restore_prepare(struct crf_ctx *ctx)
 	ds = tree->descs;
 	if (r < 0 || !ds)
 		return r;
-	qsort(ds->v, ds->n, sizeof(*ds->v), by_pid_fd);
+	if (ds->n)
+		qsort(ds->v, ds->n, sizeof(*ds->v), by_pid_fd);
 	for (size_t i = 1; i < ds->n; i++)
 		if (!by_pid_fd(&ds->v[i - 1], &ds->v[i]))
 			return crf_error_errno(EBADMSG, "%s: fd %d of pid %d listed twice",
