@@ -276,22 +276,14 @@ int crf_rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len
 
 int crf_rst_task_keep_fd(struct crf_rst_task *t, int fd, int number, bool cloexec)
 {
-	struct crf_rst_fd *v;
 	int r = 0;
 
+	/* A number given twice is found by crf_rst_exec(), sorting: n log n, not n². */
 	if (fd < 0 || number < t->keep_fds_below)
 		r = crf_error_errno(EBADF, "program fd %d (from fd %d): not a number to restore",
 				    number, fd);
-	for (size_t i = 0; r == 0 && i < t->n_fds; i++)
-		if (t->fds[i].number == number)
-			r = crf_error_errno(EEXIST, "program fd %d given twice", number);
-	if (r == 0) {
-		v = reallocarray(t->fds, t->n_fds + 1, sizeof(*v));
-		if (!v)
-			r = crf_error_errno(ENOMEM, "program fd %d", number);
-		else
-			t->fds = v;
-	}
+	if (r == 0 && grow(&t->fds, t->n_fds, &t->cap_fds, sizeof(*t->fds)))
+		r = crf_error_errno(ENOMEM, "program fd %d", number);
 	if (r < 0) {
 		if (fd >= 0)
 			close(fd);

@@ -91,7 +91,7 @@ struct crf_rst_task {
 	uint64_t vdso;	    /* the saved [vdso] start, 0: none */
 	int keep_fds_below; /* fds under this survive the exec (3) */
 	struct crf_rst_fd *fds; /* crf_rst_keep_fd(), in the order given */
-	size_t n_fds;
+	size_t n_fds, cap_fds;
 	struct crf_rst_hook *hooks; /* crf_rst_at_fds_placed(), in the order given */
 	size_t n_hooks;
 };
@@ -141,6 +141,22 @@ int crf_rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len
  */
 int crf_rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg,
 		 pid_t *out);
+
+/*
+ * Let crf have @need fds: raise the soft RLIMIT_NOFILE to the hard one, and
+ * the hard one to @need (at most fs.nr_open) where it is lower and crf may
+ * (CAP_SYS_RESOURCE).  0, or -errno (logged) when @must and there is not
+ * room for @need; without @must a hard limit that stays lower is no error.
+ */
+int crf_rst_fd_room(uint64_t need, bool must);
+
+/*
+ * In the forked task, last: close crf's fds from t->keep_fds_below up, move
+ * the restorer's fds in @a above every program fd number (CRF_RST_FD_BASE
+ * at least), and install t->fds at their numbers, in place (rst-fds.c).
+ * 0 or -errno (logged).
+ */
+int crf_rst_move_fds(struct crf_rst_task *t, struct crf_rst_args *a);
 
 /*
  * In the forked task: put the restorer and its arguments in a place free in

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -221,6 +222,27 @@ static void free_cores(struct task_ctx *c)
 	free(c->tcs);
 }
 
+/*
+ * Each restored process first opens its program's fds wherever crf has room
+ * (the files plugin), so crf's soft RLIMIT_NOFILE must allow as many as the
+ * program's did, however low crf's limits were when it was started.
+ * crf_rst_exec() then asks, in each process, for what moving them needs.
+ */
+static int fd_room(const struct task_ctx *c)
+{
+	uint64_t need = 0;
+
+	for (size_t i = 0; i < c->t->n; i++)
+		for (size_t j = 0; c->tcs[i] && j < c->tcs[i]->n_rlimits; j++) {
+			const Crf__Core__Rlimit *l = c->tcs[i]->rlimits[j];
+
+			if (l->resource == RLIMIT_NOFILE && l->cur != RLIM_INFINITY &&
+			    l->cur + 64 > need)
+				need = l->cur + 64;
+		}
+	return crf_rst_fd_room(need, false);
+}
+
 /* Runs in each live restored process: never returns into crf's code on success. */
 static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd)
 {
@@ -305,6 +327,8 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 	r = crf_rst_plan(&t, &rt);
 	if (r >= 0)
 		r = read_cores(&ctx);
+	if (r >= 0)
+		r = fd_room(&ctx);
 	if (r >= 0) {
 		rt.pid_wait_ms = o->pid_wait_ms;
 		rt.task_fn = restore_task;

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -321,132 +320,6 @@ static void pack(struct crf_rst_task *t, const struct layout *l, uint64_t base,
 	pack_threads(t, l, p);
 }
 
-struct fdmove {
-	int old, new;
-};
-
-static int move_fd(struct fdmove *m, size_t *n, int32_t *fd, int base)
-{
-	int nfd;
-
-	if (*fd < 0)
-		return 0;
-	for (size_t i = 0; i < *n; i++) {
-		if (m[i].old == *fd) {
-			*fd = m[i].new;
-			return 0;
-		}
-	}
-	nfd = fcntl(*fd, F_DUPFD, base);
-	if (nfd < 0)
-		return crf_error_errno(errno, "move restorer fd %d", (int)*fd);
-	m[(*n)++] = (struct fdmove){*fd, nfd};
-	*fd = nfd;
-	return 0;
-}
-
-static bool fd_kept(const struct fdmove *m, size_t n, int fd)
-{
-	for (size_t i = 0; i < n; i++)
-		if (m[i].new == fd)
-			return true;
-	return false;
-}
-
-/*
- * The restorer's fds go above every program fd; the soft RLIMIT_NOFILE of
- * crf may be below that, and the restorer sets the program's own limits
- * after it has closed its fds, so the hard limit is ours to use until then.
- */
-static int fd_base(const struct crf_rst_task *t)
-{
-	int base = CRF_RST_FD_BASE;
-	struct rlimit rl;
-
-	for (size_t i = 0; i < t->n_fds; i++)
-		if (t->fds[i].number >= base)
-			base = t->fds[i].number + 1;
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	return base;
-}
-
-/*
- * Program fds wait above @base while crf's own are closed below it; then
- * each gets its number.  t->fds then holds nothing more to close.
- */
-static int lift_program_fds(struct crf_rst_task *t, int base)
-{
-	for (size_t i = 0; i < t->n_fds; i++) {
-		int nfd = fcntl(t->fds[i].fd, F_DUPFD_CLOEXEC, base);
-
-		if (nfd < 0)
-			return crf_error_errno(errno, "move program fd %d", t->fds[i].number);
-		close(t->fds[i].fd);
-		t->fds[i].fd = nfd;
-	}
-	return 0;
-}
-
-static int place_program_fds(struct crf_rst_task *t)
-{
-	for (size_t i = 0; i < t->n_fds; i++) {
-		struct crf_rst_fd *f = &t->fds[i];
-
-		if (dup3(f->fd, f->number, f->cloexec ? O_CLOEXEC : 0) < 0)
-			return crf_error_errno(errno, "install program fd %d", f->number);
-		close(f->fd);
-		f->fd = -1;
-	}
-	t->n_fds = 0;
-	return 0;
-}
-
-/*
- * Give every fd the restorer uses a number from the base on, where the
- * program has none, close all else but the program's own, and install those.
- */
-static int move_fds(struct crf_rst_task *t, struct crf_rst_args *a)
-{
-	char *p = (char *)a;
-	struct crf_rst_vma_arg *v = (void *)(p + a->vmas_off);
-	struct crf_rst_pages_arg *pg = (void *)(p + a->pages_off);
-	_cleanup_free_ struct fdmove *m = calloc(a->n_vmas + a->n_pages + 3, sizeof(*m));
-	int base = fd_base(t), max = base - 1, r;
-	size_t n = 0;
-
-	if (!m)
-		return crf_error_errno(ENOMEM, "restorer fds");
-	r = lift_program_fds(t, base);
-	for (uint32_t i = 0; i < a->n_vmas && r == 0; i++)
-		r = move_fd(m, &n, &v[i].fd, base);
-	for (uint32_t i = 0; i < a->n_pages && r == 0; i++)
-		r = move_fd(m, &n, &pg[i].fd, base);
-	if (r == 0)
-		r = move_fd(m, &n, &a->exe_fd, base);
-	if (r == 0)
-		r = move_fd(m, &n, &a->status_fd, base);
-	if (r == 0)
-		r = move_fd(m, &n, &a->go_fd, base);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < n; i++)
-		if (m[i].new > max)
-			max = m[i].new;
-	if (t->keep_fds_below < base)
-		close_range(t->keep_fds_below, base - 1, 0);
-	r = place_program_fds(t);
-	if (r < 0)
-		return r;
-	for (int fd = base; fd < max; fd++)
-		if (!fd_kept(m, n, fd))
-			close(fd);
-	close_range(max + 1, ~0u, 0);
-	return 0;
-}
-
 /*
  * glibc registered this thread's rseq area, and the kernel would keep
  * writing to it after the restorer has unmapped it.
@@ -527,7 +400,7 @@ int crf_rst_exec(struct crf_rst_task *t, int status_fd, int go_fd)
 	 * reach stderr, which the program shares with crf restore.
 	 */
 	crf__log_close();
-	r = move_fds(t, a);
+	r = crf_rst_move_fds(t, a);
 	for (size_t i = 0; r == 0 && i < t->n_hooks; i++)
 		r = t->hooks[i].fn(t->hooks[i].arg);
 	if (r == 0)

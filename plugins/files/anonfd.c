@@ -251,6 +251,8 @@ int files_anon_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	e.pos = info.pos;
 	e.path = (char *)obj->desc;
 	same = files_desc_find(d, fd, &e);
+	if (same < 0)
+		return same;
 	if (same && e.has_same_pid && !strcmp(obj->kind, "pidfd"))
 		return refuse_shared_pidfd(d, &e, text);
 	if (!same) {

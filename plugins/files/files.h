@@ -67,15 +67,18 @@ int files_restore_prepare(struct crf_ctx *ctx);
 
 /*
  * Descriptions shared between fds, in a task or across the tree (shared.c).
- * files_desc_find() compares fd @fd of the task being dumped with every
- * description saved so far in the tree: 1 when it is one of them (@e's
- * same_as, and same_pid for another task's, are set), else 0.
+ * files_desc_find() looks for the description of fd @fd of the task being
+ * dumped among those saved so far in the tree (ordered by kcmp, so log n
+ * comparisons): 1 when it is one of them (@e's same_as, and same_pid for
+ * another task's, are set), 0 when not, -errno (logged) when kcmp fails.
  * files_desc_remember() adds the description of @fd once its record is
  * saved.  dump-finish writes those of several tasks to shared-fds.img;
  * restore-prepare creates each of them once in crf's top process, and
- * files_shared_dup() returns a new fd (O_CLOEXEC) on the one first held
- * by fd @fd of @pid, -ENOENT (not logged) when it is not shared, or
- * -errno (logged).
+ * files_shared_dup(), in a restored task, returns an fd (O_CLOEXEC) on the
+ * one first held by fd @fd of @pid, -ENOENT (not logged) when it is not
+ * shared, or -errno (logged).  The first call for a description returns
+ * the inherited fd itself, later ones a dup of it: the caller must hand
+ * each to the core (crf_rst_keep_fd), which keeps them open.
  */
 int files_desc_find(struct files_dump *d, int fd, struct Crf__Files__Fd *e);
 int files_desc_remember(struct files_dump *d, int fd);

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +40,16 @@ struct files_pipe {
 	int ends[3];		/* restore: a description per O_ACCMODE, or -1 */
 };
 
+/* @index: the dump's pipes by (dev, inode), struct pipe_key, for tsearch(3). */
 struct files_pipes {
 	struct files_pipe *v;
-	size_t n;
+	size_t n, cap;
+	void *index;
+};
+
+struct pipe_key {
+	uint64_t dev, ino;
+	size_t i;
 };
 
 void files_pipes_free(struct files_pipes *pipes)
@@ -55,6 +63,7 @@ void files_pipes_free(struct files_pipes *pipes)
 		free(pipes->v[i].fifo);
 		free(pipes->v[i].data);
 	}
+	tdestroy(pipes->index, free);
 	free(pipes->v);
 	free(pipes);
 }
@@ -66,22 +75,52 @@ static struct files_pipe *pipe_add(struct files_tree *tree)
 
 	if (!ps && !(ps = tree->pipes = calloc(1, sizeof(*ps))))
 		return NULL;
-	v = reallocarray(ps->v, ps->n + 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	ps->v = v;
+	if (ps->n == ps->cap) {
+		size_t cap = ps->cap ? 2 * ps->cap : 16;
+
+		v = reallocarray(ps->v, cap, sizeof(*v));
+		if (!v)
+			return NULL;
+		ps->v = v;
+		ps->cap = cap;
+	}
 	v = &ps->v[ps->n++];
 	memset(v, 0, sizeof(*v));
 	v->ends[0] = v->ends[1] = v->ends[2] = -1;
 	return v;
 }
 
+static int pipe_key_cmp(const void *a, const void *b)
+{
+	const struct pipe_key *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* The index of the pipe of @st among those seen so far, or -1. */
 static long pipe_find(const struct files_pipes *ps, const struct stat *st)
 {
-	for (size_t i = 0; ps && i < ps->n; i++)
-		if (ps->v[i].dev == st->st_dev && ps->v[i].ino == st->st_ino)
-			return (long)i;
-	return -1;
+	struct pipe_key key = {.dev = st->st_dev, .ino = st->st_ino};
+	struct pipe_key **k = ps ? tfind(&key, &ps->index, pipe_key_cmp) : NULL;
+
+	return k ? (long)(*k)->i : -1;
+}
+
+/* Index the pipe just added, the last of @ps; 0 or -ENOMEM (not logged). */
+static int pipe_index(struct files_pipes *ps)
+{
+	struct pipe_key *key = malloc(sizeof(*key));
+
+	if (!key)
+		return -ENOMEM;
+	*key = (struct pipe_key){ps->v[ps->n - 1].dev, ps->v[ps->n - 1].ino, ps->n - 1};
+	if (!tsearch(key, &ps->index, pipe_key_cmp)) {
+		free(key);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /*
@@ -151,6 +190,8 @@ static int pipe_new(struct files_dump *d, const struct crf_object *obj, int copy
 		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, obj->id);
 	p->dev = st->st_dev;
 	p->ino = st->st_ino;
+	if (pipe_index(d->tree->pipes) < 0)
+		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, obj->id);
 	if (!strcmp(obj->kind, "fifo") && !(p->fifo = strdup(obj->desc)))
 		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, obj->id);
 	cap = fcntl(copy, F_GETPIPE_SZ);

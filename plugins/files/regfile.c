@@ -121,6 +121,8 @@ int files_regfile_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	if (r < 0)
 		return r;
 	same = files_desc_find(d, fd, &e);
+	if (same < 0)
+		return same;
 	r = describe(d, fd, &e);
 	if (r == 0 && !same && S_ISREG(e.mode) && files_unlinked_path(e.path))
 		r = files_unlinked_save(ctx, d, fd, &e);

@@ -2,7 +2,8 @@
 /*
  * restore-task: reopen the fds of files-PID.img inside the forked task and
  * hand them to the core (crf_rst_keep_fd), which installs them at their
- * numbers once crf's own fds are out of the way.
+ * numbers once crf's own fds are out of the way.  The plugin keeps no fd
+ * of its own on them: a task with 10 000 fds costs 10 000 fds here.
  *
  * A file is reopened by its path with its saved flags (O_PATH ones with
  * O_PATH), never created, and must be the file of the dump: a regular
@@ -35,19 +36,23 @@
 
 /*
  * The fds opened so far, by saved fd number (dups too, for epoll's
- * targets), and the epoll records, registered once all are open.
+ * targets), and the epoll records, registered once all are open.  The fds
+ * are the ones handed to the core with crf_rst_keep_fd(), which owns them
+ * and keeps them open until crf_rst_exec(), after this hook: one fd per
+ * program fd, so that a task may have as many as RLIMIT_NOFILE allows.
+ * @sorted: the numbers came in ascending order (the dump writes them so),
+ * and a dup's original is found by binary search.
  */
 struct opened {
 	struct files_opened_fd *v;
-	size_t n;
+	size_t n, cap;
+	bool sorted;
 	const Crf__Files__Fd **eps;
 	size_t n_eps;
 };
 
 static void opened_free(struct opened *o)
 {
-	for (size_t i = 0; i < o->n; i++)
-		close(o->v[i].fd);
 	free(o->v);
 	for (size_t i = 0; i < o->n_eps; i++)
 		crf__files__fd__free_unpacked((Crf__Files__Fd *)o->eps[i], NULL);
@@ -56,9 +61,24 @@ static void opened_free(struct opened *o)
 
 static int opened_find(const struct opened *o, int number)
 {
-	for (size_t i = 0; i < o->n; i++)
-		if (o->v[i].number == number)
-			return o->v[i].fd;
+	size_t lo = 0, hi = o->n;
+
+	if (!o->sorted) {
+		for (size_t i = 0; i < o->n; i++)
+			if (o->v[i].number == number)
+				return o->v[i].fd;
+		return -1;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o->v[mid].number == number)
+			return o->v[mid].fd;
+		if (o->v[mid].number < number)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return -1;
 }
 
@@ -169,12 +189,17 @@ static int install_low(const Crf__Files__Fd *e, int fd)
 
 static int restore_one(struct crf_ctx *ctx, struct opened *o, const Crf__Files__Fd *e)
 {
-	void *v = reallocarray(o->v, o->n + 1, sizeof(*o->v));
-	int fd, copy;
+	size_t cap = o->cap ? 2 * o->cap : 64;
+	void *v;
+	int fd, r;
 
-	if (!v)
-		return crf_error_errno(ENOMEM, "fd %d", e->fd);
-	o->v = v;
+	if (o->n == o->cap) {
+		v = reallocarray(o->v, cap, sizeof(*o->v));
+		if (!v)
+			return crf_error_errno(ENOMEM, "fd %d", e->fd);
+		o->v = v;
+		o->cap = cap;
+	}
 	if ((e->fd < 3 && !e->tty) || e->fd < 0 || !e->path || !e->path[0])
 		return crf_error_errno(EBADMSG, "files image: bad record for fd %d", e->fd);
 	if (e->has_same_as && !e->has_same_pid) {
@@ -191,14 +216,24 @@ static int restore_one(struct crf_ctx *ctx, struct opened *o, const Crf__Files__
 		if (fd < 0)
 			return fd;
 	}
+	if (e->fd < 3) {
+		/*
+		 * A terminal at 0-2: in place at once.  @fd stays open (it may be
+		 * the inherited fd of a shared description, which later fds of
+		 * the task dup) until the core closes crf's fds.
+		 */
+		r = install_low(e, fd);
+	} else {
+		/* The core owns @fd from here on, even when it refuses it. */
+		r = crf_rst_keep_fd(ctx, fd, e->fd, e->cloexec);
+	}
+	if (r < 0)
+		return r;
+	if (o->n && o->v[o->n - 1].number >= (int)e->fd)
+		o->sorted = false;
 	o->v[o->n].number = e->fd;
 	o->v[o->n++].fd = fd;
-	if (e->fd < 3)
-		return install_low(e, fd);
-	copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (copy < 0)
-		return crf_error_errno(errno, "fd %d: %s", e->fd, e->path);
-	return crf_rst_keep_fd(ctx, copy, e->fd, e->cloexec);
+	return 0;
 }
 
 /* Keep epoll record @e for files_epoll_register(); 0, or -ENOMEM (not logged). */
@@ -215,7 +250,7 @@ static int keep_epoll(struct opened *o, const Crf__Files__Fd *e)
 
 int files_restore_task(struct crf_ctx *ctx)
 {
-	struct opened o = {0};
+	struct opened o = {.sorted = true};
 	struct crf_img *img;
 	Crf__Files__Fd *e;
 	char name[64];

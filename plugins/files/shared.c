@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -44,61 +45,154 @@ struct files_desc {
 	int pid, fd;
 	bool shared; /* dump: an fd of another task has it too */
 	int top;     /* restore: crf's own fd on it, or -1 */
+	bool given;  /* restore: @top is the core's now (crf_rst_keep_fd) */
+	int *err;    /* a lookup's key only: where a failed kcmp leaves its errno */
 };
 
+/*
+ * Dump: @v in the order saved (the order of shared-fds.img), @tree the same
+ * descriptions ordered by kcmp, so that finding an fd among n of them takes
+ * log n calls, not n: a dump of 10 000 fds would otherwise make 50 million.
+ * A lookup that finds nothing inserts the fd's description at once (the
+ * same walk, no second one): it is @pending until files_desc_remember()
+ * keeps it, or the next lookup takes it out again.
+ * Restore: @v sorted by (pid, fd) once shared-fds.img is read.
+ */
 struct files_descs {
-	struct files_desc *v;
-	size_t n;
+	struct files_desc **v;
+	size_t n, cap;
+	void *tree;
+	struct files_desc *pending;
 };
+
+static void nothing(void *node)
+{
+	(void)node;
+}
 
 void files_descs_free(struct files_descs *ds)
 {
 	if (!ds)
 		return;
-	for (size_t i = 0; i < ds->n; i++)
-		if (ds->v[i].top >= 0)
-			close(ds->v[i].top);
+	tdestroy(ds->tree, nothing);
+	for (size_t i = 0; i < ds->n; i++) {
+		if (ds->v[i]->top >= 0 && !ds->v[i]->given)
+			close(ds->v[i]->top);
+		free(ds->v[i]);
+	}
 	free(ds->v);
 	free(ds);
 }
 
 static struct files_desc *desc_add(struct files_tree *tree, int pid, int fd)
 {
-	struct files_desc *v;
+	struct files_desc **v, *s;
 
 	if (!tree->descs) {
 		tree->descs = calloc(1, sizeof(*tree->descs));
 		if (!tree->descs)
 			return NULL;
 	}
-	v = reallocarray(tree->descs->v, tree->descs->n + 1, sizeof(*v));
-	if (!v)
+	if (tree->descs->n == tree->descs->cap) {
+		size_t cap = tree->descs->cap ? 2 * tree->descs->cap : 64;
+
+		v = reallocarray(tree->descs->v, cap, sizeof(*v));
+		if (!v)
+			return NULL;
+		tree->descs->v = v;
+		tree->descs->cap = cap;
+	}
+	v = tree->descs->v;
+	s = malloc(sizeof(*s));
+	if (!s)
 		return NULL;
-	tree->descs->v = v;
-	v += tree->descs->n++;
-	*v = (struct files_desc){.pid = pid, .fd = fd, .top = -1};
-	return v;
+	*s = (struct files_desc){.pid = pid, .fd = fd, .top = -1};
+	v[tree->descs->n++] = s;
+	return s;
+}
+
+/*
+ * The order of two descriptions for tsearch(3): kcmp(KCMP_FILE) compares
+ * the kernel's struct file pointers (obfuscated, the order kept) and says
+ * 0 for the same one, 1 for less, 2 for greater.  Anything else (an error,
+ * or 3: "no order") is left in the lookup key's err, and the lookup fails.
+ */
+static int desc_cmp(const void *a, const void *b)
+{
+	const struct files_desc *x = a, *y = b;
+	int *err = x->err ? x->err : y->err;
+	long r;
+
+	if (x->pid == y->pid && x->fd == y->fd)
+		return 0;
+	r = syscall(SYS_kcmp, x->pid, y->pid, KCMP_FILE, x->fd, y->fd);
+	if (r == 0 || r == 1 || r == 2)
+		return r == 0 ? 0 : r == 1 ? -1 : 1;
+	if (err && !*err)
+		*err = r < 0 ? errno : EINVAL;
+	return -1;
+}
+
+/* Take out the last description of @ds->v, which is @s, from the tree too if @in_tree. */
+static int desc_drop_last(struct files_descs *ds, struct files_desc *s, bool in_tree)
+{
+	int err = 0;
+	struct files_desc key = {.pid = s->pid, .fd = s->fd, .err = &err};
+
+	if (in_tree && (!tdelete(&key, &ds->tree, desc_cmp) || err))
+		return crf_error_errno(err ? err : ENOENT, "pid %d: fd %d: taking it out of "
+				       "the saved descriptions", s->pid, s->fd);
+	ds->n--;
+	free(s);
+	return 0;
 }
 
 int files_desc_find(struct files_dump *d, int fd, Crf__Files__Fd *e)
 {
-	struct files_descs *ds = d->tree->descs;
+	struct files_descs *ds;
+	struct files_desc *s, **node;
+	int err = 0, r;
 
-	for (size_t i = 0; ds && i < ds->n; i++) {
-		struct files_desc *s = &ds->v[i];
+	ds = d->tree->descs;
+	if (ds && ds->pending) {
+		/* Not kept: its fd's dump failed.  It is the last one added. */
+		struct files_desc *p = ds->pending;
 
-		if (syscall(SYS_kcmp, d->pid, s->pid, KCMP_FILE, fd, s->fd) != 0)
-			continue;
-		e->has_same_as = true;
-		e->same_as = s->fd;
-		if (s->pid != d->pid) {
-			e->has_same_pid = true;
-			e->same_pid = s->pid;
-			s->shared = true;
-		}
-		return 1;
+		ds->pending = NULL;
+		r = desc_drop_last(ds, p, true);
+		if (r < 0)
+			return r;
 	}
-	return 0;
+	s = desc_add(d->tree, d->pid, fd);
+	if (!s)
+		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, fd);
+	ds = d->tree->descs;
+	s->err = &err;
+	node = tsearch(s, &ds->tree, desc_cmp);
+	s->err = NULL;
+	if (!node || err) {
+		if (node && *node == s)
+			ds->pending = s;
+		else
+			desc_drop_last(ds, s, false);
+		return crf_error_errno(err ? err : ENOMEM,
+				       "pid %d: fd %d: kcmp with the descriptions saved before "
+				       "failed or gave no order", d->pid, fd);
+	}
+	if (*node == s) {
+		ds->pending = s;
+		return 0;
+	}
+	desc_drop_last(ds, s, false);
+	s = *node;
+	e->has_same_as = true;
+	e->same_as = s->fd;
+	if (s->pid != d->pid) {
+		e->has_same_pid = true;
+		e->same_pid = s->pid;
+		s->shared = true;
+	}
+	return 1;
 }
 
 int files_private_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, const char *what,
@@ -124,6 +218,8 @@ int files_private_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, co
 	e->pos = info.pos;
 	e->path = (char *)obj->desc;
 	same = files_desc_find(d, fd, e);
+	if (same < 0)
+		return same;
 	if (same && e->has_same_pid)
 		return crf_error_errno(ENOTSUP,
 				       "pid %d: %s fd %d shares its description with fd %d of pid "
@@ -134,8 +230,12 @@ int files_private_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, co
 
 int files_desc_remember(struct files_dump *d, int fd)
 {
-	if (!desc_add(d->tree, d->pid, fd))
-		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, fd);
+	struct files_descs *ds = d->tree->descs;
+
+	if (!ds || !ds->pending || ds->pending->pid != d->pid || ds->pending->fd != fd)
+		return crf_error_errno(EINVAL, "pid %d: fd %d: kept without being looked up",
+				       d->pid, fd);
+	ds->pending = NULL;
 	return 0;
 }
 
@@ -152,11 +252,11 @@ int files_shared_dump_finish(struct crf_ctx *ctx)
 	for (size_t i = 0; r == 0 && ds && i < ds->n; i++) {
 		Crf__Files__SharedFd m = CRF__FILES__SHARED_FD__INIT;
 
-		if (!ds->v[i].shared)
+		if (!ds->v[i]->shared)
 			continue;
 		m.id = id++;
-		m.pid = ds->v[i].pid;
-		m.fd = ds->v[i].fd;
+		m.pid = ds->v[i]->pid;
+		m.fd = ds->v[i]->fd;
 		r = crf_img_write(img, &m.base);
 	}
 	if (r < 0) {
@@ -167,53 +267,20 @@ int files_shared_dump_finish(struct crf_ctx *ctx)
 	return crf_img_close(img);
 }
 
-/* The record of fd @fd in files-@pid.img: *@out, to free; 0 or -errno (logged). */
-static int find_record(struct crf_ctx *ctx, int pid, int fd, Crf__Files__Fd **out)
+/* Create the description of @s in this process, as its first fd's record @e says. */
+static int create(struct crf_ctx *ctx, struct files_desc *s, const Crf__Files__Fd *e)
 {
-	struct crf_img *img;
-	Crf__Files__Fd *e;
-	char name[64];
 	int r;
 
-	snprintf(name, sizeof(name), "files-%d.img", pid);
-	r = crf_img_open(crf_ctx_images(ctx), name, &crf__files__fd__descriptor, &img);
-	if (r < 0)
-		return r;
-	*out = NULL;
-	while ((r = crf_img_read(img, (ProtobufCMessage **)&e)) > 0) {
-		if (e->fd == fd && !e->has_same_as) {
-			*out = e;
-			break;
-		}
-		crf__files__fd__free_unpacked(e, NULL);
-	}
-	crf_img_close(img);
-	if (r < 0)
-		return r;
-	if (!*out)
-		return crf_error_errno(EBADMSG, "%s: no record of shared fd %d", name, fd);
-	return 0;
-}
-
-/* Create the description of @s in this process, as its first fd's record says. */
-static int create(struct crf_ctx *ctx, struct files_desc *s)
-{
-	Crf__Files__Fd *e;
-	int r;
-
-	r = find_record(ctx, s->pid, s->fd, &e);
-	if (r < 0)
-		return r;
 	if (e->has_pipe || (e->fd < 3 && !e->tty) || !e->path || !e->path[0])
-		r = crf_error_errno(EBADMSG, "pid %d: fd %d: bad record of a shared description",
-				    s->pid, s->fd);
-	else if (e->unlinked)
+		return crf_error_errno(EBADMSG, "pid %d: fd %d: bad record of a shared description",
+				       s->pid, s->fd);
+	if (e->unlinked)
 		r = files_unlinked_create(ctx, e);
 	else if (e->tty)
 		r = files_tty_open(ctx, e);
 	else
 		r = files_anon_is(e) ? files_anon_create(e) : files_regfile_reopen(e);
-	crf__files__fd__free_unpacked(e, NULL);
 	if (r < 0)
 		return r;
 	s->top = r;
@@ -221,9 +288,53 @@ static int create(struct crf_ctx *ctx, struct files_desc *s)
 	return 0;
 }
 
+static int by_pid_fd(const void *a, const void *b)
+{
+	const struct files_desc *x = *(struct files_desc *const *)a;
+	const struct files_desc *y = *(struct files_desc *const *)b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->fd < y->fd ? -1 : x->fd > y->fd;
+}
+
+/*
+ * Create the @n descriptions of @v, all first held by fds of one task, in
+ * one pass over that task's files-PID.img: a tree sharing thousands of
+ * fds would otherwise read the image once per description.
+ */
+static int create_for_task(struct crf_ctx *ctx, struct files_desc **v, size_t n)
+{
+	struct crf_img *img;
+	Crf__Files__Fd *e;
+	char name[64];
+	int r;
+
+	snprintf(name, sizeof(name), "files-%d.img", v[0]->pid);
+	r = crf_img_open(crf_ctx_images(ctx), name, &crf__files__fd__descriptor, &img);
+	if (r < 0)
+		return r;
+	while ((r = crf_img_read(img, (ProtobufCMessage **)&e)) > 0) {
+		struct files_desc key = {.pid = v[0]->pid, .fd = (int)e->fd}, *k = &key, **s;
+
+		s = e->has_same_as ? NULL : bsearch(&k, v, n, sizeof(*v), by_pid_fd);
+		r = s && (*s)->top < 0 ? create(ctx, *s, e) : 0;
+		crf__files__fd__free_unpacked(e, NULL);
+		if (r < 0)
+			break;
+	}
+	crf_img_close(img);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		if (v[i]->top < 0)
+			r = crf_error_errno(EBADMSG, "%s: no record of shared fd %d", name,
+					    v[i]->fd);
+	return r;
+}
+
 int files_shared_restore_prepare(struct crf_ctx *ctx)
 {
 	struct files_tree *tree = files_tree_get(ctx);
+	struct files_descs *ds;
 	Crf__Files__SharedFd *m;
 	struct crf_img *img;
 	uint32_t id = 0;
@@ -235,36 +346,56 @@ int files_shared_restore_prepare(struct crf_ctx *ctx)
 	if (r < 0)
 		return r;
 	while ((r = crf_img_read(img, (ProtobufCMessage **)&m)) > 0) {
-		struct files_desc *s = NULL;
-
 		if (m->id != id++)
 			r = crf_error_errno(EBADMSG, "%s: description %u out of order", SHARED_IMG,
 					    m->id);
-		else if (!(s = desc_add(tree, m->pid, m->fd)))
+		else if (!desc_add(tree, m->pid, m->fd))
 			r = crf_error_errno(ENOMEM, "%s", SHARED_IMG);
-		else
-			r = create(ctx, s);
 		crf__files__shared_fd__free_unpacked(m, NULL);
 		if (r < 0)
 			break;
 	}
 	crf_img_close(img);
+	ds = tree->descs;
+	if (r < 0 || !ds)
+		return r;
+	if (ds->n)
+		qsort(ds->v, ds->n, sizeof(*ds->v), by_pid_fd);
+	for (size_t i = 1; i < ds->n; i++)
+		if (!by_pid_fd(&ds->v[i - 1], &ds->v[i]))
+			return crf_error_errno(EBADMSG, "%s: fd %d of pid %d listed twice",
+					       SHARED_IMG, ds->v[i]->fd, ds->v[i]->pid);
+	for (size_t i = 0, j; r == 0 && i < ds->n; i = j) {
+		for (j = i + 1; j < ds->n && ds->v[j]->pid == ds->v[i]->pid; j++)
+			;
+		r = create_for_task(ctx, ds->v + i, j - i);
+	}
 	return r;
 }
 
+/*
+ * Every task inherits crf's fd on every shared description: the first fd
+ * of the task on one is that very fd (the caller hands it to the core),
+ * and only a second one is a dup of it, which the core keeps open until
+ * the task enters the restorer.  A task forked with 10 000 shared fds so
+ * needs 10 000 fds, not 20 000.
+ */
 int files_shared_dup(struct crf_ctx *ctx, int pid, int fd)
 {
 	const struct files_tree *tree = crf_ctx_priv(ctx);
 	const struct files_descs *ds = tree ? tree->descs : NULL;
+	struct files_desc key = {.pid = pid, .fd = fd}, *k = &key, **s;
 	int copy;
 
-	for (size_t i = 0; ds && i < ds->n; i++) {
-		if (ds->v[i].pid != pid || ds->v[i].fd != fd || ds->v[i].top < 0)
-			continue;
-		copy = fcntl(ds->v[i].top, F_DUPFD_CLOEXEC, 0);
-		if (copy < 0)
-			return crf_error_errno(errno, "fd %d of pid %d: dup", fd, pid);
-		return copy;
+	s = ds && ds->n ? bsearch(&k, ds->v, ds->n, sizeof(*ds->v), by_pid_fd) : NULL;
+	if (!s || (*s)->top < 0)
+		return -ENOENT;
+	if (!(*s)->given) {
+		(*s)->given = true;
+		return (*s)->top;
 	}
-	return -ENOENT;
+	copy = fcntl((*s)->top, F_DUPFD_CLOEXEC, 0);
+	if (copy < 0)
+		return crf_error_errno(errno, "fd %d of pid %d: dup", fd, pid);
+	return copy;
 }

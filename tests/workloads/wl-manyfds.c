@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * wl-manyfds: 1000 fds in one process keep their numbers and offsets
- * across checkpoint and restore.
+ * wl-manyfds [COUNT]: COUNT fds (1000 by default) in one process keep
+ * their numbers and offsets across checkpoint and restore.
  *
- * State: one data file opened 1000 times, at fds 3..1002, each a
+ * State: one data file opened COUNT times, at fds 3..COUNT+2, each a
  * description of its own (not dups), every third one O_RDWR and the others
  * O_RDONLY, each at an offset of its own.  After restore every fd must be
  * open with its access mode and offset, and reading through one must not
@@ -14,13 +14,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #define FIRST	 3
-#define COUNT	 1000
-#define LAST	 (FIRST + COUNT - 1)
 #define DATA_LEN 8192
 
 static off_t offset_of(int fd)
@@ -33,22 +32,22 @@ static int mode_of(int fd)
 	return fd % 3 ? O_RDONLY : O_RDWR;
 }
 
-static void setup(const char *path)
+static void setup(const char *path, int last)
 {
 	unsigned char buf[DATA_LEN];
 	struct rlimit rl;
 	int fd;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur <= LAST) {
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur <= (rlim_t)last) {
 		rl.rlim_cur = rl.rlim_max;
-		if (rl.rlim_cur <= LAST || setrlimit(RLIMIT_NOFILE, &rl))
-			wl_fail("RLIMIT_NOFILE does not allow fd %d", LAST);
+		if (rl.rlim_cur <= (rlim_t)last || setrlimit(RLIMIT_NOFILE, &rl))
+			wl_fail("RLIMIT_NOFILE does not allow fd %d", last);
 	}
 	wl_fill(buf, sizeof(buf), 11);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf) || close(fd) < 0)
 		wl_fail("write %s: %s", path, strerror(errno));
-	for (int want = FIRST; want <= LAST; want++) {
+	for (int want = FIRST; want <= last; want++) {
 		fd = open(path, mode_of(want));
 		if (fd < 0)
 			wl_fail("open %s: %s", path, strerror(errno));
@@ -59,11 +58,11 @@ static void setup(const char *path)
 	}
 }
 
-static void check(void)
+static void check(int last)
 {
 	char b;
 
-	for (int fd = FIRST; fd <= LAST; fd++) {
+	for (int fd = FIRST; fd <= last; fd++) {
 		int fl = fcntl(fd, F_GETFL);
 		off_t pos = lseek(fd, 0, SEEK_CUR);
 
@@ -78,16 +77,19 @@ static void check(void)
 		 "a read through fd %d moved fd %d", FIRST, FIRST + 1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int count = argc > 1 ? atoi(argv[1]) : 1000;
 	char path[4096];
 
 	wl_init("manyfds");
+	if (count < 2)
+		wl_fail("usage: wl-manyfds [COUNT >= 2]");
 	snprintf(path, sizeof(path), "%s/wl-manyfds.dat", wl_tmpdir());
-	setup(path);
+	setup(path, FIRST + count - 1);
 	wl_ready();
 	wl_wait_verify();
-	check();
-	wl_note("%d fds: numbers, access modes and offsets all equal", COUNT);
+	check(FIRST + count - 1);
+	wl_note("%d fds: numbers, access modes and offsets all equal", count);
 	return 0;
 }

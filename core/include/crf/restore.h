@@ -79,7 +79,9 @@ int crf_rst_set_vdso(struct crf_ctx *ctx, uint64_t vdso);
  * with O_CLOEXEC at any number) the number @number, with close-on-exec as
  * @cloexec says.  The core takes ownership of @fd from the call on, even on
  * failure, and installs it only when it enters the restorer, after closing
- * its own fds: so @number may be one crf itself uses now.  Numbers from 3
+ * its own fds: so @number may be one crf itself uses now.  Until then @fd
+ * stays open at its number: the caller may still use it (dup it, register
+ * it in an epoll) during its restore-task hook, but must not close it.  Numbers from 3
  * on, each at most once; the restorer's fds go above the highest.  0 or
  * -errno (logged).
  */
