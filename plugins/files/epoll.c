@@ -18,8 +18,9 @@
  * found through kcmp(KCMP_EPOLL_TFD) among the task's other fds and saved
  * with that "holder"; the child puts the holder's description at the old
  * number just for the EPOLL_CTL_ADD.  A target that lives on only in
- * another process is refused, and so is an epoll description shared with
- * another process.  A oneshot registration that fired
+ * another process is refused.  An epoll description shared with another
+ * process is saved with its first fd (shared.c), and registered again by
+ * that fd's task.  A oneshot registration that fired
  * is saved as fdinfo shows it (only EPOLLONESHOT and the other private
  * bits left), so it stays disabled; but EPOLL_CTL_ADD always adds EPOLLERR
  * and EPOLLHUP, which a disabled registration reports again after restore.
@@ -226,7 +227,7 @@ int files_epoll_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	char *text = NULL;
 	int fd = obj->id, same, r;
 
-	r = files_private_fd_begin(ctx, obj, "epoll", &e, &text, &d);
+	r = files_fdinfo_fd_begin(ctx, obj, "epoll", &e, &text, &d);
 	same = r > 0;
 	if (r == 0) {
 		e.epoll = &ep;

@@ -84,14 +84,16 @@ int files_desc_find(struct files_dump *d, int fd, struct Crf__Files__Fd *e);
 int files_desc_remember(struct files_dump *d, int fd);
 
 /*
- * Begin the record of fd @obj->id for a kind crf restores per process only
- * (@what: "epoll", "inotify"): read its fdinfo into *@text (freed by the
+ * Begin the record of fd @obj->id for a kind whose state its fdinfo lists
+ * (@what: "epoll", "inotify"): read that fdinfo into *@text (freed by the
  * caller), fill the fields every fd has in @e, and look for a description
- * already saved.  Returns 1 when @e is a dup within the process (nothing
- * more to save), 0 when the description is new, or -errno (logged), also
- * when it is shared with another process.
+ * already saved.  Returns 1 when @e is an fd of a description saved before,
+ * in this task or another (nothing more to save: the first fd's record
+ * holds the registrations or watches, and a description shared between
+ * tasks is made once in restore-prepare), 0 when it is new, or -errno
+ * (logged).
  */
-int files_private_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, const char *what,
+int files_fdinfo_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, const char *what,
 			   struct Crf__Files__Fd *e, char **text, struct files_dump **dp);
 int files_shared_dump_finish(struct crf_ctx *ctx);
 int files_shared_restore_prepare(struct crf_ctx *ctx);

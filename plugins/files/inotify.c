@@ -214,7 +214,7 @@ int files_inotify_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	char *text = NULL;
 	int fd = obj->id, same, r;
 
-	r = files_private_fd_begin(ctx, obj, "inotify", &e, &text, &d);
+	r = files_fdinfo_fd_begin(ctx, obj, "inotify", &e, &text, &d);
 	same = r > 0;
 	if (r == 0) {
 		e.inotify = &in;

@@ -3,8 +3,8 @@
  * Open file descriptions shared between fds, within a task (dup) and
  * between the tasks of the tree (fork inheritance, SCM_RIGHTS), for the
  * kinds saved in an Fd record of their own: regular files (unlinked and
- * O_TMPFILE ones too), directories, character devices, eventfd, timerfd,
- * signalfd, memfd and pidfd.
+ * O_TMPFILE ones too), directories, character devices, terminals, eventfd,
+ * timerfd, signalfd, memfd, pidfd, epoll and inotify.
  *
  * At the dump every description saved so far in the tree is kept as the
  * (pid, fd) of its first fd: the tree is frozen for the whole dump, so
@@ -195,7 +195,7 @@ int files_desc_find(struct files_dump *d, int fd, Crf__Files__Fd *e)
 	return 1;
 }
 
-int files_private_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, const char *what,
+int files_fdinfo_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, const char *what,
 			   Crf__Files__Fd *e, char **text, struct files_dump **dp)
 {
 	struct files_dump *d = crf_ctx_priv(ctx);
@@ -221,10 +221,8 @@ int files_private_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, co
 	if (same < 0)
 		return same;
 	if (same && e->has_same_pid)
-		return crf_error_errno(ENOTSUP,
-				       "pid %d: %s fd %d shares its description with fd %d of pid "
-				       "%d: crf cannot restore an %s fd shared between processes yet",
-				       d->pid, what, fd, e->same_as, e->same_pid, what);
+		crf_debug("pid %d: %s fd %d is fd %d of pid %d", d->pid, what, fd, e->same_as,
+			  e->same_pid);
 	return same ? 1 : 0;
 }
 
@@ -279,6 +277,10 @@ static int create(struct crf_ctx *ctx, struct files_desc *s, const Crf__Files__F
 		r = files_unlinked_create(ctx, e);
 	else if (e->tty)
 		r = files_tty_open(ctx, e);
+	else if (e->epoll)
+		r = files_epoll_create(e);
+	else if (e->inotify)
+		r = files_inotify_create(e);
 	else
 		r = files_anon_is(e) ? files_anon_create(e) : files_regfile_reopen(e);
 	if (r < 0)
