@@ -7,7 +7,7 @@
  *
  * A dup, within the task or in another task of the tree, is recorded as
  * "same as fd M" (of pid P), like a regular file's (shared.c).  A pidfd
- * shared between tasks is refused (refuse_shared_pidfd() says why).
+ * shared between tasks is saved once per task (files_anon_dump() says why).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,28 +26,6 @@
 
 /* A memfd's content goes into its record; larger ones are refused. */
 #define MEMFD_MAX (32u << 20)
-
-/*
- * @e is a pidfd shared with another task: refused, naming both fds and the
- * pidfd's process.  A description shared between tasks is made once, in
- * crf's top process in restore-prepare, before the tree is forked, so that
- * every task inherits it; a pidfd can only be opened once its process
- * exists, and every restored task sets up its fds on its own, with no way
- * to hand another task a description made later.
- */
-static int refuse_shared_pidfd(const struct files_dump *d, const Crf__Files__Fd *e,
-			       const char *text)
-{
-	struct files_anon_info ai;
-	int pid = files_anon_parse("pidfd", text, &ai) == 0 ? ai.pid : -1;
-
-	return crf_error_errno(ENOTSUP,
-			       "pid %d: fd %d, a pidfd of pid %d, shares its description with fd "
-			       "%d of pid %d: crf cannot restore a pidfd shared between processes "
-			       "(it makes shared descriptions before it forks the tree, when the "
-			       "pidfd's process may not exist yet)",
-			       d->pid, e->fd, pid, e->same_as, e->same_pid);
-}
 
 static uint64_t ts_ns(const struct timespec *ts)
 {
@@ -236,6 +214,7 @@ int files_anon_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	struct files_fdinfo info;
 	char text[4096], name[256];
 	int fd = obj->id, same, r;
+	bool own = false;
 
 	if (!d || d->pid != obj->pid)
 		return crf_error_errno(EINVAL, "pid %d: fd %d: no fd table being dumped",
@@ -253,12 +232,24 @@ int files_anon_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	same = files_desc_find(d, fd, &e);
 	if (same < 0)
 		return same;
-	if (same && e.has_same_pid && !strcmp(obj->kind, "pidfd"))
-		return refuse_shared_pidfd(d, &e, text);
+	/*
+	 * A description shared between tasks is made once, in crf's top
+	 * process before it forks the tree; a pidfd can only be opened once
+	 * its process exists.  So each task that shares one gets one of its
+	 * own, with the same flags: all a pidfd's description holds (only a
+	 * later F_SETFL by one is not seen by the other).
+	 */
+	if (same && e.has_same_pid && !strcmp(obj->kind, "pidfd")) {
+		crf_debug("pid %d: pidfd %d shares fd %d of pid %d: restored as its own", d->pid,
+			  fd, e.same_as, e.same_pid);
+		files_desc_unshare(d, &e);
+		same = 0;
+		own = true;
+	}
 	if (!same) {
 		pick_kind(&e, obj->kind, &k);
 		r = dump_kind(d, obj, text, &e, name, sizeof(name));
-		if (r == 0)
+		if (r == 0 && !own)
 			r = files_desc_remember(d, fd);
 	}
 	if (r == 0)

@@ -81,6 +81,12 @@ int files_restore_prepare(struct crf_ctx *ctx);
  * each to the core (crf_rst_keep_fd), which keeps them open.
  */
 int files_desc_find(struct files_dump *d, int fd, struct Crf__Files__Fd *e);
+/*
+ * @e, which files_desc_find() just found to be a description of another
+ * task, is to be saved as one of this task's own: a record with its state,
+ * not listed as shared on its account (a pidfd: see anonfd.c).
+ */
+void files_desc_unshare(struct files_dump *d, struct Crf__Files__Fd *e);
 int files_desc_remember(struct files_dump *d, int fd);
 
 /*

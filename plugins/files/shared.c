@@ -63,6 +63,8 @@ struct files_descs {
 	size_t n, cap;
 	void *tree;
 	struct files_desc *pending;
+	struct files_desc *found; /* what files_desc_find() found last */
+	bool was_shared;	  /* ... and whether it was shared before */
 };
 
 static void nothing(void *node)
@@ -185,6 +187,8 @@ int files_desc_find(struct files_dump *d, int fd, Crf__Files__Fd *e)
 	}
 	desc_drop_last(ds, s, false);
 	s = *node;
+	ds->found = s;
+	ds->was_shared = s->shared;
 	e->has_same_as = true;
 	e->same_as = s->fd;
 	if (s->pid != d->pid) {
@@ -193,6 +197,17 @@ int files_desc_find(struct files_dump *d, int fd, Crf__Files__Fd *e)
 		s->shared = true;
 	}
 	return 1;
+}
+
+void files_desc_unshare(struct files_dump *d, Crf__Files__Fd *e)
+{
+	struct files_descs *ds = d->tree->descs;
+
+	if (!e->has_same_pid || !ds || !ds->found)
+		return;
+	ds->found->shared = ds->was_shared;
+	e->has_same_as = e->has_same_pid = false;
+	e->same_as = e->same_pid = 0;
 }
 
 int files_fdinfo_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, const char *what,
