@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "anonfd.h"
+#include "fdinfo.h"
 #include "files.h"
 #include "files.pb-c.h"
 #include "tty.h"
@@ -57,9 +58,26 @@ static const char *socket_kind(int pidfd, int fd, char *buf, size_t len)
 }
 
 /* Name the kind of fd @fd of the task from its link and its inode. */
-static const char *fd_kind(int pidfd, int fd, const char *link, const struct stat *st,
+/*
+ * An O_PATH fd on a FIFO, a device or a socket file only names it: it is
+ * reopened by path like a regular file's, not as what it leads to.  Asked
+ * only for those types, which have no fdinfo read otherwise here.
+ */
+static bool is_opath(int pid, int fd, const char *link, const struct stat *st)
+{
+	struct files_fdinfo info;
+
+	if (link[0] != '/' || !(S_ISFIFO(st->st_mode) || S_ISCHR(st->st_mode) ||
+				S_ISBLK(st->st_mode) || S_ISSOCK(st->st_mode)))
+		return false;
+	return files_fdinfo_read(pid, fd, &info) == 0 && (info.flags & O_PATH);
+}
+
+static const char *fd_kind(int pid, int pidfd, int fd, const char *link, const struct stat *st,
 			   char *buf, size_t len)
 {
+	if (is_opath(pid, fd, link, st))
+		return "opath";
 	if (!strncmp(link, "socket:", 7))
 		return socket_kind(pidfd, fd, buf, len);
 	if (!strncmp(link, "pipe:", 5))
@@ -108,7 +126,7 @@ static int dump_fd(struct crf_ctx *ctx, int pidfd, int dirfd, int fd)
 	if (fstatat(dirfd, name, &st, 0) < 0)
 		memset(&st, 0, sizeof(st));
 	obj.desc = link;
-	obj.kind = fd_kind(pidfd, fd, link, &st, buf, sizeof(buf));
+	obj.kind = fd_kind((int)obj.pid, pidfd, fd, link, &st, buf, sizeof(buf));
 	r = crf_kind_find(ctx, &obj, &kind);
 	if (r < 0)
 		return r;

@@ -34,6 +34,7 @@ CRF_PLUGIN(
 		{ .cls = CRF_OBJ_FD, .name = "file", .dump = files_regfile_dump },
 		{ .cls = CRF_OBJ_FD, .name = "dir", .dump = files_regfile_dump },
 		{ .cls = CRF_OBJ_FD, .name = "symlink", .dump = files_regfile_dump },
+		{ .cls = CRF_OBJ_FD, .name = "opath", .dump = files_regfile_dump },
 		{ .cls = CRF_OBJ_FD, .name = "chr-mem", .match = files_is_plain_chr,
 		  .dump = files_regfile_dump },
 		{ .cls = CRF_OBJ_FD, .name = "eventfd", .dump = files_anon_dump },

@@ -15,6 +15,8 @@
  *   10 D/kinds.app, O_RDWR | O_APPEND | O_NONBLOCK, offset 50
  *   11 D/old.dat renamed to D/new.dat while open, offset 1234
  *   12 D/sub1/far.dat renamed to D/sub2/moved.dat while open, offset 555
+ *   13 an O_PATH fd of the FIFO D/kinds.fifo
+ *   14 an O_PATH fd of the unix socket file D/kinds.sock (no socket bound)
  * After restore every fd has its number, its F_GETFL flags exactly, its
  * close-on-exec bit and offset, and the file of the dump: the O_PATH ones
  * reach the same inodes (the symlink itself, not its target), the O_TMPFILE
@@ -30,7 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define FD_PATH	   3
@@ -43,7 +47,9 @@
 #define FD_APPEND  10
 #define FD_REN	   11
 #define FD_FAR	   12
-#define N_FDS	   10
+#define FD_PFIFO   13
+#define FD_PSOCK   14
+#define N_FDS	   12
 
 #define DATA_LEN (64 * 1024)
 #define TMP_LEN	 70000
@@ -182,6 +188,25 @@ static void hold_renamed(int fd, const char *from, const char *to, uint64_t seed
 	settle(h, pos);
 }
 
+/* O_PATH fds of a FIFO and of a socket file: names, not pipes or sockets. */
+static void hold_special(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char path[4200];
+	int sock;
+
+	path_of(path, sizeof(path), "kinds.fifo");
+	WL_CHECK(mkfifo(path, 0600) == 0, "mkfifo %s: %s", path, strerror(errno));
+	settle(hold(FD_PFIFO, "kinds.fifo", O_PATH, 0, 0), -1);
+	path_of(path, sizeof(path), "kinds.sock");
+	WL_CHECK(strlen(path) < sizeof(sa.sun_path), "%s: too long for a socket", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	WL_CHECK(sock >= 0 && bind(sock, (struct sockaddr *)&sa, sizeof(sa)) == 0 && !close(sock),
+		 "socket file %s: %s", path, strerror(errno));
+	settle(hold(FD_PSOCK, "kinds.sock", O_PATH, 0, 0), -1);
+}
+
 static void setup(void)
 {
 	char path[4200];
@@ -209,6 +234,7 @@ static void setup(void)
 	settle(hold(FD_APPEND, "kinds.app", O_RDWR | O_APPEND | O_NONBLOCK, 0xab, 50), 50);
 	hold_renamed(FD_REN, "old.dat", "new.dat", 0x01d, 1234);
 	hold_renamed(FD_FAR, "sub1/far.dat", "sub2/moved.dat", 0xfa, 555);
+	hold_special();
 }
 
 /* The first @len bytes of @fd (through pread, or a reopen for O_PATH) are wl_fill(@seed). */
