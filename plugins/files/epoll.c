@@ -260,12 +260,20 @@ int files_epoll_create(const Crf__Files__Fd *e)
 	return fd;
 }
 
+static int by_number(const void *a, const void *b)
+{
+	const struct files_opened_fd *x = a, *y = b;
+
+	return (x->number > y->number) - (x->number < y->number);
+}
+
+/* The index in @fds (sorted by number) of saved number @number, or -1. */
 static int find_number(const struct files_opened_fd *fds, size_t n, int number)
 {
-	for (size_t i = 0; i < n; i++)
-		if (fds[i].number == number)
-			return (int)i;
-	return -1;
+	const struct files_opened_fd key = {.number = number}, *f;
+
+	f = n ? bsearch(&key, fds, n, sizeof(*fds), by_number) : NULL;
+	return f ? (int)(f - fds) : -1;
 }
 
 /* The registration of target @t, under its number: the holder's file there meanwhile. */
@@ -284,9 +292,30 @@ static int add_target(int epfd, const Crf__Files__EpollTarget *t, const int *hi,
 	return 0;
 }
 
+/* Mark in @hi (0: wanted) the fds the registrations use: epoll fds, targets, holders. */
+static void mark_wanted(const Crf__Files__Fd *const *eps, size_t n_eps,
+			const struct files_opened_fd *fds, size_t n_fds, int *hi)
+{
+	for (size_t i = 0; i < n_fds; i++)
+		hi[i] = -1;
+	for (size_t i = 0; i < n_eps; i++) {
+		const Crf__Files__Epoll *ep = eps[i]->epoll;
+
+		hi[find_number(fds, n_fds, (int)eps[i]->fd)] = 0;
+		for (size_t j = 0; j < ep->n_targets; j++) {
+			int k = find_number(fds, n_fds, ep->targets[j]->tfd);
+
+			if (k >= 0)
+				hi[k] = 0;
+			if (ep->targets[j]->has_holder)
+				hi[find_number(fds, n_fds, ep->targets[j]->holder)] = 0;
+		}
+	}
+}
+
 /*
- * In the child: every description at its saved number, then the
- * registrations.  An exit status: 0 or an errno.
+ * In the child: every description the registrations use at its saved
+ * number, then the registrations.  An exit status: 0 or an errno.
  */
 static int register_child(const Crf__Files__Fd *const *eps, size_t n_eps,
 			  const struct files_opened_fd *fds, size_t n_fds)
@@ -295,6 +324,7 @@ static int register_child(const Crf__Files__Fd *const *eps, size_t n_eps,
 
 	if (!hi)
 		return ENOMEM;
+	mark_wanted(eps, n_eps, fds, n_fds, hi);
 	for (size_t i = 0; i < n_fds; i++)
 		base = base > fds[i].number ? base : fds[i].number;
 	for (size_t i = 0; i < n_fds; i++)
@@ -303,13 +333,11 @@ static int register_child(const Crf__Files__Fd *const *eps, size_t n_eps,
 		for (size_t j = 0; j < eps[i]->epoll->n_targets; j++)
 			if (base < eps[i]->epoll->targets[j]->tfd)
 				base = eps[i]->epoll->targets[j]->tfd;
-	for (size_t i = 0; i < n_fds; i++) {
-		hi[i] = fcntl(fds[i].fd, F_DUPFD, base + 1);
-		if (hi[i] < 0)
-			return errno;
-	}
 	for (size_t i = 0; i < n_fds; i++)
-		if (dup2(hi[i], fds[i].number) < 0)
+		if (hi[i] == 0 && (hi[i] = fcntl(fds[i].fd, F_DUPFD, base + 1)) < 0)
+			return errno;
+	for (size_t i = 0; i < n_fds; i++)
+		if (hi[i] >= 0 && dup2(hi[i], fds[i].number) < 0)
 			return errno;
 	for (size_t i = 0; i < n_eps; i++) {
 		const Crf__Files__Epoll *ep = eps[i]->epoll;
@@ -321,15 +349,15 @@ static int register_child(const Crf__Files__Fd *const *eps, size_t n_eps,
 	return 0;
 }
 
-int files_epoll_register(const Crf__Files__Fd *const *eps, size_t n_eps,
-			 const struct files_opened_fd *fds, size_t n_fds)
+/* Every fd the registrations of @eps use is one of @fds (sorted by number). */
+static int check_restored(const Crf__Files__Fd *const *eps, size_t n_eps,
+			  const struct files_opened_fd *fds, size_t n_fds)
 {
-	int status;
-	pid_t pid;
-
 	for (size_t i = 0; i < n_eps; i++) {
 		const Crf__Files__Epoll *ep = eps[i]->epoll;
 
+		if (find_number(fds, n_fds, (int)eps[i]->fd) < 0)
+			return crf_error_errno(EBADMSG, "epoll fd %d was not restored", eps[i]->fd);
 		for (size_t j = 0; j < ep->n_targets; j++) {
 			const Crf__Files__EpollTarget *t = ep->targets[j];
 			int number = t->has_holder ? t->holder : t->tfd;
@@ -342,13 +370,37 @@ int files_epoll_register(const Crf__Files__Fd *const *eps, size_t n_eps,
 					eps[i]->fd, number);
 		}
 	}
+	return 0;
+}
+
+int files_epoll_register(const Crf__Files__Fd *const *eps, size_t n_eps,
+			 const struct files_opened_fd *fds, size_t n_fds)
+{
+	struct files_opened_fd *byno;
+	int status, r;
+	pid_t pid;
+
 	if (n_eps == 0)
 		return 0;
+	byno = malloc((n_fds ? n_fds : 1) * sizeof(*byno));
+	if (!byno)
+		return crf_error_errno(ENOMEM, "epoll registrations");
+	if (n_fds)
+		memcpy(byno, fds, n_fds * sizeof(*byno));
+	qsort(byno, n_fds, sizeof(*byno), by_number);
+	r = check_restored(eps, n_eps, byno, n_fds);
+	if (r < 0) {
+		free(byno);
+		return r;
+	}
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		free(byno);
 		return crf_error_errno(errno, "fork to register epoll targets");
+	}
 	if (pid == 0)
-		_exit(register_child(eps, n_eps, fds, n_fds));
+		_exit(register_child(eps, n_eps, byno, n_fds));
+	free(byno);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return crf_error_errno(errno, "wait for the epoll registering child");

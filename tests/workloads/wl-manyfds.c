@@ -5,9 +5,11 @@
  *
  * State: one data file opened COUNT times, at fds 3..COUNT+2, each a
  * description of its own (not dups), every third one O_RDWR and the others
- * O_RDONLY, each at an offset of its own.  After restore every fd must be
- * open with its access mode and offset, and reading through one must not
- * move another.
+ * O_RDONLY, each at an offset of its own; above them an epoll fd watching
+ * an eventfd (count 1, data 0x42).  After restore every fd must be open
+ * with its access mode and offset, reading through one must not move
+ * another, and the epoll fd must report the eventfd (crf registers it
+ * again in a child that must not need a copy of every fd).
  */
 #include "wl.h"
 
@@ -16,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -38,10 +42,10 @@ static void setup(const char *path, int last)
 	struct rlimit rl;
 	int fd;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur <= (rlim_t)last) {
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur <= (rlim_t)last + 2) {
 		rl.rlim_cur = rl.rlim_max;
-		if (rl.rlim_cur <= (rlim_t)last || setrlimit(RLIMIT_NOFILE, &rl))
-			wl_fail("RLIMIT_NOFILE does not allow fd %d", last);
+		if (rl.rlim_cur <= (rlim_t)last + 2 || setrlimit(RLIMIT_NOFILE, &rl))
+			wl_fail("RLIMIT_NOFILE does not allow fd %d", last + 2);
 	}
 	wl_fill(buf, sizeof(buf), 11);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -58,8 +62,22 @@ static void setup(const char *path, int last)
 	}
 }
 
+/* An epoll fd at @last + 1 watching an eventfd at @last + 2. */
+static void setup_epoll(int last)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 0x42};
+	int ep = epoll_create1(0), efd = eventfd(1, 0);
+
+	/* The lowest free numbers: fds 3..@last are taken, nothing above. */
+	WL_CHECK(ep == last + 1 && efd == last + 2, "epoll %d, eventfd %d: %s", ep, efd,
+		 strerror(errno));
+	WL_CHECK(epoll_ctl(last + 1, EPOLL_CTL_ADD, last + 2, &ev) == 0, "epoll_ctl: %s",
+		 strerror(errno));
+}
+
 static void check(int last)
 {
+	struct epoll_event ev;
 	char b;
 
 	for (int fd = FIRST; fd <= last; fd++) {
@@ -75,6 +93,8 @@ static void check(int last)
 	WL_CHECK(read(FIRST, &b, 1) == 1, "read of fd %d: %s", FIRST, strerror(errno));
 	WL_CHECK(lseek(FIRST + 1, 0, SEEK_CUR) == offset_of(FIRST + 1),
 		 "a read through fd %d moved fd %d", FIRST, FIRST + 1);
+	WL_CHECK(epoll_wait(last + 1, &ev, 1, 0) == 1 && ev.data.u64 == 0x42,
+		 "epoll fd %d does not report eventfd %d", last + 1, last + 2);
 }
 
 int main(int argc, char **argv)
@@ -87,6 +107,7 @@ int main(int argc, char **argv)
 		wl_fail("usage: wl-manyfds [COUNT >= 2]");
 	snprintf(path, sizeof(path), "%s/wl-manyfds.dat", wl_tmpdir());
 	setup(path, FIRST + count - 1);
+	setup_epoll(FIRST + count - 1);
 	wl_ready();
 	wl_wait_verify();
 	check(FIRST + count - 1);
