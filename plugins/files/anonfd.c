@@ -95,22 +95,6 @@ static int dump_memfd(const struct files_dump *d, const struct crf_object *obj, 
 	return 0;
 }
 
-/* A small /proc text file, NUL-terminated; 0 or -errno (not logged). */
-static int read_text(const char *path, char *buf, size_t size)
-{
-	int f = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (f < 0)
-		return -errno;
-	n = read(f, buf, size - 1);
-	close(f);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return 0;
-}
-
 /* The pid of a pidfd's process as the task itself numbers it. */
 static int dump_pidfd(const struct files_dump *d, int fd, const char *text, Crf__Files__PidFd *p)
 {
@@ -127,7 +111,7 @@ static int dump_pidfd(const struct files_dump *d, int fd, const char *text, Crf_
 				       "which crf cannot restore",
 				       d->pid, fd);
 	snprintf(path, sizeof(path), "/proc/%d/status", d->pid);
-	r = read_text(path, status, sizeof(status));
+	r = files_proc_read(path, status, sizeof(status));
 	n_own = r < 0 ? r : files_anon_parse_nspid(status, own, 32);
 	n_its = files_anon_parse_nspid(text, its, 32);
 	if (n_own < 0 || n_its < 0)

@@ -156,13 +156,11 @@ int files_fdinfo_lock(const char *value, struct files_lock *out, const char **wh
 	return lock_range(start, end, out);
 }
 
-int files_fdinfo_read_text(int pid, int fd, char *buf, size_t size)
+int files_proc_read(const char *path, char *buf, size_t size)
 {
-	char path[64];
 	ssize_t n;
 	int f, r;
 
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
 	f = open(path, O_RDONLY | O_CLOEXEC);
 	if (f < 0)
 		return -errno;
@@ -173,6 +171,14 @@ int files_fdinfo_read_text(int pid, int fd, char *buf, size_t size)
 		return r;
 	buf[n] = '\0';
 	return 0;
+}
+
+int files_fdinfo_read_text(int pid, int fd, char *buf, size_t size)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	return files_proc_read(path, buf, size);
 }
 
 int files_fdinfo_read(int pid, int fd, struct files_fdinfo *out)

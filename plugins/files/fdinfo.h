@@ -60,6 +60,9 @@ const char *files_fdinfo_next(const char **cursor, const char *key);
  */
 int files_fdinfo_lock(const char *value, struct files_lock *out, const char **what);
 
+/* Read a small /proc file into @buf, NUL-terminated; 0 or -errno (not logged). */
+int files_proc_read(const char *path, char *buf, size_t size);
+
 /* Read /proc/@pid/fdinfo/@fd into @buf, NUL-terminated; 0 or -errno (not logged). */
 int files_fdinfo_read_text(int pid, int fd, char *buf, size_t size);
 

@@ -30,19 +30,9 @@
 static int read_status(int pid, char *buf, size_t size)
 {
 	char path[64];
-	ssize_t n;
-	int f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = open(path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return -errno;
-	n = read(f, buf, size - 1);
-	close(f);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return 0;
+	return files_proc_read(path, buf, size);
 }
 
 /* The levels of "NSpid:" of process @pid, outermost (crf's) first; their count or -errno. */
