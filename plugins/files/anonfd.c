@@ -237,7 +237,7 @@ int files_anon_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 			r = files_desc_remember(d, fd);
 	}
 	if (r == 0)
-		r = files_fd_write(d, &e);
+		r = files_fd_write(d, &e, NULL, -1);
 	free(k.mem.data.data);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: %s, flags %#o%s", d->pid, fd, obj->kind, e.flags,

@@ -43,47 +43,6 @@
 #include "files.h"
 #include "files.pb-c.h"
 
-int files_fdinfo_read_all(int pid, int fd, char **text)
-{
-	size_t size = 4096, len = 0;
-	char path[64], *buf = NULL;
-	int f, r = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
-	f = open(path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n;
-
-		if (!buf || len + 1 >= size) {
-			char *v = realloc(buf, size *= 2);
-
-			if (!v) {
-				r = -ENOMEM;
-				break;
-			}
-			buf = v;
-		}
-		n = read(f, buf + len, size - len - 1);
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(f);
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	buf[len] = '\0';
-	*text = buf;
-	return 0;
-}
-
 /* The "tfd:" lines of @text into @t (at most @max); their count, or -EBADMSG. */
 static int parse_targets(const char *text, Crf__Files__EpollTarget *t, size_t max)
 {
@@ -236,7 +195,7 @@ int files_epoll_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 			r = files_desc_remember(d, fd);
 	}
 	if (r >= 0)
-		r = files_fd_write(d, &e);
+		r = files_fd_write(d, &e, text, -1);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: epoll with %zu fds%s", d->pid, fd, ep.n_targets,
 			  same ? " (shared)" : "");

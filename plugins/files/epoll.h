@@ -19,12 +19,6 @@ struct files_opened_fd {
 	int number, fd;
 };
 
-/*
- * The whole of /proc/@pid/fdinfo/@fd, NUL-terminated, in *@text (malloc'd,
- * freed by the caller); 0 or -errno (not logged).
- */
-int files_fdinfo_read_all(int pid, int fd, char **text);
-
 /* The "eventpoll" and "inotify" kinds' dump handlers. */
 int files_epoll_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 int files_inotify_dump(struct crf_ctx *ctx, const struct crf_object *obj);

@@ -173,6 +173,47 @@ int files_proc_read(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+int files_fdinfo_read_all(int pid, int fd, char **text)
+{
+	size_t size = 4096, len = 0;
+	char path[64], *buf = NULL;
+	int f, r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		if (!buf || len + 1 >= size) {
+			char *v = realloc(buf, size *= 2);
+
+			if (!v) {
+				r = -ENOMEM;
+				break;
+			}
+			buf = v;
+		}
+		n = read(f, buf + len, size - len - 1);
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(f);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[len] = '\0';
+	*text = buf;
+	return 0;
+}
+
 int files_fdinfo_read_text(int pid, int fd, char *buf, size_t size)
 {
 	char path[64];

@@ -60,6 +60,12 @@ const char *files_fdinfo_next(const char **cursor, const char *key);
  */
 int files_fdinfo_lock(const char *value, struct files_lock *out, const char **what);
 
+/*
+ * The whole of /proc/@pid/fdinfo/@fd, NUL-terminated, in *@text (malloc'd,
+ * freed by the caller); 0 or -errno (not logged).
+ */
+int files_fdinfo_read_all(int pid, int fd, char **text);
+
 /* Read a small /proc file into @buf, NUL-terminated; 0 or -errno (not logged). */
 int files_proc_read(const char *path, char *buf, size_t size);
 

@@ -125,11 +125,13 @@ void files_pipes_free(struct files_pipes *pipes);
  * Every kind writes its record with files_fd_write(), which adds the locks
  * that fdinfo lists for the fd (refusing leases, delegations and mandatory
  * locks) and the owner and signal of its description, then writes it to
- * files-PID.img; 0 or -errno (logged).  files_fdattr_restore_task(), at the
+ * files-PID.img; 0 or -errno (logged).  @fdinfo is the whole fdinfo of the
+ * fd when the kind read it already (else NULL), @copy a copy of the fd
+ * from pidfd_getfd when it holds one (else -1).  files_fdattr_restore_task(), at the
  * end of restore-task, has them applied in the task once its fds are at
  * their numbers (crf_rst_at_fds_placed); 0 or -errno (logged).
  */
-int files_fd_write(struct files_dump *d, struct Crf__Files__Fd *e);
+int files_fd_write(struct files_dump *d, struct Crf__Files__Fd *e, const char *fdinfo, int copy);
 int files_fdattr_restore_task(struct crf_ctx *ctx);
 
 struct Crf__Files__FdOwner;
@@ -146,10 +148,11 @@ int files_locks_take(int pid, const struct Crf__Files__Fd *e);
 
 /*
  * Read the owner and signal of @e's description into @e, the owner into
- * @own, which @e then points to (owner.c); 0 or -errno (logged).
+ * @own, which @e then points to (owner.c), through @copy (a copy of the fd,
+ * or -1: take one); 0 or -errno (logged).
  */
 int files_owner_dump(struct files_dump *d, struct Crf__Files__Fd *e,
-		     struct Crf__Files__FdOwner *own);
+		     struct Crf__Files__FdOwner *own, int copy);
 /* Whether @e has an owner, a signal or O_ASYNC to set at restore. */
 bool files_owner_wanted(const struct Crf__Files__Fd *e);
 /* In the task, fds placed: set them through fd @e->fd; 0 or -errno (logged). */

@@ -223,7 +223,7 @@ int files_inotify_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 			r = files_desc_remember(d, fd);
 	}
 	if (r >= 0)
-		r = files_fd_write(d, &e);
+		r = files_fd_write(d, &e, text, -1);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: inotify with %zu watches%s", d->pid, fd, in.n_watches,
 			  same ? " (shared)" : "");

@@ -267,7 +267,7 @@ int files_pipe_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	e.path = (char *)obj->desc;
 	r = describe(d, obj, &e);
 	if (r == 0)
-		r = files_fd_write(d, &e);
+		r = files_fd_write(d, &e, NULL, -1);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: %s, flags %#o", d->pid, obj->id, obj->desc, e.flags);
 	return r;
