@@ -347,7 +347,18 @@ static int host_at_fds_placed(void *task, int (*fn)(void *arg), void *arg,
 	return crf_rst_task_at_fds_placed(task, fn, arg, release);
 }
 
+static int host_object(void *task, const char *key, int (*create)(void *arg), void *arg,
+		       bool *created)
+{
+	struct crf_rst_task *t = task;
+
+	if (!t->objects)
+		return crf_error_errno(ENOTCONN, "object %s: no table of shared objects", key);
+	return crf__objects_get(t->objects, key, create, arg, created);
+}
+
 const struct crf_host_ops crf_restore_host_ops = {
+	.rst_object = host_object,
 	.rst_at_fds_placed = host_at_fds_placed,
 	.rst_keep_fd = host_keep_fd,
 	.rst_add_vma = host_add_vma,

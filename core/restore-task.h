@@ -94,6 +94,8 @@ struct crf_rst_task {
 	size_t n_fds, cap_fds;
 	struct crf_rst_hook *hooks; /* crf_rst_at_fds_placed(), in the order given */
 	size_t n_hooks;
+	/* crf_rst_object(): the table inherited from restore-prepare, or NULL */
+	struct crf_objects *objects;
 };
 
 /* Plugins' calls of crf/restore.h land here (ctx->task: a struct crf_rst_task). */

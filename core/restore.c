@@ -199,6 +199,19 @@ struct task_ctx {
 	struct crf_imgdir *dir;
 	const struct crf_pstree *t;
 	Crf__Core__TaskCore **tcs;	/* by tree index; NULL for zombies */
+	/* crf_rst_object()'s, filled by restore-prepare, inherited by the tasks */
+	struct crf_objects objects;
+};
+
+/* restore-prepare's host table: only crf_rst_object (task: the table). */
+static int prepare_object(void *objects, const char *key, int (*create)(void *arg), void *arg,
+			  bool *created)
+{
+	return crf__objects_get(objects, key, create, arg, created);
+}
+
+static const struct crf_host_ops prepare_host_ops = {
+	.rst_object = prepare_object,
 };
 
 static int read_cores(struct task_ctx *c)
@@ -246,12 +259,14 @@ static int fd_room(const struct task_ctx *c)
 /* Runs in each live restored process: never returns into crf's code on success. */
 static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd)
 {
-	const struct task_ctx *c = arg;
+	struct task_ctx *c = arg;
 	const Crf__Core__TaskCore *tc = c->tcs[crf_pstree_index(c->t, pid)];
 	struct crf_rst_task t;
 	int r;
 
 	crf_rst_task_init(&t);
+	/* The task's copy: what it adds is its own. */
+	t.objects = &c->objects;
 	r = crf_task_apply(tc);
 	if (r >= 0)
 		r = crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_TASK, c->dir, pid,
@@ -334,7 +349,8 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 		rt.task_fn = restore_task;
 		rt.session_fn = restore_session;
 		rt.task_arg = &ctx;
-		r = crf_plugin_set_run(set, CRF_STAGE_RESTORE_PREPARE, dir, root);
+		r = crf_plugin_set_run_task(set, CRF_STAGE_RESTORE_PREPARE, dir, root,
+					    &prepare_host_ops, &ctx.objects);
 	}
 	if (r >= 0)
 		r = run_tree(&rt, set, dir);
@@ -342,6 +358,7 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 	c = crf_plugin_set_run(set, CRF_STAGE_RESTORE_CLEANUP, dir, root);
 	if (r >= 0)
 		r = c;
+	crf__objects_free(&ctx.objects);
 	if (r >= 0)
 		crf_info("tree of pid %d restored: %zu process%s", (int)root, t.n,
 			 t.n == 1 ? "" : "es");

@@ -57,6 +57,21 @@ struct crf_registry {
 struct crf_rst_vma;
 struct crf_rst_mm;
 
+/* The objects of crf_rst_object (objects.c); zero-initialised, sorted by key. */
+struct crf_objects {
+	struct crf_object_ent {
+		char *key;
+		int fd; /* the table's own, O_CLOEXEC */
+	} *v;
+	size_t n, cap;
+};
+
+/* crf_rst_object on table @o; the fd or -errno (logged). */
+int crf__objects_get(struct crf_objects *o, const char *key, int (*create)(void *arg), void *arg,
+		     bool *created);
+/* Close every object's fd and empty @o. */
+void crf__objects_free(struct crf_objects *o);
+
 /*
  * What the core does for the services of crf/parasite.h and crf/restore.h;
  * @task is the core's own per-task state.  A NULL member answers -ENOTCONN.
@@ -74,6 +89,8 @@ struct crf_host_ops {
 	int (*rst_keep_fd)(void *task, int fd, int number, bool cloexec);
 	int (*rst_at_fds_placed)(void *task, int (*fn)(void *arg), void *arg,
 				 void (*release)(void *arg));
+	int (*rst_object)(void *task, const char *key, int (*create)(void *arg), void *arg,
+			  bool *created);
 };
 
 struct crf_ctx {

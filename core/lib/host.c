@@ -81,3 +81,14 @@ int crf_rst_at_fds_placed(struct crf_ctx *ctx, int (*fn)(void *arg), void *arg,
 		release(arg);
 	return r;
 }
+
+int crf_rst_object(struct crf_ctx *ctx, const char *key, int (*create)(void *arg), void *arg,
+		   bool *created)
+{
+	int r = HOST_CALL(ctx, rst_object, key, create, arg, created);
+
+	if (r == -ENOTCONN)
+		crf_error("object %s: no shared objects in stage %s", key ? key : "(null)",
+			  crf_stage_name(ctx->stage));
+	return r;
+}

@@ -6,7 +6,9 @@
  * restorer takes over, plugins describe what the restorer must build: the
  * mappings, the pages to read into them, the mm fields and the vDSO place.
  * The core packs this into the restorer's arguments; the restorer then
- * unmaps crf and builds the saved address space.
+ * unmaps crf and builds the saved address space.  Plugins also hand over
+ * the program's fds and may share one kernel object by a key
+ * (crf_rst_object, from restore-prepare on).
  */
 #ifndef CRF_RESTORE_H
 #define CRF_RESTORE_H
@@ -107,6 +109,30 @@ int crf_rst_keep_fd(struct crf_ctx *ctx, int fd, int number, bool cloexec);
  */
 int crf_rst_at_fds_placed(struct crf_ctx *ctx, int (*fn)(void *arg), void *arg,
 			  void (*release)(void *arg));
+
+/*
+ * ABI 1.3: one kernel object that several plugins restore, named by @key
+ * (a string the plugins agree on, e.g. "memfd:DEV:INODE" with the object's
+ * st_dev and st_ino at the dump).  Returns a new fd (O_CLOEXEC, owned by
+ * the caller) on the object, or -errno (logged).
+ *
+ * The first caller for @key makes the object: @create(@arg) returns an fd
+ * (O_CLOEXEC) on it, complete (contents, seals), or -errno after logging
+ * why; nothing is registered then, and that is the result.  The core keeps
+ * the object, and every later call for @key gets a dup of the core's fd
+ * without calling @create: the caller must not fill or seal it again.
+ * *@created (when @created is not NULL) says which happened.  The dup
+ * shares the core's open file description: a caller that needs its own
+ * offset or flags opens the object again (/proc/self/fd/N).
+ *
+ * Available in restore-prepare, in crf's top process: an object made there
+ * is inherited by every task forked after, so every task finds it; and in
+ * restore-task, inside the task: an object first made there is that
+ * task's alone.  The core's fds are closed with crf's own before the task
+ * enters its restorer, and in crf after restore-cleanup.
+ */
+int crf_rst_object(struct crf_ctx *ctx, const char *key, int (*create)(void *arg), void *arg,
+		   bool *created);
 
 #ifdef __cplusplus
 }
