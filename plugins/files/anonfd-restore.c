@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <crf/restore.h>
+
 #include "anonfd.h"
 #include "files.h"
 #include "files.pb-c.h"
@@ -137,32 +139,20 @@ static int fill_memfd(const Crf__Files__Fd *e, int fd)
 					       m->name);
 		done += (size_t)n;
 	}
-	if (ftruncate(fd, (off_t)m->size) < 0 || fchmod(fd, e->mode & 07777) < 0)
-		return crf_error_errno(errno, "fd %d: memfd %s", e->fd, m->name);
+	if (ftruncate(fd, (off_t)m->size) < 0)
+		return crf_error_errno(errno, "fd %d: memfd %s: size %llu", e->fd, m->name,
+				       (unsigned long long)m->size);
+	/* Seals last: F_SEAL_WRITE or F_SEAL_GROW would stop the filling. */
 	if (m->seals && fcntl(fd, F_ADD_SEALS, (int)m->seals) < 0)
 		return crf_error_errno(errno, "fd %d: memfd %s: seals %#x", e->fd, m->name,
 				       m->seals);
 	return 0;
 }
 
-/* A memfd opened read-only or write-only is a reopen of the created one. */
-static int reopen_memfd(const Crf__Files__Fd *e, int fd)
+/* The memfd of record @arg, with its content and seals (crf_rst_object's create). */
+static int make_memfd(void *arg)
 {
-	char path[64];
-	int copy;
-
-	if ((e->flags & O_ACCMODE) == O_RDWR)
-		return fd;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	copy = open(path, (int)(e->flags & O_ACCMODE) | O_CLOEXEC);
-	if (copy < 0)
-		copy = crf_error_errno(errno, "fd %d: reopen memfd %s", e->fd, e->memfd->name);
-	close(fd);
-	return copy;
-}
-
-static int create_memfd(const Crf__Files__Fd *e)
-{
+	const Crf__Files__Fd *e = arg;
 	int fd = memfd_create(e->memfd->name, MFD_CLOEXEC | MFD_ALLOW_SEALING), r;
 
 	if (fd < 0)
@@ -172,7 +162,66 @@ static int create_memfd(const Crf__Files__Fd *e)
 		close(fd);
 		return r;
 	}
-	return reopen_memfd(e, fd);
+	return fd;
+}
+
+/*
+ * The fd's own description on memfd @fd (which it closes), with the
+ * record's access mode: a new open of it through /proc/self/fd.  One made
+ * here and held by nobody else serves as it is when it is O_RDWR; one of
+ * crf_rst_object shares its description with the core's copy and with
+ * every other user of the object, so it is always opened again.
+ */
+static int reopen_memfd(const Crf__Files__Fd *e, int fd, bool shared)
+{
+	char path[64];
+	int copy;
+
+	if (!shared && (e->flags & O_ACCMODE) == O_RDWR)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	copy = open(path, (int)(e->flags & O_ACCMODE) | O_CLOEXEC);
+	if (copy < 0)
+		copy = crf_error_errno(errno, "fd %d: reopen memfd %s", e->fd, e->memfd->name);
+	close(fd);
+	return copy;
+}
+
+/*
+ * A memfd saved with its dev and inode may also be mapped by the tree, and
+ * the mem plugin restores the mapping: both go through crf_rst_object under
+ * one key, so that a write through the fd is seen in the mapping.  The one
+ * who comes first fills and seals it (the files plugin's restore-prepare for
+ * a description shared between tasks; else the mem plugin's restore-prepare,
+ * when the memfd is mapped; else this task).  The mode is set on the inode
+ * by every holder: the mem plugin does not save it, and it is the same.
+ */
+static int create_memfd(struct crf_ctx *ctx, const Crf__Files__Fd *e)
+{
+	const Crf__Files__MemFd *m = e->memfd;
+	bool keyed = m->has_dev && m->has_inode, created = true;
+	char key[64];
+	int fd;
+
+	if (keyed) {
+		snprintf(key, sizeof(key), "memfd:%llu:%llu", (unsigned long long)m->dev,
+			 (unsigned long long)m->inode);
+		fd = crf_rst_object(ctx, key, make_memfd, (void *)e, &created);
+	} else {
+		fd = make_memfd((void *)e);
+	}
+	if (fd < 0)
+		return fd;
+	if (keyed)
+		crf_debug("fd %d: memfd %s (%s): %s", e->fd, m->name, key,
+			  created ? "made" : "one made before");
+	fd = reopen_memfd(e, fd, keyed);
+	if (fd >= 0 && fchmod(fd, e->mode & 07777) < 0) {
+		close(fd);
+		return crf_error_errno(errno, "fd %d: memfd %s: mode %#o", e->fd, m->name,
+				       e->mode & 07777);
+	}
+	return fd;
 }
 
 /*
@@ -190,7 +239,7 @@ static int create_pidfd(const Crf__Files__Fd *e)
 	return fd;
 }
 
-int files_anon_create(const Crf__Files__Fd *e)
+int files_anon_create(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 {
 	int fd;
 
@@ -201,7 +250,7 @@ int files_anon_create(const Crf__Files__Fd *e)
 	else if (e->signalfd)
 		fd = create_signalfd(e);
 	else if (e->memfd)
-		fd = create_memfd(e);
+		fd = create_memfd(ctx, e);
 	else
 		fd = create_pidfd(e);
 	if (fd < 0)

@@ -78,6 +78,9 @@ static int dump_memfd(const struct files_dump *d, const struct crf_object *obj, 
 			EFBIG, "pid %d: memfd %d (%s) holds %lld bytes, over the %u crf saves",
 			d->pid, fd, obj->desc, (long long)st.st_size, MEMFD_MAX);
 	m->name = name;
+	m->has_dev = m->has_inode = true;
+	m->dev = (uint64_t)st.st_dev;
+	m->inode = (uint64_t)st.st_ino;
 	m->seals = (uint32_t)seals;
 	m->size = (uint64_t)st.st_size;
 	m->data.data = malloc(m->size ? m->size : 1);

@@ -48,7 +48,12 @@ int files_anon_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 /* Whether @e is a record of these kinds. */
 bool files_anon_is(const struct Crf__Files__Fd *e);
 
-/* Create the object of @e; our fd (O_CLOEXEC) or -errno (logged). */
-int files_anon_create(const struct Crf__Files__Fd *e);
+/*
+ * Create the object of @e; our fd (O_CLOEXEC) or -errno (logged).  A memfd
+ * saved with its dev and inode is the object "memfd:DEV:INODE" of
+ * crf_rst_object (shared with the mem plugin's mapping of it), and the fd a
+ * description of its own on it.
+ */
+int files_anon_create(struct crf_ctx *ctx, const struct Crf__Files__Fd *e);
 
 #endif

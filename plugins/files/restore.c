@@ -173,7 +173,7 @@ static int open_desc(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 		return files_epoll_create(e);
 	if (e->inotify)
 		return files_inotify_create(e);
-	return files_anon_is(e) ? files_anon_create(e) : files_regfile_reopen(e);
+	return files_anon_is(e) ? files_anon_create(ctx, e) : files_regfile_reopen(e);
 }
 
 /*

@@ -297,7 +297,7 @@ static int create(struct crf_ctx *ctx, struct files_desc *s, const Crf__Files__F
 	else if (e->inotify)
 		r = files_inotify_create(e);
 	else
-		r = files_anon_is(e) ? files_anon_create(e) : files_regfile_reopen(e);
+		r = files_anon_is(e) ? files_anon_create(ctx, e) : files_regfile_reopen(e);
 	if (r < 0)
 		return r;
 	s->top = r;

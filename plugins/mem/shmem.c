@@ -10,7 +10,8 @@
  * Shared anonymous memory is made with mmap(MAP_SHARED | MAP_ANONYMOUS) and
  * kept through its /proc/self/map_files entry, so that the tasks map a file
  * named "/dev/zero (deleted)" as before; a memfd gets its name back from
- * memfd_create().
+ * memfd_create().  A memfd is made through crf_rst_object, so that the
+ * files plugin's fds on the same memfd get the same object.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +26,7 @@
 #include <crf/image.h>
 #include <crf/log.h>
 #include <crf/plugin.h>
+#include <crf/restore.h>
 
 #include "mm.pb-c.h"
 #include "pagemap.h"
@@ -326,6 +328,43 @@ static int make_object(struct crf_img *img, const char *name, Crf__Mem__ShmemObj
 	return fd;
 }
 
+/* A memfd to make for crf_rst_object: from its image, opened and past its object record. */
+struct memfd_making {
+	struct crf_img *img;
+	const char *name;
+	Crf__Mem__ShmemObject *o;
+};
+
+static int make_memfd(void *arg)
+{
+	struct memfd_making *mk = arg;
+
+	return make_object(mk->img, mk->name, mk->o);
+}
+
+/*
+ * A memfd the tree also holds as an fd is the object "memfd:DEV:INODE" of
+ * crf_rst_object, which the files plugin asks for too: whoever comes first
+ * makes it, with its contents and seals (the files plugin's record holds
+ * the same bytes), and the other gets the same memfd.
+ */
+static int share_memfd(struct crf_ctx *ctx, struct crf_img *img, const char *name,
+		       Crf__Mem__ShmemObject *o)
+{
+	struct memfd_making mk = {.img = img, .name = name, .o = o};
+	bool created = false;
+	char key[64];
+	int fd;
+
+	snprintf(key, sizeof(key), "memfd:%llu:%llu", (unsigned long long)o->dev,
+		 (unsigned long long)o->inode);
+	fd = crf_rst_object(ctx, key, make_memfd, &mk, &created);
+	if (fd >= 0)
+		crf_debug("%s: memfd %s (%s): %s", name, o->name ? o->name : "", key,
+			  created ? "made" : "one made before");
+	return fd;
+}
+
 /* Create object (@dev, @inode) from its image; the fd or -errno (logged). */
 static int create_object(struct crf_ctx *ctx, uint64_t dev, uint64_t inode)
 {
@@ -341,7 +380,9 @@ static int create_object(struct crf_ctx *ctx, uint64_t dev, uint64_t inode)
 	r = mem_shm_read_object(img, name, &o);
 	if (r >= 0 && (o->dev != dev || o->inode != inode))
 		r = crf_error_errno(EBADMSG, "%s: the object of another name", name);
-	if (r >= 0)
+	if (r >= 0 && o->kind == CRF__MEM__SHMEM_KIND__SHMEM_MEMFD)
+		r = share_memfd(ctx, img, name, o);
+	else if (r >= 0)
 		r = make_object(img, name, o);
 	if (o)
 		crf__mem__shmem_object__free_unpacked(o, NULL);
