@@ -3,7 +3,9 @@
  * Restore of eventfd, timerfd, signalfd, memfd and pidfd fds: each object
  * is created anew with the state saved in its record, inside the restored
  * task (so that a signalfd, a pidfd or a timer belongs to it), and handed
- * to restore.c, which puts it at its number like a reopened file.
+ * to restore.c, which puts it at its number like a reopened file.  A
+ * memfd is the exception: it may be mapped too, so it is made once for the
+ * restore through crf_rst_object and each fd opens it again.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -16,9 +16,10 @@
  * (a description shared between processes), a's ro and b's fd made in a
  * task after the mapping's memfd.
  *
- * After the restore each process checks that every fd is on the memfd its
- * mapping maps (same inode), names, seals, access modes, offsets and
- * contents, through the fds and the mappings.  Then, on the last page of a
+ * After the restore each process checks that it holds no fd but its own,
+ * that every fd is on the memfd its mapping maps (same inode), names,
+ * seals, access modes, offsets and contents, through the fds and the
+ * mappings.  Then, on the last page of a
  * (zero at the dump): the parent writes a byte through its fd and sees it
  * in its mapping; the child sees it in its mapping, stores its inode of b
  * and a byte into its mapping and reads the byte back through its fd; the
@@ -27,6 +28,7 @@
  */
 #include "wl.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -159,6 +161,24 @@ static void check_content(const char *who, int fd, const unsigned char *p, size_
 	free(buf);
 }
 
+/* The process holds 0, 1, 2, @x and @y and no other fd (none of crf's on a memfd). */
+static void check_fd_table(const char *who, int x, int y)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+	int fd;
+
+	WL_CHECK(d != NULL, "%s: opendir /proc/self/fd: %s", who, strerror(errno));
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		fd = atoi(de->d_name);
+		WL_CHECK(fd <= 2 || fd == x || fd == y || fd == dirfd(d),
+			 "%s: holds fd %d, which it did not open", who, fd);
+	}
+	closedir(d);
+}
+
 /* Wait until @get() is @v (up to 10 s). */
 static bool wait_byte(unsigned char (*get)(void), unsigned char v)
 {
@@ -194,6 +214,7 @@ static _Noreturn void child(int setup_w)
 	close(ro_fd);
 	close(setup_w);
 	wl_wait_verify();
+	check_fd_table(who, a_fd, b_fd);
 	check_fd(who, a_fd, ma, A_BYTES, "wl-memfd-a", A_SEALS, O_RDWR, A_POS);
 	check_fd(who, b_fd, mb, B_BYTES, "wl-memfd-b", B_SEALS, O_RDWR, 0);
 	check_content(who, b_fd, mb, B_BYTES, B_BYTES, B_SEED);
@@ -217,6 +238,7 @@ static void parent(pid_t kid)
 	uint64_t ino;
 	int st;
 
+	check_fd_table(who, a_fd, ro_fd);
 	check_fd(who, a_fd, ma, A_BYTES, "wl-memfd-a", A_SEALS, O_RDWR, A_POS);
 	check_fd(who, ro_fd, ma, A_BYTES, "wl-memfd-a", A_SEALS, O_RDONLY, RO_POS);
 	check_content(who, a_fd, ma, A_BYTES, CTL, A_SEED);
