@@ -131,8 +131,7 @@ static void check_fd(const char *who, int fd, const void *p, size_t len, const c
 	WL_CHECK(st.st_ino == mapped_inode(who, p, len),
 		 "%s: fd %d (inode %lu) is not the memfd its mapping maps (inode %lu)", who, fd,
 		 (unsigned long)st.st_ino, (unsigned long)mapped_inode(who, p, len));
-	WL_CHECK((size_t)st.st_size == len, "%s: fd %d: size %lld", who, fd,
-		 (long long)st.st_size);
+	WL_CHECK((size_t)st.st_size == len, "%s: fd %d: size %lld", who, fd, (long long)st.st_size);
 	WL_CHECK(fcntl(fd, F_GET_SEALS) == seals, "%s: fd %d: seals %#x, expected %#x", who, fd,
 		 fcntl(fd, F_GET_SEALS), seals);
 	WL_CHECK((fcntl(fd, F_GETFL) & O_ACCMODE) == mode, "%s: fd %d: access mode %#x", who, fd,
