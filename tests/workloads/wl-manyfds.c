@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * wl-manyfds [COUNT]: COUNT fds (1000 by default) in one process keep
- * their numbers and offsets across checkpoint and restore.
+ * wl-manyfds [COUNT | upto:COUNT]: COUNT fds (1000 by default) in one
+ * process keep their numbers and offsets across checkpoint and restore.
  *
  * State: one data file opened COUNT times, at fds 3..COUNT+2, each a
  * description of its own (not dups), every third one O_RDWR and the others
@@ -97,14 +97,37 @@ static void check(int last)
 		 "epoll fd %d does not report eventfd %d", last + 1, last + 2);
 }
 
+/*
+ * "COUNT" or "upto:COUNT": the latter as many as the hard RLIMIT_NOFILE
+ * leaves room for, up to COUNT (the dump and the restore need a few dozen
+ * fds of their own besides the program's), so that a machine with a lower
+ * limit tests what it can rather than failing on its set-up.
+ */
+static int count_of(const char *arg)
+{
+	struct rlimit rl;
+	int want, room;
+
+	if (strncmp(arg, "upto:", 5))
+		return atoi(arg);
+	want = atoi(arg + 5);
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_max == RLIM_INFINITY ||
+	    rl.rlim_max >= (rlim_t)want + 200)
+		return want;
+	room = (int)rl.rlim_max - 200;
+	wl_note("hard RLIMIT_NOFILE %llu: %d fds, not %d", (unsigned long long)rl.rlim_max, room,
+		want);
+	return room;
+}
+
 int main(int argc, char **argv)
 {
-	int count = argc > 1 ? atoi(argv[1]) : 1000;
+	int count = argc > 1 ? count_of(argv[1]) : 1000;
 	char path[4096];
 
 	wl_init("manyfds");
 	if (count < 2)
-		wl_fail("usage: wl-manyfds [COUNT >= 2]");
+		wl_fail("usage: wl-manyfds [COUNT >= 2 | upto:COUNT]");
 	snprintf(path, sizeof(path), "%s/wl-manyfds.dat", wl_tmpdir());
 	setup(path, FIRST + count - 1);
 	setup_epoll(FIRST + count - 1);
