@@ -109,7 +109,7 @@ static const char *fd_kind(int pid, int pidfd, int fd, const char *link, const s
 	return "unknown";
 }
 
-static int dump_fd(struct crf_ctx *ctx, int pidfd, int dirfd, int fd)
+static int dump_fd(struct crf_ctx *ctx, struct files_dump *d, int dirfd, int fd)
 {
 	struct crf_object obj = { .cls = CRF_OBJ_FD, .pid = crf_ctx_pid(ctx), .id = fd };
 	const struct crf_kind *kind;
@@ -126,7 +126,10 @@ static int dump_fd(struct crf_ctx *ctx, int pidfd, int dirfd, int fd)
 	if (fstatat(dirfd, name, &st, 0) < 0)
 		memset(&st, 0, sizeof(st));
 	obj.desc = link;
-	obj.kind = fd_kind((int)obj.pid, pidfd, fd, link, &st, buf, sizeof(buf));
+	obj.kind = fd_kind((int)obj.pid, d->pidfd, fd, link, &st, buf, sizeof(buf));
+	d->cur_fd = fd;
+	d->cur_dev = st.st_dev;
+	d->cur_ino = st.st_ino;
 	r = crf_kind_find(ctx, &obj, &kind);
 	if (r < 0)
 		return r;
@@ -151,7 +154,7 @@ static int walk(struct crf_ctx *ctx, struct files_dump *d, const char *path)
 		r = crf_log_errno(CRF_LOG_ERROR, errno, "list %s", path);
 	for (int i = 0; i < n; i++) {
 		if (r >= 0)
-			r = dump_fd(ctx, d->pidfd, dirfd, atoi(list[i]->d_name));
+			r = dump_fd(ctx, d, dirfd, atoi(list[i]->d_name));
 		free(list[i]);
 	}
 	free(list);
@@ -161,7 +164,8 @@ static int walk(struct crf_ctx *ctx, struct files_dump *d, const char *path)
 
 int files_dump_task(struct crf_ctx *ctx)
 {
-	struct files_dump d = {.pid = (int)crf_ctx_pid(ctx), .tree = files_tree_get(ctx)};
+	struct files_dump d = {
+		.pid = (int)crf_ctx_pid(ctx), .tree = files_tree_get(ctx), .cur_fd = -1};
 	char path[64], name[64];
 	int r;
 

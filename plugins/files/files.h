@@ -35,6 +35,9 @@ struct files_dump {
 	struct files_tree *tree;
 	struct crf_img *img; /* files-PID.img */
 	int pid, pidfd;
+	/* The fd being dumped and its file's device and inode (the walk's stat). */
+	int cur_fd;
+	uint64_t cur_dev, cur_ino;
 };
 
 /* The probe hook: taking fds from a task, comparing them, reading their state. */

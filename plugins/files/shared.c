@@ -43,6 +43,7 @@
 
 struct files_desc {
 	int pid, fd;
+	uint64_t dev, ino; /* dump: its file's, compared before kcmp is asked */
 	bool shared; /* dump: an fd of another task has it too */
 	int top;     /* restore: crf's own fd on it, or -1 */
 	bool given;  /* restore: @top is the core's now (crf_rst_keep_fd) */
@@ -114,10 +115,12 @@ static struct files_desc *desc_add(struct files_tree *tree, int pid, int fd)
 }
 
 /*
- * The order of two descriptions for tsearch(3): kcmp(KCMP_FILE) compares
- * the kernel's struct file pointers (obfuscated, the order kept) and says
- * 0 for the same one, 1 for less, 2 for greater.  Anything else (an error,
- * or 3: "no order") is left in the lookup key's err, and the lookup fails.
+ * The order of two descriptions for tsearch(3): by their file's device and
+ * inode (from the fd walk's stat), then, for two of one file,
+ * kcmp(KCMP_FILE), which compares the kernel's struct file pointers
+ * (obfuscated, the order kept) and says 0 for the same one, 1 for less, 2
+ * for greater.  Anything else (an error, or 3: "no order") is left in the
+ * lookup key's err, and the lookup fails.
  */
 static int desc_cmp(const void *a, const void *b)
 {
@@ -127,6 +130,11 @@ static int desc_cmp(const void *a, const void *b)
 
 	if (x->pid == y->pid && x->fd == y->fd)
 		return 0;
+	/* One description is one file: other files need no kcmp. */
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
 	r = syscall(SYS_kcmp, x->pid, y->pid, KCMP_FILE, x->fd, y->fd);
 	if (r == 0 || r == 1 || r == 2)
 		return r == 0 ? 0 : r == 1 ? -1 : 1;
@@ -139,7 +147,8 @@ static int desc_cmp(const void *a, const void *b)
 static int desc_drop_last(struct files_descs *ds, struct files_desc *s, bool in_tree)
 {
 	int err = 0;
-	struct files_desc key = {.pid = s->pid, .fd = s->fd, .err = &err};
+	struct files_desc key = {
+		.pid = s->pid, .fd = s->fd, .dev = s->dev, .ino = s->ino, .err = &err};
 
 	if (in_tree && (!tdelete(&key, &ds->tree, desc_cmp) || err))
 		return crf_error_errno(err ? err : ENOENT, "pid %d: fd %d: taking it out of "
@@ -168,6 +177,10 @@ int files_desc_find(struct files_dump *d, int fd, Crf__Files__Fd *e)
 	s = desc_add(d->tree, d->pid, fd);
 	if (!s)
 		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, fd);
+	if (d->cur_fd == fd) {
+		s->dev = d->cur_dev;
+		s->ino = d->cur_ino;
+	}
 	ds = d->tree->descs;
 	s->err = &err;
 	node = tsearch(s, &ds->tree, desc_cmp);
