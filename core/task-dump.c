@@ -5,7 +5,6 @@
  * itimers, POSIX timer values and securebits are readable only by the task
  * itself, so they are read through the parasite with plain system calls.
  */
-#include <elf.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -14,13 +13,13 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
-#include <sys/uio.h>
 #include <sys/user.h>
 #include <unistd.h>
 
 #include "crf-parasite-abi.h"
 #include "infect.h"
 #include "procfs.h"
+#include "ptrace.h"
 #include "task-dump.h"
 #include "util.h"
 
@@ -34,35 +33,26 @@ struct crf_rseq_conf {
 	uint32_t pad;
 };
 
-#define XSAVE_MAX (64 << 10)
 #define MAX_PENDING 1024
 
+/* Both register sets as crf_regs_get() reads them, into the record's bytes. */
 static int read_regs(pid_t tid, ProtobufCBinaryData *gp, ProtobufCBinaryData *xsave)
 {
-	struct user_regs_struct regs;
-	struct iovec iov = { &regs, sizeof(regs) };
-	uint8_t *xs = malloc(XSAVE_MAX);
+	struct crf_regs regs;
+	int r;
 
-	if (!xs)
-		return -ENOMEM;
-	if (ptrace(PTRACE_GETREGSET, tid, NT_PRSTATUS, &iov) < 0) {
-		free(xs);
-		return crf_error_errno(errno, "pid %d: reading registers", (int)tid);
-	}
-	gp->data = malloc(sizeof(regs));
+	r = crf_regs_get(tid, &regs);
+	if (r < 0)
+		return r;
+	gp->data = malloc(sizeof(regs.gp));
 	if (!gp->data) {
-		free(xs);
+		crf_regs_free(&regs);
 		return -ENOMEM;
 	}
-	memcpy(gp->data, &regs, sizeof(regs));
-	gp->len = sizeof(regs);
-	iov = (struct iovec){ xs, XSAVE_MAX };
-	if (ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, &iov) < 0) {
-		free(xs);
-		return crf_error_errno(errno, "pid %d: reading the XSAVE area", (int)tid);
-	}
-	xsave->data = xs;
-	xsave->len = iov.iov_len;
+	memcpy(gp->data, &regs.gp, sizeof(regs.gp));
+	gp->len = sizeof(regs.gp);
+	xsave->data = TAKE_PTR(regs.xsave);
+	xsave->len = regs.xsave_len;
 	return 0;
 }
 
