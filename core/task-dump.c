@@ -333,7 +333,6 @@ static int proc_link(pid_t pid, const char *what, char **out)
 static int proc_small(pid_t pid, Crf__Core__TaskCore *tc)
 {
 	_cleanup_free_ char *comm = NULL, *pers = NULL;
-	struct crf_rseq_conf rs = { 0 };
 	char path[64];
 	int r;
 
@@ -353,12 +352,7 @@ static int proc_small(pid_t pid, Crf__Core__TaskCore *tc)
 		r = proc_link(pid, "root", &tc->root);
 	if (r < 0)
 		return r;
-	if (ptrace(CRF_PTRACE_GET_RSEQ_CONFIGURATION, pid, sizeof(rs), &rs) < 0)
-		return crf_error_errno(errno, "pid %d: rseq configuration", (int)pid);
-	tc->rseq_ptr = rs.rseq_abi_pointer;
-	tc->rseq_len = rs.rseq_abi_size;
-	tc->rseq_sig = rs.signature;
-	return 0;
+	return crf_task_read_rseq(pid, &tc->rseq_ptr, &tc->rseq_len, &tc->rseq_sig);
 }
 
 int crf_task_read_rseq(pid_t tid, uint64_t *ptr, uint32_t *len, uint32_t *sig)
