@@ -140,6 +140,29 @@ int crf_parse_status(const char *text, struct crf_proc_status *st)
 	return 0;
 }
 
+int crf_parse_nspid(const char *text, pid_t *ids, size_t max)
+{
+	const char *line = field(text, "NSpid");
+	size_t n = 0;
+	char *end;
+
+	if (!line)
+		return 0;
+	for (;;) {
+		long v;
+
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (*line == '\n' || !*line)
+			return (int)n;
+		v = strtol(line, &end, 10);
+		if (end == line || n == max)
+			return -EINVAL;
+		ids[n++] = (pid_t)v;
+		line = end;
+	}
+}
+
 /* The kernel's names of the limits, in RLIMIT_* order (fs/proc/base.c). */
 static const char *const limit_names[CRF_NLIMITS] = {
 	[RLIMIT_CPU] = "Max cpu time",

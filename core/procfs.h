@@ -47,6 +47,13 @@ struct crf_proc_timer {
 /* Parse /proc/PID/timers; returns the number of timers (at most @max) or -EINVAL. */
 int crf_parse_timers(const char *text, struct crf_proc_timer *t, size_t max);
 
+/*
+ * The NSpid line of /proc/PID[/task/TID]/status: the ID in each PID
+ * namespace level, the reader's own first, into @ids.  Returns the number
+ * of levels (0: no such line, a kernel without it) or -EINVAL (more than @max).
+ */
+int crf_parse_nspid(const char *text, pid_t *ids, size_t max);
+
 /* Read a whole (small) file into a malloc'd NUL-terminated buffer; 0 or -errno. */
 int crf_read_file(const char *path, char **text);
 

@@ -74,9 +74,8 @@ static int stat_exit_code(const char *after_comm, int *code)
 static int read_ns_pids(pid_t pid, struct crf_proc *p)
 {
 	_cleanup_free_ char *text = NULL;
-	const char *line;
-	char path[64], *end;
-	int r;
+	char path[64];
+	int r, n;
 
 	p->ns_pid[0] = pid;
 	p->n_levels = 1;
@@ -86,21 +85,11 @@ static int read_ns_pids(pid_t pid, struct crf_proc *p)
 		return 0;
 	if (r < 0)
 		return crf_error_errno(r, "%s", path);
-	line = strstr(text, "\nNSpid:");
-	if (!line)
-		return 0;
-	line += strlen("\nNSpid:");
-	for (unsigned int n = 0; n < CRF_PIDNS_LEVELS; n++) {
-		long v = strtol(line, &end, 10);
-
-		if (end == line || *line == '\n')
-			break;
-		p->ns_pid[n] = (pid_t)v;
-		p->n_levels = n + 1;
-		line = end;
-	}
-	if (p->ns_pid[0] != pid)
-		return crf_error_errno(EINVAL, "%s: NSpid starts with %d", path, (int)p->ns_pid[0]);
+	n = crf_parse_nspid(text, p->ns_pid, CRF_PIDNS_LEVELS);
+	if (n < 0 || (n > 0 && p->ns_pid[0] != pid))
+		return crf_error_errno(EINVAL, "%s: bad NSpid line", path);
+	if (n > 0)
+		p->n_levels = (unsigned int)n;
 	return 0;
 }
 

@@ -5,24 +5,21 @@
  * itimers, POSIX timer values and securebits are readable only by the task
  * itself, so they are read through the parasite with plain system calls.
  */
-#include <elf.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
-#include <sys/time.h>
-#include <sys/uio.h>
 #include <sys/user.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "crf-parasite-abi.h"
+#include "infect.h"
 #include "procfs.h"
+#include "ptrace.h"
 #include "task-dump.h"
 #include "util.h"
 
@@ -36,36 +33,26 @@ struct crf_rseq_conf {
 	uint32_t pad;
 };
 
-#define XSAVE_MAX (64 << 10)
 #define MAX_PENDING 1024
-#define MAX_TIMERS 256
 
+/* Both register sets as crf_regs_get() reads them, into the record's bytes. */
 static int read_regs(pid_t tid, ProtobufCBinaryData *gp, ProtobufCBinaryData *xsave)
 {
-	struct user_regs_struct regs;
-	struct iovec iov = { &regs, sizeof(regs) };
-	uint8_t *xs = malloc(XSAVE_MAX);
+	struct crf_regs regs;
+	int r;
 
-	if (!xs)
-		return -ENOMEM;
-	if (ptrace(PTRACE_GETREGSET, tid, NT_PRSTATUS, &iov) < 0) {
-		free(xs);
-		return crf_error_errno(errno, "pid %d: reading registers", (int)tid);
-	}
-	gp->data = malloc(sizeof(regs));
+	r = crf_regs_get(tid, &regs);
+	if (r < 0)
+		return r;
+	gp->data = malloc(sizeof(regs.gp));
 	if (!gp->data) {
-		free(xs);
+		crf_regs_free(&regs);
 		return -ENOMEM;
 	}
-	memcpy(gp->data, &regs, sizeof(regs));
-	gp->len = sizeof(regs);
-	iov = (struct iovec){ xs, XSAVE_MAX };
-	if (ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, &iov) < 0) {
-		free(xs);
-		return crf_error_errno(errno, "pid %d: reading the XSAVE area", (int)tid);
-	}
-	xsave->data = xs;
-	xsave->len = iov.iov_len;
+	memcpy(gp->data, &regs.gp, sizeof(regs.gp));
+	gp->len = sizeof(regs.gp);
+	xsave->data = TAKE_PTR(regs.xsave);
+	xsave->len = regs.xsave_len;
 	return 0;
 }
 
@@ -74,151 +61,126 @@ int crf_task_read_regs(pid_t tid, Crf__Core__TaskCore *tc)
 	return read_regs(tid, &tc->regs, &tc->xsave);
 }
 
-/* A system call in the task, with its memory argument in the scratch area. */
-struct remote {
-	const struct crf_host_ops *ops;
-	void *task;
-	uint64_t scratch;
-	size_t size;
-};
-
-static long rcall(struct remote *r, long nr, long a0, long a1, long a2, long a3)
+static int sigactions(struct crf_parasite *p, Crf__Core__TaskCore *tc)
 {
-	const long args[6] = { a0, a1, a2, a3, 0, 0 };
+	struct crf_sigaction_info ka[CRF_PSITE_NSIG];
+	int r;
 
-	return r->ops->parasite_syscall(r->task, nr, args);
-}
-
-static int rread(struct remote *r, uint64_t addr, void *buf, size_t len)
-{
-	return r->ops->parasite_rw(r->task, addr, buf, len, false);
-}
-
-static int sigactions(struct remote *r, pid_t pid, Crf__Core__TaskCore *tc)
-{
-	struct {
-		uint64_t handler, flags, restorer, mask;
-	} ka;
-
-	tc->sigactions = calloc(64, sizeof(*tc->sigactions));
+	r = crf_parasite_get_sigactions(p, ka);
+	if (r < 0)
+		return r;
+	tc->sigactions = calloc(CRF_PSITE_NSIG, sizeof(*tc->sigactions));
 	if (!tc->sigactions)
 		return -ENOMEM;
-	for (int sig = 1; sig <= 64; sig++) {
+	for (int sig = 1; sig <= CRF_PSITE_NSIG; sig++) {
 		Crf__Core__SigAction *sa;
-		long ret;
 
 		if (sig == SIGKILL || sig == SIGSTOP)
 			continue;
-		ret = rcall(r, SYS_rt_sigaction, sig, 0, (long)r->scratch, 8);
-		if (ret < 0)
-			return crf_error_errno((int)ret, "pid %d: rt_sigaction(%d)", (int)pid, sig);
-		ret = rread(r, r->scratch, &ka, sizeof(ka));
-		if (ret < 0)
-			return (int)ret;
 		sa = malloc(sizeof(*sa));
 		if (!sa)
 			return -ENOMEM;
 		crf__core__sig_action__init(sa);
 		sa->sig = (uint32_t)sig;
-		sa->handler = ka.handler;
-		sa->flags = ka.flags;
-		sa->restorer = ka.restorer;
-		sa->mask = ka.mask;
+		sa->handler = ka[sig - 1].handler;
+		sa->flags = ka[sig - 1].flags;
+		sa->restorer = ka[sig - 1].restorer;
+		sa->mask = ka[sig - 1].mask;
 		tc->sigactions[tc->n_sigactions++] = sa;
 	}
 	return 0;
 }
 
-static int altstack_itimers(struct remote *r, pid_t pid, Crf__Core__TaskCore *tc)
+static int altstack_itimers(struct crf_parasite *p, Crf__Core__TaskCore *tc)
 {
-	stack_t ss;
-	struct itimerval it;
+	struct crf_sigaltstack_info ss;
+	struct crf_itimer_info it[3];
 	long ret;
 
-	ret = rcall(r, SYS_sigaltstack, 0, (long)r->scratch, 0, 0);
+	ret = crf_parasite_get_sigaltstack(p, &ss);
 	if (ret >= 0)
-		ret = rread(r, r->scratch, &ss, sizeof(ss));
+		ret = crf_parasite_get_itimers(p, it);
 	if (ret < 0)
-		return crf_error_errno((int)ret, "pid %d: sigaltstack", (int)pid);
-	tc->sas_sp = (uint64_t)(uintptr_t)ss.ss_sp;
-	tc->sas_size = ss.ss_size;
-	tc->sas_flags = (uint32_t)ss.ss_flags;
+		return (int)ret;
+	tc->sas_sp = ss.sp;
+	tc->sas_size = ss.size;
+	tc->sas_flags = (uint32_t)ss.flags;
 	tc->itimers = calloc(12, sizeof(*tc->itimers));
 	if (!tc->itimers)
 		return -ENOMEM;
 	tc->n_itimers = 12;
 	for (int which = 0; which < 3; which++) {
-		ret = rcall(r, SYS_getitimer, which, (long)r->scratch, 0, 0);
-		if (ret >= 0)
-			ret = rread(r, r->scratch, &it, sizeof(it));
-		if (ret < 0)
-			return crf_error_errno((int)ret, "pid %d: getitimer(%d)", (int)pid, which);
-		tc->itimers[which * 4 + 0] = it.it_interval.tv_sec;
-		tc->itimers[which * 4 + 1] = it.it_interval.tv_usec;
-		tc->itimers[which * 4 + 2] = it.it_value.tv_sec;
-		tc->itimers[which * 4 + 3] = it.it_value.tv_usec;
+		tc->itimers[which * 4 + 0] = it[which].interval_sec;
+		tc->itimers[which * 4 + 1] = it[which].interval_usec;
+		tc->itimers[which * 4 + 2] = it[which].value_sec;
+		tc->itimers[which * 4 + 3] = it[which].value_usec;
 	}
-	ret = rcall(r, SYS_prctl, PR_GET_SECUREBITS, 0, 0, 0);
+	ret = crf_parasite_get_securebits(p);
 	if (ret < 0)
-		return crf_error_errno((int)ret, "pid %d: PR_GET_SECUREBITS", (int)pid);
+		return (int)ret;
 	tc->creds->securebits = (uint32_t)ret;
 	return 0;
 }
 
-static int64_t ts_ns(const struct timespec *ts)
+/* The timers /proc/PID/timers lists, their values and overruns read by the parasite in one call. */
+static int posix_timers(struct crf_parasite *p, pid_t pid, Crf__Core__TaskCore *tc)
 {
-	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
-}
-
-static int posix_timers(struct remote *r, pid_t pid, Crf__Core__TaskCore *tc)
-{
-	struct crf_proc_timer *pt = calloc(MAX_TIMERS, sizeof(*pt));
+	struct crf_proc_timer *pt = calloc(CRF_PSITE_MAX_TIMERS, sizeof(*pt));
+	struct crf_posix_timer_info *ti = calloc(CRF_PSITE_MAX_TIMERS, sizeof(*ti));
 	_cleanup_free_ char *text = NULL;
 	char path[64];
 	int n, ret;
 
-	if (!pt)
-		return -ENOMEM;
+	if (!pt || !ti) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/timers", (int)pid);
 	ret = crf_read_file(path, &text);
-	n = ret < 0 ? ret : crf_parse_timers(text, pt, MAX_TIMERS);
+	n = ret < 0 ? ret : crf_parse_timers(text, pt, CRF_PSITE_MAX_TIMERS);
 	if (n < 0) {
-		free(pt);
-		return crf_error_errno(n, "%s", path);
+		ret = crf_error_errno(n, "%s", path);
+		goto out;
 	}
+	for (int i = 0; i < n; i++)
+		ti[i].id = pt[i].id;
+	ret = n ? crf_parasite_get_posix_timers(p, ti, (size_t)n) : 0;
+	if (ret < 0)
+		goto out;
 	tc->timers = calloc((size_t)n + 1, sizeof(*tc->timers));
-	for (int i = 0; tc->timers && i < n; i++) {
-		Crf__Core__PosixTimer *t = malloc(sizeof(*t));
-		struct itimerspec its;
-		long v;
+	if (!tc->timers) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		Crf__Core__PosixTimer *t;
 
-		if (!t)
-			break;
+		if (ti[i].err < 0 || ti[i].overrun < 0) {
+			ret = crf_error_errno(ti[i].err < 0 ? ti[i].err : ti[i].overrun,
+					      "pid %d: POSIX timer %d", (int)pid, pt[i].id);
+			goto out;
+		}
+		t = malloc(sizeof(*t));
+		if (!t) {
+			ret = -ENOMEM;
+			goto out;
+		}
 		crf__core__posix_timer__init(t);
 		tc->timers[tc->n_timers++] = t;
-		v = rcall(r, SYS_timer_gettime, pt[i].id, (long)r->scratch, 0, 0);
-		if (v >= 0)
-			v = rread(r, r->scratch, &its, sizeof(its));
-		if (v >= 0)
-			v = rcall(r, SYS_timer_getoverrun, pt[i].id, 0, 0, 0);
-		if (v < 0) {
-			int id = pt[i].id;
-
-			free(pt);
-			return crf_error_errno((int)v, "pid %d: POSIX timer %d", (int)pid, id);
-		}
 		t->id = pt[i].id;
 		t->clock = pt[i].clock;
 		t->signo = pt[i].signo;
 		t->notify = pt[i].notify;
 		t->notify_tid = pt[i].notify_tid;
 		t->value = pt[i].value;
-		t->interval_ns = ts_ns(&its.it_interval);
-		t->value_ns = ts_ns(&its.it_value);
-		t->overrun = (int32_t)v;
+		t->interval_ns = ti[i].interval_sec * 1000000000 + ti[i].interval_nsec;
+		t->value_ns = ti[i].value_sec * 1000000000 + ti[i].value_nsec;
+		t->overrun = ti[i].overrun;
 	}
+out:
 	free(pt);
-	return tc->timers ? 0 : -ENOMEM;
+	free(ti);
+	return ret;
 }
 
 /* Queued signals, read without dequeuing them (PTRACE_PEEKSIGINFO). */
@@ -371,7 +333,6 @@ static int proc_link(pid_t pid, const char *what, char **out)
 static int proc_small(pid_t pid, Crf__Core__TaskCore *tc)
 {
 	_cleanup_free_ char *comm = NULL, *pers = NULL;
-	struct crf_rseq_conf rs = { 0 };
 	char path[64];
 	int r;
 
@@ -391,12 +352,7 @@ static int proc_small(pid_t pid, Crf__Core__TaskCore *tc)
 		r = proc_link(pid, "root", &tc->root);
 	if (r < 0)
 		return r;
-	if (ptrace(CRF_PTRACE_GET_RSEQ_CONFIGURATION, pid, sizeof(rs), &rs) < 0)
-		return crf_error_errno(errno, "pid %d: rseq configuration", (int)pid);
-	tc->rseq_ptr = rs.rseq_abi_pointer;
-	tc->rseq_len = rs.rseq_abi_size;
-	tc->rseq_sig = rs.signature;
-	return 0;
+	return crf_task_read_rseq(pid, &tc->rseq_ptr, &tc->rseq_len, &tc->rseq_sig);
 }
 
 int crf_task_read_rseq(pid_t tid, uint64_t *ptr, uint32_t *len, uint32_t *sig)
@@ -458,19 +414,15 @@ int crf_task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc)
 	return r < 0 ? r : 0;
 }
 
-int crf_task_collect_parasite(pid_t pid, const struct crf_host_ops *ops, void *task,
-			      Crf__Core__TaskCore *tc)
+int crf_task_collect_parasite(pid_t pid, struct crf_parasite *p, Crf__Core__TaskCore *tc)
 {
-	struct remote rem = { .ops = ops, .task = task };
 	int r;
 
-	r = ops->parasite_scratch(task, &rem.scratch, &rem.size);
+	r = sigactions(p, tc);
 	if (r >= 0)
-		r = sigactions(&rem, pid, tc);
+		r = altstack_itimers(p, tc);
 	if (r >= 0)
-		r = altstack_itimers(&rem, pid, tc);
-	if (r >= 0)
-		r = posix_timers(&rem, pid, tc);
+		r = posix_timers(p, pid, tc);
 	return r < 0 ? r : 0;
 }
 

@@ -23,19 +23,18 @@ int crf_task_read_regs(pid_t tid, Crf__Core__TaskCore *tc);
 int crf_task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc);
 
 /*
- * Through the parasite (@ops/@task, the host table of the infected task),
- * what only the task can read: signal actions, sigaltstack, itimers, POSIX
- * timers, securebits.  After crf_task_collect_proc().
+ * Through the parasite @p, what only the task can read: signal actions,
+ * sigaltstack, itimers, POSIX timers, securebits.  After
+ * crf_task_collect_proc().
  */
-int crf_task_collect_parasite(pid_t pid, const struct crf_host_ops *ops, void *task,
-			      Crf__Core__TaskCore *tc);
+struct crf_parasite;
+int crf_task_collect_parasite(pid_t pid, struct crf_parasite *p, Crf__Core__TaskCore *tc);
 
 /*
  * Every thread of @pid (@tids, the leader first, all frozen) into
  * tc->threads, with @p the leader's parasite: see thread-dump.c.  After
  * crf_task_collect_parasite().
  */
-struct crf_parasite;
 int crf_task_collect_threads(pid_t pid, const pid_t *tids, size_t n, struct crf_parasite *p,
 			     Crf__Core__TaskCore *tc);
 

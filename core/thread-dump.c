@@ -31,25 +31,15 @@
 
 static int ns_tids(const char *text, const char *path, Crf__Core__ThreadCore *th)
 {
-	const char *line = strstr(text, "\nNSpid:");
-	char *end;
+	int n;
 
 	th->ns_tid = calloc(MAX_LEVELS, sizeof(*th->ns_tid));
 	if (!th->ns_tid)
 		return -ENOMEM;
-	if (!line)
-		return crf_error_errno(EINVAL, "%s: no NSpid line", path);
-	line += strlen("\nNSpid:");
-	while (th->n_ns_tid < MAX_LEVELS) {
-		long v = strtol(line, &end, 10);
-
-		if (end == line)
-			break;
-		th->ns_tid[th->n_ns_tid++] = (int32_t)v;
-		line = end;
-	}
-	if (!th->n_ns_tid || th->ns_tid[0] != th->tid)
+	n = crf_parse_nspid(text, th->ns_tid, MAX_LEVELS);
+	if (n <= 0 || th->ns_tid[0] != th->tid)
 		return crf_error_errno(EINVAL, "%s: bad NSpid line", path);
+	th->n_ns_tid = (size_t)n;
 	return 0;
 }
 
