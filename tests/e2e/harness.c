@@ -5,6 +5,7 @@
  *   harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]
  *           [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]
  *           [--settle MS] [--pty] [--restore-arg ARG]...
+ *           [--expect-verify-fail REGEX]
  *           --crf PATH --dir DIR -- WORKLOAD [ARGS...]
  *
  * The workload (tests/workloads) sets up its state, creates the file named
@@ -32,6 +33,10 @@
  *   --expect-dump-fail REGEX: the dump must fail, its output must match
  *          REGEX (extended, case-insensitive), and the workload must still
  *          run unharmed; then verify
+ *   --expect-verify-fail REGEX: the workload's verification must fail (exit
+ *          status 1) with a "wl-NAME: FAIL: ..." line that matches REGEX:
+ *          the harness self-test's fake crf corrupts memory on purpose, and
+ *          only the workload's noticing it may fail the test
  *
  * The harness is a child subreaper, so the restored process (and anything
  * crf leaves behind) becomes its child and is reaped: a zombie would keep
@@ -80,7 +85,7 @@ static struct harness {
 	int settle_ms;
 	bool keep, counter_lines, own_cgroup, pty;
 	char cgroup[PATH_MAX];	/* --own-cgroup: the workload's scratch cgroup v2 */
-	const char *name, *crf, *dir, *expect_fail;
+	const char *name, *crf, *dir, *expect_fail, *expect_verify_fail;
 	const char *dump_args[16], *restore_args[8];
 	int ndump_args, nrestore_args;
 	char **workload;
@@ -515,6 +520,51 @@ static void wait_ready(void)
 		fail("the ready file names another process: %.*s", (int)strcspn(buf, "\n"), buf);
 }
 
+/* True if @text matches @re (extended, case-insensitive). */
+static bool matches(const char *text, const char *re)
+{
+	regex_t rx;
+	int err;
+
+	if (regcomp(&rx, re, REG_EXTENDED | REG_ICASE | REG_NOSUB))
+		fail("bad regular expression '%s'", re);
+	err = regexec(&rx, text, 0, NULL, 0);
+	regfree(&rx);
+	return !err;
+}
+
+/* The dump's output must match the expected refusal. */
+static void check_refusal(void)
+{
+	char out[16384];
+	ssize_t n;
+	int fd;
+
+	fd = open(h.crf_log, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, out, sizeof(out) - 1);
+	if (fd >= 0)
+		close(fd);
+	out[n > 0 ? n : 0] = '\0';
+	if (!matches(out, h.expect_fail))
+		fail("the refused dump's output does not match /%s/", h.expect_fail);
+}
+
+/* A "wl-NAME: FAIL: ..." line of the workload's log must match @re. */
+static void check_verify_failure(const char *re)
+{
+	char line[1024];
+	bool found = false;
+	FILE *f = fopen(h.log, "re");
+
+	if (!f)
+		fail("open %s: %s", h.log, strerror(errno));
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, "wl-", 3) && strstr(line, ": FAIL: ") && matches(line, re);
+	fclose(f);
+	if (!found)
+		fail("the workload failed, but no FAIL line of it matches /%s/", re);
+}
+
 static void verify(void)
 {
 	int st;
@@ -523,30 +573,15 @@ static void verify(void)
 	if (h.pty && pty_type("line-after-restore\n") < 0)
 		fail("type on the terminal: %s", strerror(errno));
 	st = wait_exit(h.pid, "the workload to verify its state");
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fail("the workload's verdict: %s", describe_status(st));
-}
-
-/* The dump's output must match the expected refusal. */
-static void check_refusal(void)
-{
-	char out[16384];
-	regex_t re;
-	ssize_t n;
-	int fd, err;
-
-	fd = open(h.crf_log, O_RDONLY | O_CLOEXEC);
-	n = fd < 0 ? -1 : read(fd, out, sizeof(out) - 1);
-	if (fd >= 0)
-		close(fd);
-	out[n > 0 ? n : 0] = '\0';
-	err = regcomp(&re, h.expect_fail, REG_EXTENDED | REG_ICASE | REG_NOSUB);
-	if (err)
-		fail("bad --expect-dump-fail regular expression '%s'", h.expect_fail);
-	err = regexec(&re, out, 0, NULL, 0);
-	regfree(&re);
-	if (err)
-		fail("the refused dump's output does not match /%s/", h.expect_fail);
+	if (!h.expect_verify_fail) {
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			fail("the workload's verdict: %s", describe_status(st));
+		return;
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 1)
+		fail("the workload's verdict: %s, but its verification should have failed",
+		     describe_status(st));
+	check_verify_failure(h.expect_verify_fail);
 }
 
 /* The "counter: N" lines of the log must count 1, 2, 3... without a gap. */
@@ -646,6 +681,7 @@ static void usage(void)
 		"usage: harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]\n"
 		"               [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]\n"
 		"               [--settle MS] [--own-cgroup] [--pty] [--restore-arg ARG]...\n"
+		"               [--expect-verify-fail REGEX]\n"
 		"               --crf PATH --dir DIR -- WORKLOAD [ARGS...]\n");
 	exit(2);
 }
@@ -666,6 +702,7 @@ static void parse(int argc, char **argv)
 		{"own-cgroup", no_argument, NULL, 'g'},
 		{"pty", no_argument, NULL, 'p'},
 		{"restore-arg", required_argument, NULL, 'r'},
+		{"expect-verify-fail", required_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *base;
@@ -712,6 +749,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 'p':
 			h.pty = true;
+			break;
+		case 'v':
+			h.expect_verify_fail = optarg;
 			break;
 		case 'r':
 			if (h.nrestore_args == (int)(sizeof(h.restore_args) / sizeof(h.restore_args[0])))

@@ -51,28 +51,7 @@ static void close_fd(int *fd)
 
 static _Noreturn void verify_and_exit(const struct node *n)
 {
-	ssize_t bad;
-	int failed = 0;
-
-	if (getpid() != n->self.pid || getppid() != n->self.ppid)
-		wl_fail("%s: pid %d parent %d, expected pid %d parent %d", n->name, (int)getpid(),
-			(int)getppid(), (int)n->self.pid, (int)n->self.ppid);
-	wl_check_ids(n->name, 0, &n->self);
-	bad = wl_cmp_fill(n->buf, BUF_BYTES, n->seed);
-	if (bad >= 0)
-		wl_fail("%s: its memory differs at offset %zd", n->name, bad);
-	for (int k = 0; k < n->n_kids; k++)
-		wl_check_ids("a child", n->kids[k].pid, &n->kids[k]);
-	for (int k = 0; k < n->n_kids; k++) {
-		int st;
-
-		if (waitpid(n->kids[k].pid, &st, 0) != n->kids[k].pid)
-			wl_fail("%s: waitpid(%d): %s", n->name, (int)n->kids[k].pid,
-				strerror(errno));
-		failed |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
-	}
-	if (failed)
-		wl_fail("%s: a descendant failed", n->name);
+	wl_node_verify(n, BUF_BYTES);
 	if (n->self.pid == root_pid)
 		wl_note("5 processes: a session whose leader is a sibling, and one whose leader "
 			"is gone, intact");

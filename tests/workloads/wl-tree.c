@@ -51,41 +51,10 @@ static void record_self(struct node *n, const char *name)
 	n->self = (struct expect){getpid(), getppid(), getsid(0), getpgid(0)};
 }
 
-static void check_self(const struct node *n)
-{
-	ssize_t bad;
-
-	if (getpid() != n->self.pid || getppid() != n->self.ppid)
-		wl_fail("%s: pid %d parent %d, expected pid %d parent %d", n->name, (int)getpid(),
-			(int)getppid(), (int)n->self.pid, (int)n->self.ppid);
-	wl_check_ids(n->name, 0, &n->self);
-	bad = wl_cmp_fill(n->buf, BUF_BYTES, n->seed);
-	if (bad >= 0)
-		wl_fail("%s: its memory differs at offset %zd", n->name, bad);
-}
-
 /* After the restore: self, the children's places, then their verdicts. */
 static _Noreturn void verify_and_exit(const struct node *n)
 {
-	int failed = 0;
-
-	check_self(n);
-	for (int k = 0; k < n->n_kids; k++)
-		wl_check_ids("a child", n->kids[k].pid, &n->kids[k]);
-	for (int k = 0; k < n->n_kids; k++) {
-		int st;
-
-		if (waitpid(n->kids[k].pid, &st, 0) != n->kids[k].pid)
-			wl_fail("%s: waitpid(%d): %s", n->name, (int)n->kids[k].pid,
-				strerror(errno));
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-			wl_note("%s: child %d failed (status %#x)", n->name, (int)n->kids[k].pid,
-				st);
-			failed = 1;
-		}
-	}
-	if (failed)
-		wl_fail("%s: a descendant failed", n->name);
+	wl_node_verify(n, BUF_BYTES);
 	if (!strcmp(n->name, "root"))
 		wl_note("8 processes: PIDs, parents, sessions, groups (one without its leader) "
 			"and memory intact");

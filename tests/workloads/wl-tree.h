@@ -3,6 +3,7 @@
 #ifndef CRF_TESTS_WL_TREE_H
 #define CRF_TESTS_WL_TREE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -23,5 +24,12 @@ struct node {
 
 /* Fail unless process @pid (@who in the message) has the session and group of @e. */
 void wl_check_ids(const char *who, pid_t pid, const struct expect *e);
+
+/*
+ * After the restore, in the process of @n: its PID, parent, session, group
+ * and @buf_bytes of memory, then its children's session and group, then
+ * their verdicts (it waits for each); fails unless all of them exited 0.
+ */
+void wl_node_verify(const struct node *n, size_t buf_bytes);
 
 #endif

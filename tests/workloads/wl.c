@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -271,4 +272,34 @@ void wl_check_ids(const char *who, pid_t pid, const struct expect *e)
 	if (sid != e->sid || pgid != e->pgid)
 		wl_fail("%s (pid %d): session %d group %d, expected session %d group %d", who,
 			(int)pid, (int)sid, (int)pgid, (int)e->sid, (int)e->pgid);
+}
+
+void wl_node_verify(const struct node *n, size_t buf_bytes)
+{
+	bool failed = false;
+	ssize_t bad;
+
+	if (getpid() != n->self.pid || getppid() != n->self.ppid)
+		wl_fail("%s: pid %d parent %d, expected pid %d parent %d", n->name, (int)getpid(),
+			(int)getppid(), (int)n->self.pid, (int)n->self.ppid);
+	wl_check_ids(n->name, 0, &n->self);
+	bad = wl_cmp_fill(n->buf, buf_bytes, n->seed);
+	if (bad >= 0)
+		wl_fail("%s: its memory differs at offset %zd", n->name, bad);
+	for (int k = 0; k < n->n_kids; k++)
+		wl_check_ids("a child", n->kids[k].pid, &n->kids[k]);
+	for (int k = 0; k < n->n_kids; k++) {
+		int st;
+
+		if (waitpid(n->kids[k].pid, &st, 0) != n->kids[k].pid)
+			wl_fail("%s: waitpid(%d): %s", n->name, (int)n->kids[k].pid,
+				strerror(errno));
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			wl_note("%s: child %d failed (status %#x)", n->name, (int)n->kids[k].pid,
+				st);
+			failed = true;
+		}
+	}
+	if (failed)
+		wl_fail("%s: a descendant failed", n->name);
 }
