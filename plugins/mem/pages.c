@@ -20,6 +20,7 @@
 #include <crf/image.h>
 #include <crf/log.h>
 
+#include "mem.h"
 #include "pages.h"
 
 #define BATCH	  (1u << 20)
@@ -151,12 +152,6 @@ static int save(struct mem_pages *p, size_t from, size_t *out, uint64_t vaddr, s
 	return 0;
 }
 
-static bool page_is_zero(const char *page, size_t size)
-{
-	/* Equal to itself shifted by one byte, and the first byte zero: all zero. */
-	return !page[0] && !memcmp(page, page + 1, size - 1);
-}
-
 /*
  * Pack the pages of the batch, read into p->buf, to its start, leaving out
  * zero pages; *@out is the bytes kept.
@@ -172,7 +167,7 @@ static int save_batch(struct mem_pages *p, size_t *out)
 		size_t len = p->batch[i].iov_len, keep = 0, done;
 
 		for (done = 0; done < len; done += p->page_size) {
-			if (!p->skip_zero || !page_is_zero(p->buf + at + done, p->page_size)) {
+			if (!p->skip_zero || !mem_is_zero(p->buf + at + done, p->page_size)) {
 				keep += p->page_size;
 				continue;
 			}
