@@ -74,14 +74,13 @@ int mem_pages_init(struct mem_pages *p, pid_t pid, enum mem_read_method method,
 		.method = method,
 		.mem_fd = -1,
 		.page_size = page_size,
-		.buf_size = BATCH,
 	};
 	p->batch = calloc(BATCH_IOV, sizeof(*p->batch));
 	if (!p->batch)
 		return crf_error_errno(ENOMEM, "page batch");
 	p->resident = resident_bytes(pid, page_size);
 	snprintf(p->progress_what, sizeof(p->progress_what), "pid %d", (int)pid);
-	return mem_writer_start(&p->writer, blob, p->buf_size, BATCH_BUFS);
+	return mem_writer_start(&p->writer, blob, BATCH, BATCH_BUFS);
 }
 
 int mem_pages_finish(struct mem_pages *p)
@@ -302,14 +301,14 @@ int mem_pages_add(void *arg, uint64_t start, uint64_t end, bool zero)
 		return 0;
 	}
 	while (start < end) {
-		if (p->batch_len == p->buf_size || p->n_batch == BATCH_IOV) {
+		if (p->batch_len == BATCH || p->n_batch == BATCH_IOV) {
 			r = mem_pages_flush(p);
 			if (r < 0)
 				return r;
 		}
 		len = end - start;
-		if (len > p->buf_size - p->batch_len)
-			len = p->buf_size - p->batch_len;
+		if (len > BATCH - p->batch_len)
+			len = BATCH - p->batch_len;
 		last = p->n_batch ? &p->batch[p->n_batch - 1] : NULL;
 		if (last && (uintptr_t)last->iov_base + last->iov_len == start)
 			last->iov_len += len;
