@@ -147,7 +147,6 @@ static int save(struct mem_pages *p, size_t from, size_t *out, uint64_t vaddr, s
 	*out += len;
 	p->blob_off += len;
 	p->bytes += len;
-	crf_progress(p->progress_what, p->bytes, p->resident);
 	return 0;
 }
 
@@ -279,8 +278,10 @@ int mem_pages_flush(struct mem_pages *p)
 	}
 	if (r >= 0)
 		r = save_batch(p, &out);
-	if (r >= 0)
+	if (r >= 0) {
 		mem_writer_put(&p->writer, out);
+		crf_progress(p->progress_what, p->bytes, p->resident);
+	}
 	p->buf = NULL;
 	p->n_batch = 0;
 	p->batch_len = 0;
