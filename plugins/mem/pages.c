@@ -186,8 +186,9 @@ static int save_batch(struct mem_pages *p, size_t *out)
 static int read_vm_readv(struct mem_pages *p)
 {
 	struct iovec local = {.iov_base = p->buf, .iov_len = p->batch_len};
-	struct iovec *remote = p->batch;
+	struct iovec rest[BATCH_IOV], *remote = p->batch;
 	size_t n_remote = p->n_batch, got = 0;
+	bool copied = false;
 	ssize_t n;
 
 	/*
@@ -210,7 +211,12 @@ static int read_vm_readv(struct mem_pages *p)
 			n_remote--;
 		}
 		if (n_remote && n) {
-			/* Only the batch's own iovecs are advanced; they are not reused. */
+			/* save_batch() reads the batch's ranges: advance a copy of them. */
+			if (!copied) {
+				memcpy(rest, remote, n_remote * sizeof(*rest));
+				remote = rest;
+				copied = true;
+			}
 			remote->iov_base = (char *)remote->iov_base + n;
 			remote->iov_len -= n;
 		}
@@ -259,7 +265,6 @@ static int read_proc_mem(struct mem_pages *p)
 
 int mem_pages_flush(struct mem_pages *p)
 {
-	struct iovec saved[BATCH_IOV];
 	size_t out = 0;
 	int r;
 
@@ -269,13 +274,10 @@ int mem_pages_flush(struct mem_pages *p)
 	if (!p->buf)
 		return r;
 	/* The kernel reads what the task could; /proc/PID/mem also reads PROT_NONE pages. */
-	if (p->method == MEM_READ_VM_READV && p->readable) {
-		memcpy(saved, p->batch, p->n_batch * sizeof(*saved));
+	if (p->method == MEM_READ_VM_READV && p->readable)
 		r = read_vm_readv(p);
-		memcpy(p->batch, saved, p->n_batch * sizeof(*saved));
-	} else {
+	else
 		r = read_proc_mem(p);
-	}
 	if (r >= 0)
 		r = save_batch(p, &out);
 	if (r >= 0) {
