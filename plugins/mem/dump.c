@@ -383,11 +383,10 @@ static int finish_images(struct dump *d, int r)
 
 int mem_dump_task(struct crf_ctx *ctx)
 {
-	long ps = sysconf(_SC_PAGESIZE);
 	struct dump d = {
 		.ctx = ctx,
 		.pid = crf_ctx_pid(ctx),
-		.page_size = ps > 0 ? (size_t)ps : 4096,
+		.page_size = mem_page_size(),
 		.pm = {.fd = -1},
 		.pages = {.mem_fd = -1},
 	};

@@ -7,8 +7,25 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <crf/plugin.h>
+
+/* The size of a page (a task's and the images'). */
+static inline size_t mem_page_size(void)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+
+	return ps > 0 ? (size_t)ps : 4096;
+}
+
+/* Whether the @len (> 0) bytes at @p are all zero. */
+static inline bool mem_is_zero(const char *p, size_t len)
+{
+	/* Equal to itself shifted by one byte, and the first byte zero: all zero. */
+	return !p[0] && !memcmp(p, p + 1, len - 1);
+}
 
 /* Memory of our own that the probes look at. */
 struct mem_scratch {

@@ -20,6 +20,7 @@
 #include <crf/image.h>
 #include <crf/log.h>
 
+#include "mem.h"
 #include "pages.h"
 
 #define BATCH	  (1u << 20)
@@ -73,14 +74,13 @@ int mem_pages_init(struct mem_pages *p, pid_t pid, enum mem_read_method method,
 		.method = method,
 		.mem_fd = -1,
 		.page_size = page_size,
-		.buf_size = BATCH,
 	};
 	p->batch = calloc(BATCH_IOV, sizeof(*p->batch));
 	if (!p->batch)
 		return crf_error_errno(ENOMEM, "page batch");
 	p->resident = resident_bytes(pid, page_size);
 	snprintf(p->progress_what, sizeof(p->progress_what), "pid %d", (int)pid);
-	return mem_writer_start(&p->writer, blob, p->buf_size, BATCH_BUFS);
+	return mem_writer_start(&p->writer, blob, BATCH, BATCH_BUFS);
 }
 
 int mem_pages_finish(struct mem_pages *p)
@@ -147,14 +147,7 @@ static int save(struct mem_pages *p, size_t from, size_t *out, uint64_t vaddr, s
 	*out += len;
 	p->blob_off += len;
 	p->bytes += len;
-	crf_progress(p->progress_what, p->bytes, p->resident);
 	return 0;
-}
-
-static bool page_is_zero(const char *page, size_t size)
-{
-	/* Equal to itself shifted by one byte, and the first byte zero: all zero. */
-	return !page[0] && !memcmp(page, page + 1, size - 1);
 }
 
 /*
@@ -172,7 +165,7 @@ static int save_batch(struct mem_pages *p, size_t *out)
 		size_t len = p->batch[i].iov_len, keep = 0, done;
 
 		for (done = 0; done < len; done += p->page_size) {
-			if (!p->skip_zero || !page_is_zero(p->buf + at + done, p->page_size)) {
+			if (!p->skip_zero || !mem_is_zero(p->buf + at + done, p->page_size)) {
 				keep += p->page_size;
 				continue;
 			}
@@ -193,8 +186,9 @@ static int save_batch(struct mem_pages *p, size_t *out)
 static int read_vm_readv(struct mem_pages *p)
 {
 	struct iovec local = {.iov_base = p->buf, .iov_len = p->batch_len};
-	struct iovec *remote = p->batch;
+	struct iovec rest[BATCH_IOV], *remote = p->batch;
 	size_t n_remote = p->n_batch, got = 0;
+	bool copied = false;
 	ssize_t n;
 
 	/*
@@ -217,7 +211,12 @@ static int read_vm_readv(struct mem_pages *p)
 			n_remote--;
 		}
 		if (n_remote && n) {
-			/* Only the batch's own iovecs are advanced; they are not reused. */
+			/* save_batch() reads the batch's ranges: advance a copy of them. */
+			if (!copied) {
+				memcpy(rest, remote, n_remote * sizeof(*rest));
+				remote = rest;
+				copied = true;
+			}
 			remote->iov_base = (char *)remote->iov_base + n;
 			remote->iov_len -= n;
 		}
@@ -266,7 +265,6 @@ static int read_proc_mem(struct mem_pages *p)
 
 int mem_pages_flush(struct mem_pages *p)
 {
-	struct iovec saved[BATCH_IOV];
 	size_t out = 0;
 	int r;
 
@@ -276,17 +274,16 @@ int mem_pages_flush(struct mem_pages *p)
 	if (!p->buf)
 		return r;
 	/* The kernel reads what the task could; /proc/PID/mem also reads PROT_NONE pages. */
-	if (p->method == MEM_READ_VM_READV && p->readable) {
-		memcpy(saved, p->batch, p->n_batch * sizeof(*saved));
+	if (p->method == MEM_READ_VM_READV && p->readable)
 		r = read_vm_readv(p);
-		memcpy(p->batch, saved, p->n_batch * sizeof(*saved));
-	} else {
+	else
 		r = read_proc_mem(p);
-	}
 	if (r >= 0)
 		r = save_batch(p, &out);
-	if (r >= 0)
+	if (r >= 0) {
 		mem_writer_put(&p->writer, out);
+		crf_progress(p->progress_what, p->bytes, p->resident);
+	}
 	p->buf = NULL;
 	p->n_batch = 0;
 	p->batch_len = 0;
@@ -307,14 +304,14 @@ int mem_pages_add(void *arg, uint64_t start, uint64_t end, bool zero)
 		return 0;
 	}
 	while (start < end) {
-		if (p->batch_len == p->buf_size || p->n_batch == BATCH_IOV) {
+		if (p->batch_len == BATCH || p->n_batch == BATCH_IOV) {
 			r = mem_pages_flush(p);
 			if (r < 0)
 				return r;
 		}
 		len = end - start;
-		if (len > p->buf_size - p->batch_len)
-			len = p->buf_size - p->batch_len;
+		if (len > BATCH - p->batch_len)
+			len = BATCH - p->batch_len;
 		last = p->n_batch ? &p->batch[p->n_batch - 1] : NULL;
 		if (last && (uintptr_t)last->iov_base + last->iov_len == start)
 			last->iov_len += len;

@@ -37,7 +37,6 @@ struct mem_pages {
 	uint64_t blob_off;	  /* bytes handed to @writer */
 
 	char *buf; /* while a batch is read: the writer's buffer for it */
-	size_t buf_size;
 	struct iovec *batch; /* ranges of the task the batch holds */
 	size_t n_batch, batch_len;
 

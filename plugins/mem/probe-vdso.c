@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -20,64 +19,22 @@
 #endif
 
 #include "mem.h"
-
-enum { VVAR, VVAR_VCLOCK, VDSO, N_AREAS };
-
-/* [vvar_vclock] was split out of [vvar] in Linux 6.13; older kernels lack it. */
-static const char *const area_names[N_AREAS] = {
-	[VVAR] = "[vvar]",
-	[VVAR_VCLOCK] = "[vvar_vclock]",
-	[VDSO] = "[vdso]",
-};
-
-struct area {
-	uintptr_t start, end; /* end == 0: not mapped */
-};
-
-/* Find the vDSO's areas in /proc/self/maps; 0 or -errno. */
-static int find_areas(struct area a[N_AREAS])
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	unsigned long start, end;
-	char *line = NULL, *name;
-	size_t cap = 0;
-	ssize_t n;
-	int err;
-
-	if (!f)
-		return -errno;
-	while ((n = getline(&line, &cap, f)) > 0) {
-		if (line[n - 1] == '\n')
-			line[n - 1] = '\0';
-		name = strrchr(line, ' ');
-		if (!name || sscanf(line, "%lx-%lx", &start, &end) != 2)
-			continue;
-		for (int i = 0; i < N_AREAS; i++) {
-			if (!strcmp(name + 1, area_names[i])) {
-				a[i].start = start;
-				a[i].end = end;
-			}
-		}
-	}
-	err = ferror(f) ? -EIO : 0;
-	free(line);
-	fclose(f);
-	return err;
-}
+#include "vdso.h"
 
 /* "[vvar] 16 KiB, [vvar_vclock] 8 KiB, [vdso] 8 KiB" into @buf. */
-static void describe_areas(char *buf, size_t len, const struct area a[N_AREAS])
+static void describe_areas(char *buf, size_t len, const struct mem_vdso_layout *l)
 {
 	size_t off = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < N_AREAS && off < len; i++) {
-		if (a[i].end)
+	for (int i = 0; i < VDSO__N && off < len; i++) {
+		if (l->a[i].end)
 			off += snprintf(buf + off, len - off, "%s%s %zu KiB", i ? ", " : "",
-					area_names[i], (size_t)(a[i].end - a[i].start) / 1024);
+					mem_vdso_area_names[i],
+					(size_t)(l->a[i].end - l->a[i].start) / 1024);
 		else
 			off += snprintf(buf + off, len - off, "%s%s absent", i ? ", " : "",
-					area_names[i]);
+					mem_vdso_area_names[i]);
 	}
 }
 
@@ -138,20 +95,20 @@ static int remap_vdso(const void *arg)
 #endif
 }
 
-static void probe_map_vdso(struct crf_ctx *ctx, const struct area a[N_AREAS])
+static void probe_map_vdso(struct crf_ctx *ctx, const struct mem_vdso_layout *l)
 {
 	struct span sp = {.start = UINTPTR_MAX, .end = 0};
 	size_t total = 0;
 	int r, sig;
 
-	for (int i = 0; i < N_AREAS; i++) {
-		if (!a[i].end)
+	for (int i = 0; i < VDSO__N; i++) {
+		if (!l->a[i].end)
 			continue;
-		if (a[i].start < sp.start)
-			sp.start = a[i].start;
-		if (a[i].end > sp.end)
-			sp.end = a[i].end;
-		total += a[i].end - a[i].start;
+		if (l->a[i].start < sp.start)
+			sp.start = l->a[i].start;
+		if (l->a[i].end > sp.end)
+			sp.end = l->a[i].end;
+		total += l->a[i].end - l->a[i].start;
 	}
 	/* Unmapping the whole span is only harmless if it holds nothing else. */
 	if (sp.end - sp.start != total) {
@@ -176,7 +133,7 @@ static void probe_map_vdso(struct crf_ctx *ctx, const struct area a[N_AREAS])
 void mem_probe_vdso(struct crf_ctx *ctx)
 {
 	uintptr_t ehdr = getauxval(AT_SYSINFO_EHDR);
-	struct area a[N_AREAS] = {0};
+	struct mem_vdso_layout l;
 	char desc[128];
 	int r;
 
@@ -191,15 +148,15 @@ void mem_probe_vdso(struct crf_ctx *ctx)
 	 * With a vDSO, the restorer must know the sizes of its areas to tell
 	 * whether a saved layout matches this kernel's.
 	 */
-	r = find_areas(a);
+	r = mem_vdso_layout_self(&l);
 	if (r < 0) {
-		crf_probe_feature(ctx, "vdso", false, true, "read /proc/self/maps: %s",
+		crf_probe_feature(ctx, "vdso", false, true, "parse /proc/self/maps: %s",
 				  strerror(-r));
 		crf_probe_feature(ctx, "arch-map-vdso", false, false, "vDSO areas unknown");
 		return;
 	}
-	describe_areas(desc, sizeof(desc), a);
-	if (a[VDSO].start != ehdr || !a[VVAR].end) {
+	describe_areas(desc, sizeof(desc), &l);
+	if (l.a[VDSO_VDSO].start != ehdr || !l.a[VDSO_VVAR].end) {
 		crf_probe_feature(ctx, "vdso", false, true,
 				  "AT_SYSINFO_EHDR %#lx, but /proc/self/maps has %s",
 				  (unsigned long)ehdr, desc);
@@ -207,5 +164,5 @@ void mem_probe_vdso(struct crf_ctx *ctx)
 		return;
 	}
 	crf_probe_feature(ctx, "vdso", true, true, "%s", desc);
-	probe_map_vdso(ctx, a);
+	probe_map_vdso(ctx, &l);
 }

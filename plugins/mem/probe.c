@@ -127,9 +127,8 @@ static void probe_mm_map(struct crf_ctx *ctx)
 
 int mem_probe(struct crf_ctx *ctx)
 {
-	long ps = sysconf(_SC_PAGESIZE);
 	struct mem_scratch s = {
-		.page_size = ps > 0 ? (size_t)ps : 4096,
+		.page_size = mem_page_size(),
 		.pagemap = -1,
 	};
 	void *p;

@@ -57,7 +57,6 @@ static int corrupt(struct restore *s, const char *what, unsigned long long addr)
 static int read_header(struct restore *s)
 {
 	Crf__Mem__MmEntry *e = NULL;
-	long ps = sysconf(_SC_PAGESIZE);
 	int r;
 
 	r = crf_img_read(s->img, (ProtobufCMessage **)&e);
@@ -74,9 +73,9 @@ static int read_header(struct restore *s)
 	e->entry_case = CRF__MEM__MM_ENTRY__ENTRY__NOT_SET;
 	protobuf_c_message_free_unpacked(&e->base, NULL);
 	s->page_size = s->mm->page_size;
-	if ((long)s->page_size != ps)
-		return crf_error_errno(ENOTSUP, "%s: pages of %llu bytes, this kernel's are %ld",
-				       s->name, (unsigned long long)s->page_size, ps);
+	if (s->page_size != mem_page_size())
+		return crf_error_errno(ENOTSUP, "%s: pages of %llu bytes, this kernel's are %zu",
+				       s->name, (unsigned long long)s->page_size, mem_page_size());
 	if (!s->mm->pages[0] || strchr(s->mm->pages, '/'))
 		return crf_error_errno(EBADMSG, "%s: bad pages image name '%s'", s->name,
 				       s->mm->pages);

@@ -28,19 +28,13 @@
 #include <crf/plugin.h>
 #include <crf/restore.h>
 
+#include "mem.h"
 #include "mm.pb-c.h"
 #include "pagemap.h"
 #include "shmem.h"
 #include "sysv.h"
 
 #define CHUNK (1u << 20)
-
-static size_t page_size(void)
-{
-	long ps = sysconf(_SC_PAGESIZE);
-
-	return ps > 0 ? (size_t)ps : 4096;
-}
 
 static void image_name(char *buf, size_t len, uint64_t dev, uint64_t inode)
 {
@@ -70,11 +64,6 @@ static int write_data(struct crf_img *img, uint64_t off, const char *p, size_t l
 	return crf_img_write(img, &e.base);
 }
 
-static bool all_zero(const char *p, size_t len)
-{
-	return !p[0] && !memcmp(p, p + 1, len - 1);
-}
-
 int mem_shm_save_data(struct crf_img *img, size_t page_size, uint64_t off, const char *buf,
 		      size_t len)
 {
@@ -83,7 +72,7 @@ int mem_shm_save_data(struct crf_img *img, size_t page_size, uint64_t off, const
 
 	for (i = 0; i < len; i += n) {
 		n = len - i < page_size ? len - i : page_size;
-		if (!all_zero(buf + i, n))
+		if (!mem_is_zero(buf + i, n))
 			continue;
 		if (i > run && (r = write_data(img, off + run, buf + run, i - run)) < 0)
 			return r;
@@ -185,7 +174,7 @@ static int save_object(struct crf_ctx *ctx, struct saver *s, const struct smaps_
 int mem_shm_dump(struct crf_ctx *ctx, pid_t pid, const struct smaps_vma *v, enum mem_kind kind,
 		 uint64_t *dev, uint64_t *inode)
 {
-	struct saver s = {.fd = -1, .page_size = page_size()};
+	struct saver s = {.fd = -1, .page_size = mem_page_size()};
 	char link[96], name[96];
 	struct stat st;
 	int r;
@@ -221,7 +210,7 @@ out:
  */
 static int create_anon(uint64_t size)
 {
-	size_t len = (size + page_size() - 1) & ~(page_size() - 1);
+	size_t len = (size + mem_page_size() - 1) & ~(mem_page_size() - 1);
 	char link[96];
 	void *p;
 	int fd;

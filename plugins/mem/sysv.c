@@ -25,6 +25,7 @@
 #include <crf/log.h>
 #include <crf/plugin.h>
 
+#include "mem.h"
 #include "mm.pb-c.h"
 #include "sysv.h"
 
@@ -79,13 +80,6 @@ static int lookup(int id, struct mem_sysv_seg *s)
 	return r;
 }
 
-static size_t page_size(void)
-{
-	long ps = sysconf(_SC_PAGESIZE);
-
-	return ps > 0 ? (size_t)ps : 4096;
-}
-
 static void image_name(char *buf, size_t len, int id)
 {
 	snprintf(buf, len, "shmem-sysv-%d.img", id);
@@ -130,7 +124,7 @@ static int save_segment(struct crf_ctx *ctx, const struct mem_sysv_seg *s, const
 		for (uint64_t off = 0; r >= 0 && off < s->size; off += CHUNK) {
 			size_t len = s->size - off < CHUNK ? s->size - off : CHUNK;
 
-			r = mem_shm_save_data(img, page_size(), off, p + off, len);
+			r = mem_shm_save_data(img, mem_page_size(), off, p + off, len);
 		}
 		if (r < 0)
 			crf_img_abort(img);
@@ -154,7 +148,7 @@ int mem_sysv_dump(struct crf_ctx *ctx, pid_t pid, const struct smaps_vma *v, int
 				       (int)pid, (unsigned long long)v->inode, SHM_TABLE);
 	if (r < 0)
 		return r;
-	len = (s.size + page_size() - 1) & ~(uint64_t)(page_size() - 1);
+	len = (s.size + mem_page_size() - 1) & ~(uint64_t)(mem_page_size() - 1);
 	/* shmat() attaches a whole segment: a part of one could not come back. */
 	if (v->pgoff || v->end - v->start != len)
 		return crf_error_errno(ENOTSUP,

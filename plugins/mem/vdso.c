@@ -12,7 +12,8 @@
 
 #include "vdso.h"
 
-static const char *const area_names[VDSO__N] = {
+/* [vvar_vclock] was split out of [vvar] in Linux 6.13; older kernels lack it. */
+const char *const mem_vdso_area_names[VDSO__N] = {
 	[VDSO_VVAR] = "[vvar]",
 	[VDSO_VVAR_VCLOCK] = "[vvar_vclock]",
 	[VDSO_VDSO] = "[vdso]",
@@ -87,13 +88,13 @@ int mem_vdso_layout_check(const struct mem_vdso_layout *dump, const struct mem_v
 		if (de - ds != he - hs) {
 			describe_size(was, sizeof(was), ds, de);
 			describe_size(now, sizeof(now), hs, he);
-			snprintf(why, len, "the dump's %s is %s, this kernel's %s", area_names[i],
+			snprintf(why, len, "the dump's %s is %s, this kernel's %s", mem_vdso_area_names[i],
 				 was, now);
 		} else {
 			snprintf(why, len,
 				 "the dump's %s is at %+lld KiB from [vdso], this kernel's at "
 				 "%+lld KiB",
-				 area_names[i], (long long)(ds - d0) / 1024,
+				 mem_vdso_area_names[i], (long long)(ds - d0) / 1024,
 				 (long long)(hs - h0) / 1024);
 		}
 		return -ENOTSUP;

@@ -12,6 +12,9 @@
 
 enum { VDSO_VVAR, VDSO_VVAR_VCLOCK, VDSO_VDSO, VDSO__N };
 
+/* "[vvar]", "[vvar_vclock]", "[vdso]": the areas' names in maps. */
+extern const char *const mem_vdso_area_names[VDSO__N];
+
 /* Where each area is; end == 0 when the task has none. */
 struct mem_vdso_layout {
 	struct {

@@ -54,7 +54,7 @@ int mem_writer_start(struct mem_writer *w, struct crf_img *blob, size_t buf_size
 {
 	int r;
 
-	*w = (struct mem_writer){.blob = blob, .n_slots = n_slots, .buf_size = buf_size};
+	*w = (struct mem_writer){.blob = blob, .n_slots = n_slots};
 	w->slots = calloc(n_slots, sizeof(*w->slots));
 	if (!w->slots)
 		return crf_error_errno(ENOMEM, "page writer");

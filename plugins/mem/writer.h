@@ -21,7 +21,6 @@ struct mem_writer {
 	struct crf_img *blob;
 	struct mem_writer_slot *slots;
 	unsigned int n_slots;
-	size_t buf_size;
 
 	pthread_t thread;
 	bool running;
