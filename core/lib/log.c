@@ -126,22 +126,27 @@ static double mono_s(void)
 
 void crf_progress(const char *what, uint64_t done, uint64_t total)
 {
-	const char *origin = log_origin ? log_origin : log_hook_origin;
-	double now = mono_s();
+	const char *origin;
+	double now;
 
 	if (progress_mode < 0 || log_level < CRF_LOG_WARN)
 		return;
-	/* Called for every run of pages: ask whether stderr is a terminal once. */
+	/*
+	 * Called for every batch of pages: ask whether stderr is a terminal
+	 * once, and read the clock only when a line may be drawn.
+	 */
 	if (!progress_tty)
 		progress_tty = isatty(STDERR_FILENO) ? 1 : -1;
 	if (!progress_mode && progress_tty < 0)
 		return;
+	now = mono_s();
 	if (!progress_start)
 		progress_start = now;
 	if ((!progress_mode && now - progress_start < 0.5) || now - progress_last < 0.1)
 		return;
 	progress_last = now;
 	progress_shown = true;
+	origin = log_origin ? log_origin : log_hook_origin;
 	if (total)
 		fprintf(stderr, "\r\033[Kcrf%s%s%s: %s: %llu of %llu MiB", origin ? "[" : "",
 			origin ? origin : "", origin ? "]" : "", what,
