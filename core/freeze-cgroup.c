@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include <crf/log.h>
+#include <crf/mountinfo.h>
 
-#include "../plugins/cgroup/mountinfo.h"
 #include "freeze-cgroup.h"
 #include "procfs.h"
 #include "util.h"
@@ -51,7 +51,7 @@ static int cgroup2_mount(char *mnt, size_t len)
 
 	if (!f)
 		return crf_error_errno(errno, "/proc/self/mountinfo");
-	return cgroup2_mount_from_mountinfo(f, mnt, len);
+	return crf_cgroup2_mount_from_mountinfo(f, mnt, len);
 }
 
 /* Is any cgroup below @dir populated?  (Freezing @dir would stop it too.) */

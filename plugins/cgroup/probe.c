@@ -16,8 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <crf/mountinfo.h>
+
 #include "cgroup.h"
-#include "mountinfo.h"
 
 /* How long the kernel gets to report that an empty cgroup froze. */
 #define FREEZE_POLL_MS 50
@@ -33,7 +34,7 @@ static int find_mount(struct crf_ctx *ctx, char *mnt, size_t len)
 				  "open /proc/self/mountinfo: %s", strerror(-r));
 		return r;
 	}
-	r = cgroup2_mount_from_mountinfo(f, mnt, len);
+	r = crf_cgroup2_mount_from_mountinfo(f, mnt, len);
 	fclose(f);
 	if (r == -ENOENT)
 		crf_probe_feature(ctx, "cgroup2-mount", false, true,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The cgroup plugin's mountinfo parser, fed sample texts. */
+/* libcrf's cgroup2 mountinfo parser, fed sample texts. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "../../plugins/cgroup/mountinfo.h"
+#include <crf/mountinfo.h>
 
 static int parse(const char *text, char *path, size_t len)
 {
@@ -20,7 +20,7 @@ static int parse(const char *text, char *path, size_t len)
 	/* fmemopen() refuses an empty buffer, and /dev/null reads as nothing. */
 	f = *text ? fmemopen((void *)text, strlen(text), "r") : fopen("/dev/null", "r");
 	assert_non_null(f);
-	r = cgroup2_mount_from_mountinfo(f, path, len);
+	r = crf_cgroup2_mount_from_mountinfo(f, path, len);
 	fclose(f);
 	return r;
 }

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mountinfo.h"
+#include <crf/mountinfo.h>
 
 /* The fixed fields that open a mountinfo line (see proc_pid_mountinfo(5)). */
 enum { F_ID, F_PARENT, F_DEV, F_ROOT, F_MOUNT_POINT, F_OPTIONS, N_FIXED };
@@ -82,7 +82,7 @@ static int unescape(char *s)
 	return 0;
 }
 
-int cgroup2_mount_from_mountinfo(FILE *f, char *path, size_t len)
+int crf_cgroup2_mount_from_mountinfo(FILE *f, char *path, size_t len)
 {
 	bool found = false, found_root = false;
 	struct mount_line m;

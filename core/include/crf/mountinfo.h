@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * mountinfo.h - finding the cgroup v2 mount in /proc/PID/mountinfo text.
+ * crf/mountinfo.h - finding the cgroup v2 mount in /proc/PID/mountinfo text.
+ * The core's cgroup freezer and the cgroup plugin both need it (ABI 1.4).
  */
-#ifndef CRF_PLUGIN_CGROUP_MOUNTINFO_H
-#define CRF_PLUGIN_CGROUP_MOUNTINFO_H
+#ifndef CRF_MOUNTINFO_H
+#define CRF_MOUNTINFO_H
 
 #include <stddef.h>
 #include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /*
  * Find a mount of filesystem type cgroup2 in @f, text in the format of
@@ -17,7 +22,12 @@
  * Returns 0; -ENOENT when there is no cgroup2 mount; -EINVAL on a line that
  * is not a mountinfo line; -ENAMETOOLONG when the mount point does not fit in
  * @len bytes; -EIO when @f cannot be read.  @path is meaningful only on 0.
+ * Logs nothing: the caller says what the failure means to it.
  */
-int cgroup2_mount_from_mountinfo(FILE *f, char *path, size_t len);
+int crf_cgroup2_mount_from_mountinfo(FILE *f, char *path, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
