@@ -86,11 +86,11 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 	struct crf_parasite *p = NULL;
 	int r, c;
 
-	r = crf_task_read_regs(pid, &tc);
-	if (r >= 0)
-		r = crf_task_collect_proc(pid, &tc);
+	r = crf_task_collect_proc(pid, &tc);
 	if (r >= 0)
 		r = crf_infect(pid, &p);
+	if (r >= 0)
+		r = crf_task_regs(p, &tc);
 	if (r >= 0)
 		r = crf_task_collect_parasite(pid, p, &tc);
 	if (r >= 0)

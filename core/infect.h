@@ -105,6 +105,10 @@ int crf_parasite_rw(struct crf_parasite *p, uint64_t addr, void *buf, size_t len
  */
 void crf_parasite_area(const struct crf_parasite *p, uint64_t *start, size_t *len);
 
+/* The registers as crf_infect() found them: what crf_cure() puts back. */
+struct crf_regs;
+const struct crf_regs *crf_parasite_saved_regs(const struct crf_parasite *p);
+
 /*
  * The task's own blocked-signal mask.  While infected the thread blocks
  * every signal but SIGTRAP (so /proc/PID/status shows that); this is the

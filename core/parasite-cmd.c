@@ -201,6 +201,11 @@ void crf_parasite_area(const struct crf_parasite *p, uint64_t *start, size_t *le
 	*len = p->area_len;
 }
 
+const struct crf_regs *crf_parasite_saved_regs(const struct crf_parasite *p)
+{
+	return &p->saved;
+}
+
 uint64_t crf_parasite_sigmask(const struct crf_parasite *p)
 {
 	return p->sigmask;

@@ -35,30 +35,24 @@ struct crf_rseq_conf {
 
 #define MAX_PENDING 1024
 
-/* Both register sets as crf_regs_get() reads them, into the record's bytes. */
-static int read_regs(pid_t tid, ProtobufCBinaryData *gp, ProtobufCBinaryData *xsave)
+/* Both register sets as crf_regs_get() reads them, copied into the record's bytes. */
+static int regs_to_record(const struct crf_regs *regs, ProtobufCBinaryData *gp,
+			  ProtobufCBinaryData *xsave)
 {
-	struct crf_regs regs;
-	int r;
-
-	r = crf_regs_get(tid, &regs);
-	if (r < 0)
-		return r;
-	gp->data = malloc(sizeof(regs.gp));
-	if (!gp->data) {
-		crf_regs_free(&regs);
+	gp->data = malloc(sizeof(regs->gp));
+	xsave->data = malloc(regs->xsave_len ?: 1);
+	if (!gp->data || !xsave->data)
 		return -ENOMEM;
-	}
-	memcpy(gp->data, &regs.gp, sizeof(regs.gp));
-	gp->len = sizeof(regs.gp);
-	xsave->data = TAKE_PTR(regs.xsave);
-	xsave->len = regs.xsave_len;
+	memcpy(gp->data, &regs->gp, sizeof(regs->gp));
+	gp->len = sizeof(regs->gp);
+	memcpy(xsave->data, regs->xsave, regs->xsave_len);
+	xsave->len = regs->xsave_len;
 	return 0;
 }
 
-int crf_task_read_regs(pid_t tid, Crf__Core__TaskCore *tc)
+int crf_task_regs(const struct crf_parasite *p, Crf__Core__TaskCore *tc)
 {
-	return read_regs(tid, &tc->regs, &tc->xsave);
+	return regs_to_record(crf_parasite_saved_regs(p), &tc->regs, &tc->xsave);
 }
 
 static int sigactions(struct crf_parasite *p, Crf__Core__TaskCore *tc)
@@ -369,7 +363,14 @@ int crf_task_read_rseq(pid_t tid, uint64_t *ptr, uint32_t *len, uint32_t *sig)
 
 int crf_task_read_thread_regs(pid_t tid, Crf__Core__ThreadCore *th)
 {
-	return read_regs(tid, &th->regs, &th->xsave);
+	struct crf_regs regs;
+	int r;
+
+	r = crf_regs_get(tid, &regs);
+	if (r >= 0)
+		r = regs_to_record(&regs, &th->regs, &th->xsave);
+	crf_regs_free(&regs);
+	return r;
 }
 
 int crf_task_thread_sched(pid_t tid, Crf__Core__ThreadCore *th)

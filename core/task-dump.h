@@ -9,11 +9,12 @@
 #include "crf-private.h"
 #include "core.pb-c.h"
 
+struct crf_parasite;
 /*
- * Read the registers and XSAVE area of the stopped thread @tid.  Called
- * right after the freeze, before the parasite changes them.
+ * The registers and XSAVE area of the leader as crf_infect() found them,
+ * before the parasite changed anything (read once, for the cure and here).
  */
-int crf_task_read_regs(pid_t tid, Crf__Core__TaskCore *tc);
+int crf_task_regs(const struct crf_parasite *p, Crf__Core__TaskCore *tc);
 
 /*
  * What /proc and ptrace tell of @pid: blocked and queued signals, creds,
@@ -27,7 +28,6 @@ int crf_task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc);
  * sigaltstack, itimers, POSIX timers, securebits.  After
  * crf_task_collect_proc().
  */
-struct crf_parasite;
 int crf_task_collect_parasite(pid_t pid, struct crf_parasite *p, Crf__Core__TaskCore *tc);
 
 /*
