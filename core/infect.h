@@ -85,10 +85,8 @@ struct crf_posix_timer_info {
 int crf_parasite_get_posix_timers(struct crf_parasite *p, struct crf_posix_timer_info *t,
 				  size_t n);
 
-/* prctl(PR_GET_SECUREBITS), prctl(PR_GET_NO_NEW_PRIVS), brk(0): the value, or -errno. */
+/* prctl(PR_GET_SECUREBITS): the value, or -errno. */
 long crf_parasite_get_securebits(struct crf_parasite *p);
-long crf_parasite_get_no_new_privs(struct crf_parasite *p);
-long crf_parasite_get_brk(struct crf_parasite *p);
 
 /*
  * The scratch buffer in the task, for system call arguments: its address
@@ -108,13 +106,6 @@ void crf_parasite_area(const struct crf_parasite *p, uint64_t *start, size_t *le
 /* The registers as crf_infect() found them: what crf_cure() puts back. */
 struct crf_regs;
 const struct crf_regs *crf_parasite_saved_regs(const struct crf_parasite *p);
-
-/*
- * The task's own blocked-signal mask.  While infected the thread blocks
- * every signal but SIGTRAP (so /proc/PID/status shows that); this is the
- * mask it had and gets back at the cure.
- */
-uint64_t crf_parasite_sigmask(const struct crf_parasite *p);
 
 /* One system call for crf_parasite_thread_calls(); @ret is its %rax. */
 struct crf_thread_call {

@@ -176,16 +176,6 @@ long crf_parasite_get_securebits(struct crf_parasite *p)
 	return command(p, CRF_PSITE_GET_SECUREBITS, "PR_GET_SECUREBITS", NULL, 0, NULL, 0);
 }
 
-long crf_parasite_get_no_new_privs(struct crf_parasite *p)
-{
-	return command(p, CRF_PSITE_GET_NO_NEW_PRIVS, "PR_GET_NO_NEW_PRIVS", NULL, 0, NULL, 0);
-}
-
-long crf_parasite_get_brk(struct crf_parasite *p)
-{
-	return command(p, CRF_PSITE_BRK, "brk", NULL, 0, NULL, 0);
-}
-
 int crf_parasite_scratch_area(struct crf_parasite *p, uint64_t *addr, size_t *size)
 {
 	if (!p->ready)
@@ -204,11 +194,6 @@ void crf_parasite_area(const struct crf_parasite *p, uint64_t *start, size_t *le
 const struct crf_regs *crf_parasite_saved_regs(const struct crf_parasite *p)
 {
 	return &p->saved;
-}
-
-uint64_t crf_parasite_sigmask(const struct crf_parasite *p)
-{
-	return p->sigmask;
 }
 
 static long host_syscall(void *task, long nr, const long args[6])

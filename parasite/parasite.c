@@ -13,7 +13,6 @@
 #include "crf-syscall.h"
 
 #define PR_GET_SECUREBITS   27
-#define PR_GET_NO_NEW_PRIVS 39
 #define SIGTRAP		    5
 
 long parasite_main(long cmd, struct crf_psite_args *a);
@@ -103,10 +102,6 @@ long parasite_main(long cmd, struct crf_psite_args *a)
 		return get_posix_timers(a);
 	case CRF_PSITE_GET_SECUREBITS:
 		return sys1(__NR_prctl, PR_GET_SECUREBITS);
-	case CRF_PSITE_GET_NO_NEW_PRIVS:
-		return sys1(__NR_prctl, PR_GET_NO_NEW_PRIVS);
-	case CRF_PSITE_BRK:
-		return sys1(__NR_brk, 0);
 	}
 	return -38; /* ENOSYS */
 }

@@ -38,8 +38,6 @@ enum crf_psite_cmd {
 	CRF_PSITE_GET_ITIMERS,		/* ITIMER_REAL, _VIRTUAL, _PROF */
 	CRF_PSITE_GET_POSIX_TIMERS,	/* values and overruns of the given ids */
 	CRF_PSITE_GET_SECUREBITS,	/* returns prctl(PR_GET_SECUREBITS) */
-	CRF_PSITE_GET_NO_NEW_PRIVS,	/* returns prctl(PR_GET_NO_NEW_PRIVS) */
-	CRF_PSITE_BRK,			/* returns brk(0), the current break */
 };
 
 /* The kernel's struct sigaction on x86-64 (not glibc's). */
