@@ -94,7 +94,7 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 	if (r >= 0)
 		r = crf_task_collect_parasite(pid, p, &tc);
 	if (r >= 0)
-		r = crf_task_collect_threads(pid, pr->frozen->tids, pr->frozen->n_tids, p, &tc);
+		r = crf_task_collect_threads(pr, p, &tc);
 	if (r >= 0)
 		r = crf_task_write(dir, &tc);
 	if (r >= 0)

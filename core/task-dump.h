@@ -31,11 +31,12 @@ int crf_task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc);
 int crf_task_collect_parasite(pid_t pid, struct crf_parasite *p, Crf__Core__TaskCore *tc);
 
 /*
- * Every thread of @pid (@tids, the leader first, all frozen) into
- * tc->threads, with @p the leader's parasite: see thread-dump.c.  After
- * crf_task_collect_parasite().
+ * Every thread of the process @pr (pr->frozen->tids, the leader first, all
+ * frozen) into tc->threads, with @p the leader's parasite: see
+ * thread-dump.c.  After crf_task_collect_parasite().
  */
-int crf_task_collect_threads(pid_t pid, const pid_t *tids, size_t n, struct crf_parasite *p,
+struct crf_proc;
+int crf_task_collect_threads(const struct crf_proc *pr, struct crf_parasite *p,
 			     Crf__Core__TaskCore *tc);
 
 /* Pieces of the above that task-dump.c shares with thread-dump.c. */

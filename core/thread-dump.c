@@ -20,6 +20,7 @@
 
 #include "infect.h"
 #include "procfs.h"
+#include "pstree.h"
 #include "ptrace.h"
 #include "task-dump.h"
 #include "util.h"
@@ -56,9 +57,28 @@ static bool same_creds(const struct crf_proc_status *st, const Crf__Core__Creds 
 }
 
 /*
- * NSpid, and the credentials: Linux keeps them per thread.  A thread with
- * credentials of its own (raw setuid calls) keeps them in its record; its
- * securebits cannot be read from outside and are taken as the process's.
+ * The leader's TIDs are its PIDs, which the tree walk read from the same
+ * NSpid line: no third read of its status file (crf_task_collect_proc read
+ * the second).
+ */
+static int leader_ns_tids(const struct crf_proc *pr, Crf__Core__ThreadCore *th)
+{
+	size_t n = crf_proc_levels(pr);
+
+	th->ns_tid = malloc(n * sizeof(*th->ns_tid));
+	if (!th->ns_tid)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		th->ns_tid[i] = pr->ns_pid[i];
+	th->n_ns_tid = n;
+	return 0;
+}
+
+/*
+ * A thread's NSpid, and its credentials: Linux keeps them per thread.  A
+ * thread with credentials of its own (raw setuid calls) keeps them in its
+ * record; its securebits cannot be read from outside and are taken as the
+ * process's (@c).
  */
 static int thread_status(pid_t pid, pid_t tid, const Crf__Core__Creds *c,
 			 Crf__Core__ThreadCore *th)
@@ -77,7 +97,7 @@ static int thread_status(pid_t pid, pid_t tid, const Crf__Core__Creds *c,
 	r = ns_tids(text, path, th);
 	if (r < 0)
 		return r;
-	if (!c || same_creds(&st, c))
+	if (same_creds(&st, c))
 		return 0;
 	r = crf_creds_from_status(&st, &th->creds);
 	if (r < 0)
@@ -150,14 +170,15 @@ static int thread_self(struct crf_parasite *p, pid_t tid, bool leader, Crf__Core
  * The leader's record holds only what TaskCore lacks (TID levels, robust
  * list, clear_child_tid); every other thread's is complete.
  */
-static int collect_thread(pid_t pid, pid_t tid, struct crf_parasite *p, const Crf__Core__Creds *c,
-			  Crf__Core__ThreadCore *th)
+static int collect_thread(const struct crf_proc *pr, pid_t tid, struct crf_parasite *p,
+			  const Crf__Core__Creds *c, Crf__Core__ThreadCore *th)
 {
+	pid_t pid = pr->pid;
 	bool leader = tid == pid;
 	int r;
 
 	th->tid = tid;
-	r = thread_status(pid, tid, leader ? NULL : c, th);
+	r = leader ? leader_ns_tids(pr, th) : thread_status(pid, tid, c, th);
 	if (r >= 0 && !leader)
 		r = crf_task_read_thread_regs(tid, th);
 	if (r >= 0 && !leader)
@@ -177,9 +198,12 @@ static int collect_thread(pid_t pid, pid_t tid, struct crf_parasite *p, const Cr
 	return r < 0 ? r : 0;
 }
 
-int crf_task_collect_threads(pid_t pid, const pid_t *tids, size_t n, struct crf_parasite *p,
+int crf_task_collect_threads(const struct crf_proc *pr, struct crf_parasite *p,
 			     Crf__Core__TaskCore *tc)
 {
+	const pid_t *tids = pr->frozen->tids;
+	size_t n = pr->frozen->n_tids;
+	pid_t pid = pr->pid;
 	int r = 0;
 
 	tc->threads = calloc(n + 1, sizeof(*tc->threads));
@@ -192,7 +216,7 @@ int crf_task_collect_threads(pid_t pid, const pid_t *tids, size_t n, struct crf_
 			return -ENOMEM;
 		crf__core__thread_core__init(th);
 		tc->threads[tc->n_threads++] = th;
-		r = collect_thread(pid, tids[i], p, tc->creds, th);
+		r = collect_thread(pr, tids[i], p, tc->creds, th);
 	}
 	if (r >= 0 && tc->threads[0]->tid != pid)
 		r = crf_error_errno(EINVAL, "pid %d: thread list does not start with the leader",
