@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * crf/mountinfo.h - finding the cgroup v2 mount in /proc/PID/mountinfo text.
- * The core's cgroup freezer and the cgroup plugin both need it (ABI 1.4).
+ * The core's cgroup freezer and the cgroup plugin both need it (ABI 1.3).
  */
 #ifndef CRF_MOUNTINFO_H
 #define CRF_MOUNTINFO_H
