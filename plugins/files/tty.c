@@ -250,21 +250,20 @@ int files_tty_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	r = describe(d, obj, &st, &copy, &e);
 	if (r == 0)
 		r = identify(ttys, d, fd, e.path, &st, copy, &t, &master);
+	/* A console or serial line is never the tree's own: no need to wait for the walk's end. */
+	if (r == 0 && !t->pts && !shell_job)
+		r = refuse_external(t);
+	if (r == 0) {
+		tf.id = (uint32_t)(t - ttys->v);
+		tf.master = master;
+		e.tty = &tf;
+		same = files_desc_find(d, fd, &e);
+		r = same < 0 ? same : same ? 0 : files_desc_remember(d, fd);
+	}
+	if (r == 0)
+		r = files_fd_write(d, &e, NULL, copy);
 	if (copy >= 0)
 		close(copy);
-	if (r < 0)
-		return r;
-	/* A console or serial line is never the tree's own: no need to wait for the walk's end. */
-	if (!t->pts && !shell_job)
-		return refuse_external(t);
-	tf.id = (uint32_t)(t - ttys->v);
-	tf.master = master;
-	e.tty = &tf;
-	same = files_desc_find(d, fd, &e);
-	if (!same)
-		r = files_desc_remember(d, fd);
-	if (r == 0)
-		r = crf_img_write(d->img, &e.base);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: %s, terminal %u%s, flags %#o%s", d->pid, fd, e.path,
 			  tf.id, master ? " (master)" : "", e.flags, same ? " (shared)" : "");
