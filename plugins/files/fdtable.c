@@ -216,9 +216,10 @@ static int walk(struct crf_ctx *ctx, struct files_dump *d, const char *path)
 
 int files_dump_task(struct crf_ctx *ctx)
 {
-	struct files_dump d = {
-		.pid = (int)crf_ctx_pid(ctx), .tree = files_tree_get(ctx), .cur_fd = -1,
-		.cur_copy = -1};
+	struct files_dump d = {.pid = (int)crf_ctx_pid(ctx),
+			       .tree = files_tree_get(ctx),
+			       .cur_fd = -1,
+			       .cur_copy = -1};
 	char path[64], name[64];
 	int r;
 

@@ -119,14 +119,14 @@ int files_desc_remember(struct files_dump *d, int fd);
 /*
  * Begin the record of fd @obj->id for a kind whose state its fdinfo lists
  * (@what: "epoll", "inotify"): files_fd_begin(), with that fdinfo in
- * *@text (files_cur_fdinfo's), and look for a description already saved.  Returns 1 when @e is an fd of a description saved before,
- * in this task or another (nothing more to save: the first fd's record
- * holds the registrations or watches, and a description shared between
- * tasks is made once in restore-prepare), 0 when it is new, or -errno
- * (logged).
+ * *@text (files_cur_fdinfo's), and look for a description already saved.
+ * Returns 1 when @e is an fd of a description saved before, in this task
+ * or another (nothing more to save: the first fd's record holds the
+ * registrations or watches, and a description shared between tasks is
+ * made once in restore-prepare), 0 when it is new, or -errno (logged).
  */
 int files_fdinfo_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, const char *what,
-			   struct Crf__Files__Fd *e, const char **text, struct files_dump **dp);
+			  struct Crf__Files__Fd *e, const char **text, struct files_dump **dp);
 int files_shared_dump_finish(struct crf_ctx *ctx);
 int files_shared_restore_prepare(struct crf_ctx *ctx);
 int files_shared_dup(struct crf_ctx *ctx, int pid, int fd);
@@ -153,8 +153,9 @@ void files_pipes_free(struct files_pipes *pipes);
  * locks) and the owner and signal of its description, then writes it to
  * files-PID.img; 0 or -errno (logged).  Both come from the fd's fdinfo and
  * copy that the kind may have read already (files_cur_fdinfo,
- * files_cur_copy).  files_fdattr_restore_task(), at the end of restore-task, has them applied in the task once its fds are at
- * their numbers (crf_rst_at_fds_placed); 0 or -errno (logged).
+ * files_cur_copy).  files_fdattr_restore_task(), at the end of
+ * restore-task, has them applied in the task once its fds are at their
+ * numbers (crf_rst_at_fds_placed); 0 or -errno (logged).
  */
 int files_fd_write(struct files_dump *d, struct Crf__Files__Fd *e);
 int files_fdattr_restore_task(struct crf_ctx *ctx);

@@ -176,8 +176,8 @@ static int cmp_wd(const void *a, const void *b)
 }
 
 /* The watches of @text into @in, sorted by wd; 0 or -errno (logged). */
-static int dump_inotify(struct files_dump *d, int fd, const char *text,
-			Crf__Files__Inotify *in, void **mem)
+static int dump_inotify(struct files_dump *d, int fd, const char *text, Crf__Files__Inotify *in,
+			void **mem)
 {
 	size_t max = 1;
 	char *p;

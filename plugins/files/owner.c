@@ -108,8 +108,8 @@ int files_owner_dump(struct files_dump *d, Crf__Files__Fd *e, Crf__Files__FdOwne
 		return copy;
 	sig = fcntl(copy, F_GETSIG);
 	if (sig < 0 || fcntl(copy, F_GETOWN_EX, &ex) < 0)
-		return crf_error_errno(errno, "pid %d: fd %d (%s): owner and signal", d->pid,
-				       e->fd, e->path);
+		return crf_error_errno(errno, "pid %d: fd %d (%s): owner and signal", d->pid, e->fd,
+				       e->path);
 	if (sig) {
 		e->has_signal = true;
 		e->signal = sig;

@@ -223,7 +223,7 @@ void files_desc_unshare(struct files_dump *d, Crf__Files__Fd *e)
 }
 
 int files_fdinfo_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, const char *what,
-			   Crf__Files__Fd *e, const char **text, struct files_dump **dp)
+			  Crf__Files__Fd *e, const char **text, struct files_dump **dp)
 {
 	struct files_dump *d;
 	int fd = obj->id, same, r;
