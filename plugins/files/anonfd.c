@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -146,13 +145,15 @@ struct anon_kinds {
 	}
 
 /* Fill the field of @obj's kind in @e. */
-static int dump_kind(const struct files_dump *d, const struct crf_object *obj, const char *text,
-		     Crf__Files__Fd *e, char *name, size_t name_size)
+static int dump_kind(struct files_dump *d, const struct crf_object *obj, Crf__Files__Fd *e,
+		     char *name, size_t name_size)
 {
-	const char *k = obj->kind;
+	const char *k = obj->kind, *text;
 	struct files_anon_info ai;
-	int copy, r = 0;
+	int copy, r;
 
+	/* Read already by files_fd_begin(). */
+	files_cur_fdinfo(d, &text);
 	if (!strcmp(k, "pidfd"))
 		return dump_pidfd(d, obj->id, text, e->pidfd);
 	if (!strcmp(k, "eventfd") || !strcmp(k, "signalfd")) {
@@ -167,15 +168,12 @@ static int dump_kind(const struct files_dump *d, const struct crf_object *obj, c
 		}
 		return 0;
 	}
-	copy = (int)syscall(SYS_pidfd_getfd, d->pidfd, obj->id, 0);
+	copy = files_cur_copy(d);
 	if (copy < 0)
-		return crf_error_errno(errno, "pid %d: pidfd_getfd of fd %d", d->pid, obj->id);
+		return copy;
 	if (!strcmp(k, "timerfd"))
-		r = dump_timerfd(d, obj->id, copy, e->timerfd);
-	else
-		r = dump_memfd(d, obj, copy, e->memfd, name, name_size);
-	close(copy);
-	return r;
+		return dump_timerfd(d, obj->id, copy, e->timerfd);
+	return dump_memfd(d, obj, copy, e->memfd, name, name_size);
 }
 
 /* Point @e at the kind's message among @k's, by the kind's name. */
@@ -195,27 +193,16 @@ static void pick_kind(Crf__Files__Fd *e, const char *kind, struct anon_kinds *k)
 
 int files_anon_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 {
-	struct files_dump *d = crf_ctx_priv(ctx);
 	Crf__Files__Fd e = CRF__FILES__FD__INIT;
 	struct anon_kinds k = ANON_KINDS_INIT;
-	struct files_fdinfo info;
-	char text[4096], name[256];
+	struct files_dump *d;
+	char name[256];
 	int fd = obj->id, same, r;
 	bool own = false;
 
-	if (!d || d->pid != obj->pid)
-		return crf_error_errno(EINVAL, "pid %d: fd %d: no fd table being dumped",
-				       (int)obj->pid, fd);
-	r = files_fdinfo_read_text(d->pid, fd, text, sizeof(text));
-	if (r == 0)
-		r = files_fdinfo_parse(text, &info);
+	r = files_fd_begin(ctx, obj, &e, &d);
 	if (r < 0)
-		return crf_error_errno(-r, "pid %d: fdinfo of fd %d", d->pid, fd);
-	e.fd = fd;
-	e.cloexec = !!(info.flags & O_CLOEXEC);
-	e.flags = info.flags & ~(unsigned int)O_CLOEXEC;
-	e.pos = info.pos;
-	e.path = (char *)obj->desc;
+		return r;
 	same = files_desc_find(d, fd, &e);
 	if (same < 0)
 		return same;
@@ -235,12 +222,12 @@ int files_anon_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	}
 	if (!same) {
 		pick_kind(&e, obj->kind, &k);
-		r = dump_kind(d, obj, text, &e, name, sizeof(name));
+		r = dump_kind(d, obj, &e, name, sizeof(name));
 		if (r == 0 && !own)
 			r = files_desc_remember(d, fd);
 	}
 	if (r == 0)
-		r = files_fd_write(d, &e, NULL, -1);
+		r = files_fd_write(d, &e);
 	free(k.mem.data.data);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: %s, flags %#o%s", d->pid, fd, obj->kind, e.flags,

@@ -183,7 +183,7 @@ int files_epoll_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	Crf__Files__Fd e = CRF__FILES__FD__INIT;
 	Crf__Files__Epoll ep = CRF__FILES__EPOLL__INIT;
 	struct files_dump *d = NULL;
-	char *text = NULL;
+	const char *text = NULL;
 	int fd = obj->id, same, r;
 
 	r = files_fdinfo_fd_begin(ctx, obj, "epoll", &e, &text, &d);
@@ -195,12 +195,11 @@ int files_epoll_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 			r = files_desc_remember(d, fd);
 	}
 	if (r >= 0)
-		r = files_fd_write(d, &e, text, -1);
+		r = files_fd_write(d, &e);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: epoll with %zu fds%s", d->pid, fd, ep.n_targets,
 			  same ? " (shared)" : "");
 	free_targets(&ep);
-	free(text);
 	return r;
 }
 

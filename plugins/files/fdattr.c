@@ -21,20 +21,17 @@
 #include "files.h"
 #include "files.pb-c.h"
 
-int files_fd_write(struct files_dump *d, Crf__Files__Fd *e, const char *fdinfo, int copy)
+int files_fd_write(struct files_dump *d, Crf__Files__Fd *e)
 {
 	Crf__Files__FdOwner own = CRF__FILES__FD_OWNER__INIT;
-	char *text = NULL;
-	int r = 0;
+	const char *text;
+	int r = files_cur_fdinfo(d, &text);
 
-	if (!fdinfo)
-		r = files_fdinfo_read_all(d->pid, e->fd, &text);
 	if (r < 0)
 		return crf_error_errno(-r, "pid %d: fdinfo of fd %d", d->pid, e->fd);
-	r = files_locks_dump(d, fdinfo ? fdinfo : text, e);
-	free(text);
+	r = files_locks_dump(d, text, e);
 	if (r == 0)
-		r = files_owner_dump(d, e, &own, copy);
+		r = files_owner_dump(d, e, &own);
 	if (r == 0)
 		r = crf_img_write(d->img, &e->base);
 	files_locks_release(e);

@@ -63,23 +63,25 @@ static const char *socket_kind(int pidfd, int fd, char *buf, size_t len)
  * reopened by path like a regular file's, not as what it leads to.  Asked
  * only for those types, which have no fdinfo read otherwise here.
  */
-static bool is_opath(int pid, int fd, const char *link, const struct stat *st)
+static bool is_opath(struct files_dump *d, const char *link, const struct stat *st)
 {
 	struct files_fdinfo info;
+	const char *text;
 
 	if (link[0] != '/' || !(S_ISFIFO(st->st_mode) || S_ISCHR(st->st_mode) ||
 				S_ISBLK(st->st_mode) || S_ISSOCK(st->st_mode)))
 		return false;
-	return files_fdinfo_read(pid, fd, &info) == 0 && (info.flags & O_PATH);
+	return files_cur_fdinfo(d, &text) == 0 && files_fdinfo_parse(text, &info) == 0 &&
+	       (info.flags & O_PATH);
 }
 
-static const char *fd_kind(int pid, int pidfd, int fd, const char *link, const struct stat *st,
+static const char *fd_kind(struct files_dump *d, int fd, const char *link, const struct stat *st,
 			   char *buf, size_t len)
 {
-	if (is_opath(pid, fd, link, st))
+	if (is_opath(d, link, st))
 		return "opath";
 	if (!strncmp(link, "socket:", 7))
-		return socket_kind(pidfd, fd, buf, len);
+		return socket_kind(d->pidfd, fd, buf, len);
 	if (!strncmp(link, "pipe:", 5))
 		return "pipe";
 	if (!strncmp(link, "anon_inode:", 11)) {
@@ -126,14 +128,64 @@ static int dump_fd(struct crf_ctx *ctx, struct files_dump *d, int dirfd, int fd)
 	if (fstatat(dirfd, name, &st, 0) < 0)
 		memset(&st, 0, sizeof(st));
 	obj.desc = link;
-	obj.kind = fd_kind((int)obj.pid, d->pidfd, fd, link, &st, buf, sizeof(buf));
 	d->cur_fd = fd;
 	d->cur_dev = st.st_dev;
 	d->cur_ino = st.st_ino;
+	obj.kind = fd_kind(d, fd, link, &st, buf, sizeof(buf));
 	r = crf_kind_find(ctx, &obj, &kind);
+	if (r == 0 && kind->dump)
+		r = kind->dump(ctx, &obj);
+	free(d->cur_fdinfo);
+	d->cur_fdinfo = NULL;
+	if (d->cur_copy >= 0)
+		close(d->cur_copy);
+	d->cur_copy = -1;
+	return r;
+}
+
+int files_cur_fdinfo(struct files_dump *d, const char **text)
+{
+	int r = 0;
+
+	if (!d->cur_fdinfo)
+		r = files_fdinfo_read_all(d->pid, d->cur_fd, &d->cur_fdinfo);
+	*text = d->cur_fdinfo;
+	return r;
+}
+
+int files_cur_copy(struct files_dump *d)
+{
+	if (d->cur_copy >= 0)
+		return d->cur_copy;
+	d->cur_copy = (int)syscall(SYS_pidfd_getfd, d->pidfd, d->cur_fd, 0);
+	if (d->cur_copy < 0)
+		return crf_error_errno(errno, "pid %d: pidfd_getfd of fd %d", d->pid, d->cur_fd);
+	return d->cur_copy;
+}
+
+int files_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, Crf__Files__Fd *e,
+		   struct files_dump **dp)
+{
+	struct files_dump *d = crf_ctx_priv(ctx);
+	struct files_fdinfo info;
+	const char *text;
+	int r;
+
+	if (!d || d->pid != obj->pid || d->cur_fd != obj->id)
+		return crf_error_errno(EINVAL, "pid %d: fd %d: no fd table being dumped",
+				       (int)obj->pid, obj->id);
+	r = files_cur_fdinfo(d, &text);
+	if (r == 0)
+		r = files_fdinfo_parse(text, &info);
 	if (r < 0)
-		return r;
-	return kind->dump ? kind->dump(ctx, &obj) : 0;
+		return crf_error_errno(-r, "pid %d: fdinfo of fd %d", d->pid, obj->id);
+	e->fd = obj->id;
+	e->cloexec = !!(info.flags & O_CLOEXEC);
+	e->flags = info.flags & ~(unsigned int)O_CLOEXEC;
+	e->pos = info.pos;
+	e->path = (char *)obj->desc;
+	*dp = d;
+	return 0;
 }
 
 static int fd_number(const struct dirent *d)
@@ -164,8 +216,10 @@ static int walk(struct crf_ctx *ctx, struct files_dump *d, const char *path)
 
 int files_dump_task(struct crf_ctx *ctx)
 {
-	struct files_dump d = {
-		.pid = (int)crf_ctx_pid(ctx), .tree = files_tree_get(ctx), .cur_fd = -1};
+	struct files_dump d = {.pid = (int)crf_ctx_pid(ctx),
+			       .tree = files_tree_get(ctx),
+			       .cur_fd = -1,
+			       .cur_copy = -1};
 	char path[64], name[64];
 	int r;
 

@@ -38,7 +38,33 @@ struct files_dump {
 	/* The fd being dumped and its file's device and inode (the walk's stat). */
 	int cur_fd;
 	uint64_t cur_dev, cur_ino;
+	/*
+	 * What the kinds read of that fd, once each and only when asked
+	 * (files_cur_fdinfo, files_cur_copy); the walk lets go of them
+	 * after the fd's dump.  NULL and -1 until then.
+	 */
+	char *cur_fdinfo;
+	int cur_copy;
 };
+
+/* The whole fdinfo of the fd being dumped, read once per fd; 0 or -errno (not logged). */
+int files_cur_fdinfo(struct files_dump *d, const char **text);
+
+/*
+ * A copy of the fd being dumped (pidfd_getfd), taken once per fd and
+ * closed by the walk, not by the caller; the fd or -errno (logged).
+ */
+int files_cur_copy(struct files_dump *d);
+
+struct Crf__Files__Fd;
+
+/*
+ * Begin the record @e of fd @obj->id of the task being dumped (*@dp): the
+ * fields every fd has (number, close-on-exec, flags, position, path), from
+ * its fdinfo.  0 or -errno (logged).
+ */
+int files_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, struct Crf__Files__Fd *e,
+		   struct files_dump **dp);
 
 /* The probe hook: taking fds from a task, comparing them, reading their state. */
 int files_probe(struct crf_ctx *ctx);
@@ -58,8 +84,6 @@ int files_stdio_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 bool files_is_plain_chr(const struct crf_object *obj);
 int files_regfile_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 int files_restore_task(struct crf_ctx *ctx);
-
-struct Crf__Files__Fd;
 
 /* Reopen the file of @e as it was; our fd (O_CLOEXEC) or -errno (logged). */
 int files_regfile_reopen(const struct Crf__Files__Fd *e);
@@ -94,16 +118,15 @@ int files_desc_remember(struct files_dump *d, int fd);
 
 /*
  * Begin the record of fd @obj->id for a kind whose state its fdinfo lists
- * (@what: "epoll", "inotify"): read that fdinfo into *@text (freed by the
- * caller), fill the fields every fd has in @e, and look for a description
- * already saved.  Returns 1 when @e is an fd of a description saved before,
- * in this task or another (nothing more to save: the first fd's record
- * holds the registrations or watches, and a description shared between
- * tasks is made once in restore-prepare), 0 when it is new, or -errno
- * (logged).
+ * (@what: "epoll", "inotify"): files_fd_begin(), with that fdinfo in
+ * *@text (files_cur_fdinfo's), and look for a description already saved.
+ * Returns 1 when @e is an fd of a description saved before, in this task
+ * or another (nothing more to save: the first fd's record holds the
+ * registrations or watches, and a description shared between tasks is
+ * made once in restore-prepare), 0 when it is new, or -errno (logged).
  */
 int files_fdinfo_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, const char *what,
-			   struct Crf__Files__Fd *e, char **text, struct files_dump **dp);
+			  struct Crf__Files__Fd *e, const char **text, struct files_dump **dp);
 int files_shared_dump_finish(struct crf_ctx *ctx);
 int files_shared_restore_prepare(struct crf_ctx *ctx);
 int files_shared_dup(struct crf_ctx *ctx, int pid, int fd);
@@ -128,13 +151,13 @@ void files_pipes_free(struct files_pipes *pipes);
  * Every kind writes its record with files_fd_write(), which adds the locks
  * that fdinfo lists for the fd (refusing leases, delegations and mandatory
  * locks) and the owner and signal of its description, then writes it to
- * files-PID.img; 0 or -errno (logged).  @fdinfo is the whole fdinfo of the
- * fd when the kind read it already (else NULL), @copy a copy of the fd
- * from pidfd_getfd when it holds one (else -1).  files_fdattr_restore_task(), at the
- * end of restore-task, has them applied in the task once its fds are at
- * their numbers (crf_rst_at_fds_placed); 0 or -errno (logged).
+ * files-PID.img; 0 or -errno (logged).  Both come from the fd's fdinfo and
+ * copy that the kind may have read already (files_cur_fdinfo,
+ * files_cur_copy).  files_fdattr_restore_task(), at the end of
+ * restore-task, has them applied in the task once its fds are at their
+ * numbers (crf_rst_at_fds_placed); 0 or -errno (logged).
  */
-int files_fd_write(struct files_dump *d, struct Crf__Files__Fd *e, const char *fdinfo, int copy);
+int files_fd_write(struct files_dump *d, struct Crf__Files__Fd *e);
 int files_fdattr_restore_task(struct crf_ctx *ctx);
 
 struct Crf__Files__FdOwner;
@@ -151,11 +174,11 @@ int files_locks_take(int pid, const struct Crf__Files__Fd *e);
 
 /*
  * Read the owner and signal of @e's description into @e, the owner into
- * @own, which @e then points to (owner.c), through @copy (a copy of the fd,
- * or -1: take one); 0 or -errno (logged).
+ * @own, which @e then points to (owner.c), through files_cur_copy(); 0 or
+ * -errno (logged).
  */
 int files_owner_dump(struct files_dump *d, struct Crf__Files__Fd *e,
-		     struct Crf__Files__FdOwner *own, int copy);
+		     struct Crf__Files__FdOwner *own);
 /* Whether @e has an owner, a signal or O_ASYNC to set at restore. */
 bool files_owner_wanted(const struct Crf__Files__Fd *e);
 /* In the task, fds placed: set them through fd @e->fd; 0 or -errno (logged). */

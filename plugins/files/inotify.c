@@ -24,7 +24,6 @@
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "epoll.h"
@@ -137,15 +136,13 @@ static int resolve_watch(const struct files_dump *d, int fd, const struct watch_
 }
 
 /* Unread events are not saved: say so. */
-static void warn_pending(const struct files_dump *d, int fd)
+static void warn_pending(struct files_dump *d, int fd)
 {
-	int copy = (int)syscall(SYS_pidfd_getfd, d->pidfd, fd, 0), n = 0;
+	int copy = files_cur_copy(d), n = 0;
 
 	if (copy >= 0 && ioctl(copy, FIONREAD, &n) == 0 && n > 0)
 		crf_warn("pid %d: inotify fd %d: %d bytes of events not read yet are dropped",
 			 d->pid, fd, n);
-	if (copy >= 0)
-		close(copy);
 }
 
 static int dump_watches(const struct files_dump *d, int fd, const char *text,
@@ -179,8 +176,8 @@ static int cmp_wd(const void *a, const void *b)
 }
 
 /* The watches of @text into @in, sorted by wd; 0 or -errno (logged). */
-static int dump_inotify(const struct files_dump *d, int fd, const char *text,
-			Crf__Files__Inotify *in, void **mem)
+static int dump_inotify(struct files_dump *d, int fd, const char *text, Crf__Files__Inotify *in,
+			void **mem)
 {
 	size_t max = 1;
 	char *p;
@@ -211,7 +208,7 @@ int files_inotify_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	Crf__Files__Inotify in = CRF__FILES__INOTIFY__INIT;
 	struct files_dump *d = NULL;
 	void *mem = NULL;
-	char *text = NULL;
+	const char *text = NULL;
 	int fd = obj->id, same, r;
 
 	r = files_fdinfo_fd_begin(ctx, obj, "inotify", &e, &text, &d);
@@ -223,12 +220,11 @@ int files_inotify_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 			r = files_desc_remember(d, fd);
 	}
 	if (r >= 0)
-		r = files_fd_write(d, &e, text, -1);
+		r = files_fd_write(d, &e);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: inotify with %zu watches%s", d->pid, fd, in.n_watches,
 			  same ? " (shared)" : "");
 	free(mem);
-	free(text);
 	return r;
 }
 

@@ -19,7 +19,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "anonfd.h"
@@ -96,27 +95,21 @@ static int local_pid(const struct files_dump *d, int fd, Crf__Files__FdOwner *ow
 	return 0;
 }
 
-int files_owner_dump(struct files_dump *d, Crf__Files__Fd *e, Crf__Files__FdOwner *own,
-		     int have)
+int files_owner_dump(struct files_dump *d, Crf__Files__Fd *e, Crf__Files__FdOwner *own)
 {
 	struct f_owner_ex ex = {0};
-	int copy = have, sig, r = 0;
+	int copy, sig, r = 0;
 
 	/* An O_PATH description has no owner (fcntl answers EBADF). */
 	if (e->has_same_as || (e->flags & O_PATH))
 		return 0;
+	copy = files_cur_copy(d);
 	if (copy < 0)
-		copy = (int)syscall(SYS_pidfd_getfd, d->pidfd, e->fd, 0);
-	if (copy < 0)
-		return crf_error_errno(errno, "pid %d: pidfd_getfd of fd %d", d->pid, e->fd);
+		return copy;
 	sig = fcntl(copy, F_GETSIG);
 	if (sig < 0 || fcntl(copy, F_GETOWN_EX, &ex) < 0)
-		r = crf_error_errno(errno, "pid %d: fd %d (%s): owner and signal", d->pid, e->fd,
-				    e->path);
-	if (copy != have)
-		close(copy);
-	if (r < 0)
-		return r;
+		return crf_error_errno(errno, "pid %d: fd %d (%s): owner and signal", d->pid, e->fd,
+				       e->path);
 	if (sig) {
 		e->has_signal = true;
 		e->signal = sig;

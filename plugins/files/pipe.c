@@ -20,12 +20,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <crf/image.h>
 
-#include "fdinfo.h"
 #include "files.h"
 #include "files.pb-c.h"
 
@@ -224,13 +222,13 @@ static int refuse_fifo(const struct files_dump *d, const struct crf_object *obj)
 
 static int describe(struct files_dump *d, const struct crf_object *obj, Crf__Files__Fd *e)
 {
-	int copy = (int)syscall(SYS_pidfd_getfd, d->pidfd, obj->id, 0);
+	int copy = files_cur_copy(d);
 	struct stat st;
 	long i;
 	int r = 0;
 
 	if (copy < 0)
-		return crf_error_errno(errno, "pid %d: pidfd_getfd of fd %d", d->pid, obj->id);
+		return copy;
 	if (fstat(copy, &st) < 0)
 		r = crf_error_errno(errno, "pid %d: fd %d (%s)", d->pid, obj->id, obj->desc);
 	i = r < 0 ? 0 : pipe_find(d->tree->pipes, &st);
@@ -238,7 +236,6 @@ static int describe(struct files_dump *d, const struct crf_object *obj, Crf__Fil
 		r = pipe_new(d, obj, copy, e->flags, &st);
 		i = (long)d->tree->pipes->n - 1;
 	}
-	close(copy);
 	e->mode = st.st_mode;
 	e->has_pipe = true;
 	e->pipe = (uint32_t)i;
@@ -247,27 +244,17 @@ static int describe(struct files_dump *d, const struct crf_object *obj, Crf__Fil
 
 int files_pipe_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 {
-	struct files_dump *d = crf_ctx_priv(ctx);
 	Crf__Files__Fd e = CRF__FILES__FD__INIT;
-	struct files_fdinfo info;
+	struct files_dump *d;
 	int r;
 
-	if (!d || d->pid != obj->pid)
-		return crf_error_errno(EINVAL, "pid %d: fd %d: no fd table being dumped",
-				       (int)obj->pid, obj->id);
-	r = refuse_fifo(d, obj);
-	if (r < 0)
-		return r;
-	r = files_fdinfo_read(d->pid, obj->id, &info);
-	if (r < 0)
-		return crf_error_errno(-r, "pid %d: fdinfo of fd %d", d->pid, obj->id);
-	e.fd = obj->id;
-	e.cloexec = !!(info.flags & O_CLOEXEC);
-	e.flags = info.flags & ~(unsigned int)O_CLOEXEC;
-	e.path = (char *)obj->desc;
-	r = describe(d, obj, &e);
+	r = files_fd_begin(ctx, obj, &e, &d);
 	if (r == 0)
-		r = files_fd_write(d, &e, NULL, -1);
+		r = refuse_fifo(d, obj);
+	if (r == 0)
+		r = describe(d, obj, &e);
+	if (r == 0)
+		r = files_fd_write(d, &e);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: %s, flags %#o", d->pid, obj->id, obj->desc, e.flags);
 	return r;

@@ -14,15 +14,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "fdinfo.h"
 #include "files.h"
 #include "files.pb-c.h"
 #include "unlinked.h"
@@ -65,22 +60,22 @@ static int refuse(const struct files_dump *d, int fd, const char *path, unsigned
 }
 
 /*
- * Facts about the file itself, from a copy of the fd (left in *@copy for
- * files_fd_write); the writes the program made must be on disk, since the
- * image keeps only the offset (once per description: not again for @same).
+ * Facts about the file itself, from a copy of the fd; the writes the
+ * program made must be on disk, since the image keeps only the offset
+ * (once per description: not again for @same).
  */
-static int describe(const struct files_dump *d, int fd, Crf__Files__Fd *e, bool same, int *copy)
+static int describe(struct files_dump *d, int fd, Crf__Files__Fd *e, bool same)
 {
+	int copy = files_cur_copy(d);
 	struct stat st;
 	int r = 0;
 
-	*copy = (int)syscall(SYS_pidfd_getfd, d->pidfd, fd, 0);
-	if (*copy < 0)
-		return crf_error_errno(errno, "pid %d: pidfd_getfd of fd %d", d->pid, fd);
-	if (fstat(*copy, &st) < 0)
+	if (copy < 0)
+		return copy;
+	if (fstat(copy, &st) < 0)
 		r = crf_error_errno(errno, "pid %d: fd %d (%s)", d->pid, fd, e->path);
 	else if (S_ISREG(st.st_mode) && !same && (e->flags & O_ACCMODE) != O_RDONLY &&
-		 fsync(*copy) < 0)
+		 fsync(copy) < 0)
 		r = crf_error_errno(errno, "pid %d: fsync of fd %d (%s)", d->pid, fd, e->path);
 	if (r < 0)
 		return r;
@@ -102,43 +97,23 @@ static int describe(const struct files_dump *d, int fd, Crf__Files__Fd *e, bool 
 
 int files_regfile_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 {
-	struct files_dump *d = crf_ctx_priv(ctx);
 	Crf__Files__Fd e = CRF__FILES__FD__INIT;
-	struct files_fdinfo info;
-	int fd = obj->id, copy = -1, same, r;
-	char *text = NULL;
+	struct files_dump *d;
+	int fd = obj->id, same, r;
 
-	if (!d || d->pid != obj->pid)
-		return crf_error_errno(EINVAL, "pid %d: fd %d: no fd table being dumped",
-				       (int)obj->pid, fd);
-	r = files_fdinfo_read_all(d->pid, fd, &text);
+	r = files_fd_begin(ctx, obj, &e, &d);
 	if (r == 0)
-		r = files_fdinfo_parse(text, &info);
-	if (r < 0) {
-		free(text);
-		return crf_error_errno(-r, "pid %d: fdinfo of fd %d", d->pid, fd);
-	}
-	e.fd = fd;
-	e.cloexec = !!(info.flags & O_CLOEXEC);
-	e.flags = info.flags & ~(unsigned int)O_CLOEXEC;
-	e.pos = info.pos;
-	e.path = (char *)obj->desc;
-	r = refuse(d, fd, e.path, e.flags, obj->kind ? obj->kind : "?");
+		r = refuse(d, fd, e.path, e.flags, obj->kind ? obj->kind : "?");
 	same = r < 0 ? r : files_desc_find(d, fd, &e);
-	if (same < 0) {
-		free(text);
+	if (same < 0)
 		return same;
-	}
-	r = describe(d, fd, &e, same, &copy);
+	r = describe(d, fd, &e, same);
 	if (r == 0 && !same && S_ISREG(e.mode) && files_unlinked_path(e.path))
 		r = files_unlinked_save(ctx, d, fd, &e);
 	if (r == 0 && !same)
 		r = files_desc_remember(d, fd);
 	if (r == 0)
-		r = files_fd_write(d, &e, text, copy);
-	if (copy >= 0)
-		close(copy);
-	free(text);
+		r = files_fd_write(d, &e);
 	files_unlinked_release(&e);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: %s, flags %#o, pos %llu%s", d->pid, fd, e.path, e.flags,

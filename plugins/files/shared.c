@@ -33,7 +33,6 @@
 
 #include "anonfd.h"
 #include "epoll.h"
-#include "fdinfo.h"
 #include "files.h"
 #include "files.pb-c.h"
 #include "unlinked.h"
@@ -224,27 +223,16 @@ void files_desc_unshare(struct files_dump *d, Crf__Files__Fd *e)
 }
 
 int files_fdinfo_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, const char *what,
-			   Crf__Files__Fd *e, char **text, struct files_dump **dp)
+			  Crf__Files__Fd *e, const char **text, struct files_dump **dp)
 {
-	struct files_dump *d = crf_ctx_priv(ctx);
-	struct files_fdinfo info;
+	struct files_dump *d;
 	int fd = obj->id, same, r;
 
-	*text = NULL;
-	if (!d || d->pid != obj->pid)
-		return crf_error_errno(EINVAL, "pid %d: fd %d: no fd table being dumped",
-				       (int)obj->pid, fd);
-	*dp = d;
-	r = files_fdinfo_read_all(d->pid, fd, text);
-	if (r == 0)
-		r = files_fdinfo_parse(*text, &info);
+	r = files_fd_begin(ctx, obj, e, dp);
 	if (r < 0)
-		return crf_error_errno(-r, "pid %d: fdinfo of fd %d", d->pid, fd);
-	e->fd = fd;
-	e->cloexec = !!(info.flags & O_CLOEXEC);
-	e->flags = info.flags & ~(unsigned int)O_CLOEXEC;
-	e->pos = info.pos;
-	e->path = (char *)obj->desc;
+		return r;
+	d = *dp;
+	files_cur_fdinfo(d, text);
 	same = files_desc_find(d, fd, e);
 	if (same < 0)
 		return same;

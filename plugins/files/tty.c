@@ -28,11 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "fdinfo.h"
 #include "files.pb-c.h"
 #include "tty.h"
 
@@ -203,25 +201,14 @@ static int refuse_external(const struct files_term *t)
 			       t->pid, t->fd, t->path);
 }
 
-/* Fill the fields of @e that every fd has, from the fd's fdinfo and inode. */
-static int describe(const struct files_dump *d, const struct crf_object *obj, struct stat *st,
-		    int *copy, Crf__Files__Fd *e)
+/* The inode of the terminal of @e, through a copy of its fd (*@copy). */
+static int describe(struct files_dump *d, struct stat *st, int *copy, Crf__Files__Fd *e)
 {
-	struct files_fdinfo info;
-	int fd = obj->id, r;
-
-	r = files_fdinfo_read(d->pid, fd, &info);
-	if (r < 0)
-		return crf_error_errno(-r, "pid %d: fdinfo of fd %d", d->pid, fd);
-	e->fd = fd;
-	e->cloexec = !!(info.flags & O_CLOEXEC);
-	e->flags = info.flags & ~(unsigned int)O_CLOEXEC;
-	e->path = (char *)obj->desc;
-	*copy = (int)syscall(SYS_pidfd_getfd, d->pidfd, fd, 0);
+	*copy = files_cur_copy(d);
 	if (*copy < 0)
-		return crf_error_errno(errno, "pid %d: pidfd_getfd of fd %d", d->pid, fd);
+		return *copy;
 	if (fstat(*copy, st) < 0)
-		return crf_error_errno(errno, "pid %d: fd %d (%s)", d->pid, fd, e->path);
+		return crf_error_errno(errno, "pid %d: fd %d (%s)", d->pid, e->fd, e->path);
 	e->mode = st->st_mode;
 	e->has_rdev = true;
 	e->rdev = st->st_rdev;
@@ -230,41 +217,39 @@ static int describe(const struct files_dump *d, const struct crf_object *obj, st
 
 int files_tty_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 {
-	struct files_dump *d = crf_ctx_priv(ctx);
-	struct files_ttys *ttys = d ? tree_ttys(d->tree) : NULL;
 	Crf__Files__Fd e = CRF__FILES__FD__INIT;
 	Crf__Files__TtyFd tf = CRF__FILES__TTY_FD__INIT;
 	struct files_term *t = NULL;
+	struct files_ttys *ttys;
+	struct files_dump *d;
 	int fd = obj->id, copy = -1, same = 0, shell_job, r;
 	struct stat st;
 	bool master = false;
 
-	if (!d || d->pid != obj->pid)
-		return crf_error_errno(EINVAL, "pid %d: fd %d: no fd table being dumped",
-				       (int)obj->pid, fd);
+	r = files_fd_begin(ctx, obj, &e, &d);
+	if (r < 0)
+		return r;
+	ttys = tree_ttys(d->tree);
 	if (!ttys)
 		return -ENOMEM;
 	shell_job = files_shell_job(ctx);
 	if (shell_job < 0)
 		return shell_job;
-	r = describe(d, obj, &st, &copy, &e);
+	r = describe(d, &st, &copy, &e);
 	if (r == 0)
 		r = identify(ttys, d, fd, e.path, &st, copy, &t, &master);
-	if (copy >= 0)
-		close(copy);
-	if (r < 0)
-		return r;
 	/* A console or serial line is never the tree's own: no need to wait for the walk's end. */
-	if (!t->pts && !shell_job)
-		return refuse_external(t);
-	tf.id = (uint32_t)(t - ttys->v);
-	tf.master = master;
-	e.tty = &tf;
-	same = files_desc_find(d, fd, &e);
-	if (!same)
-		r = files_desc_remember(d, fd);
+	if (r == 0 && !t->pts && !shell_job)
+		r = refuse_external(t);
+	if (r == 0) {
+		tf.id = (uint32_t)(t - ttys->v);
+		tf.master = master;
+		e.tty = &tf;
+		same = files_desc_find(d, fd, &e);
+		r = same < 0 ? same : same ? 0 : files_desc_remember(d, fd);
+	}
 	if (r == 0)
-		r = crf_img_write(d->img, &e.base);
+		r = files_fd_write(d, &e);
 	if (r == 0)
 		crf_debug("pid %d: fd %d: %s, terminal %u%s, flags %#o%s", d->pid, fd, e.path,
 			  tf.id, master ? " (master)" : "", e.flags, same ? " (shared)" : "");
