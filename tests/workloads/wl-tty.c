@@ -4,7 +4,8 @@
  *
  * "wl-tty" (a pty of the tree's own, as a terminal emulator or sshd has):
  *
- *   P  the root: holds the master, in packet mode
+ *   P  the root: holds the master, in packet mode, with O_ASYNC, itself as
+ *   |  the owner (F_SETOWN_EX) and SIGRTMIN+2 as the signal (blocked)
  *   +- C  setsid, the slave as its controlling terminal, on its fds 0 and
  *      |  1 (fd 2 stays the log) and at fd 9 (another open, O_NONBLOCK);
  *      |  raw mode with VMIN 3, VTIME 7 and VINTR ^G, a 33x101 window
@@ -16,7 +17,8 @@
  * fds; G its group and that it has the foreground.  Then the two ends
  * talk: P writes "ping!" to the master, G reads it from the slave (as
  * the foreground group it can) and answers "pong", which P reads with
- * its packet header; P then changes the window size and G must get
+ * its packet header, and must have been signalled for it (SIGRTMIN+2 with
+ * si_fd the master's); P then changes the window size and G must get
  * SIGWINCH and see the new size.  C waits for G, P for C: P's status is
  * the verdict.
  *
@@ -210,6 +212,50 @@ static void read_pong(int m)
 	}
 }
 
+#define ASYNC_SIG (SIGRTMIN + 2)
+
+/* Take every queued ASYNC_SIG; how many were for fd @fd. */
+static int take_async(int fd)
+{
+	const struct timespec now = {0, 0};
+	siginfo_t si;
+	sigset_t set;
+	int n = 0;
+
+	sigemptyset(&set);
+	sigaddset(&set, ASYNC_SIG);
+	while (sigtimedwait(&set, &si, &now) == ASYNC_SIG)
+		n += si.si_fd == fd;
+	return n;
+}
+
+/* P: signal-driven I/O on the master, to itself. */
+static void set_async(int m)
+{
+	struct f_owner_ex own = {F_OWNER_PID, getpid()};
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, ASYNC_SIG);
+	WL_CHECK(sigprocmask(SIG_BLOCK, &set, NULL) == 0, "sigprocmask");
+	WL_CHECK(fcntl(m, F_SETOWN_EX, &own) == 0 && fcntl(m, F_SETSIG, ASYNC_SIG) == 0 &&
+			 fcntl(m, F_SETFL, O_ASYNC) == 0,
+		 "P: signal-driven I/O on the master: %s", strerror(errno));
+}
+
+static void check_async(int m)
+{
+	struct f_owner_ex own = {0, 0};
+	int fl = fcntl(m, F_GETFL);
+
+	WL_CHECK(fcntl(m, F_GETOWN_EX, &own) == 0 && own.type == F_OWNER_PID &&
+			 own.pid == getpid(),
+		 "P: the master's owner is %d (type %d)", own.pid, own.type);
+	WL_CHECK(fcntl(m, F_GETSIG) == ASYNC_SIG, "P: the master's signal is %d",
+		 fcntl(m, F_GETSIG));
+	WL_CHECK(fl >= 0 && (fl & O_ASYNC), "P: the master's flags %#x lack O_ASYNC", fl);
+}
+
 static void pty_tree(void)
 {
 	struct termios now;
@@ -239,8 +285,12 @@ static void pty_tree(void)
 	while (fcntl(m, F_SETFL, O_NONBLOCK) == 0 && read(m, buf, sizeof(buf)) > 0)
 		;
 	WL_CHECK(fcntl(m, F_SETFL, 0) == 0, "F_SETFL");
+	set_async(m);
+	take_async(m);
 	wl_ready();
 	wl_wait_verify();
+	check_async(m);
+	take_async(m);
 
 	WL_CHECK(tcgetattr(m, &now) == 0, "tcgetattr: %s", strerror(errno));
 	same_termios("P", &tio_before, &now);
@@ -255,6 +305,7 @@ static void pty_tree(void)
 	WL_CHECK(ioctl(m, TIOCGPGRP, &v) == 0 && v == g_pid, "P: the foreground is %d", v);
 	WL_CHECK(write(m, "ping!", 5) == 5, "P: write the master: %s", strerror(errno));
 	read_pong(m);
+	WL_CHECK(take_async(m) > 0, "P: no SIGRTMIN+2 for the master's pong");
 	WL_CHECK(ioctl(m, TIOCSWINSZ, &ws_after) == 0, "P: TIOCSWINSZ: %s", strerror(errno));
 	wait_ok(c_pid, "C");
 	close(m);
