@@ -116,7 +116,6 @@ static int dump_fd(struct crf_ctx *ctx, struct files_dump *d, int dirfd, int fd)
 	struct crf_object obj = { .cls = CRF_OBJ_FD, .pid = crf_ctx_pid(ctx), .id = fd };
 	const struct crf_kind *kind;
 	char name[16], link[512], buf[64];
-	struct stat st;
 	ssize_t n;
 	int r;
 
@@ -125,13 +124,12 @@ static int dump_fd(struct crf_ctx *ctx, struct files_dump *d, int dirfd, int fd)
 	if (n < 0)
 		return crf_log_errno(CRF_LOG_ERROR, errno, "pid %d: fd %d", (int)obj.pid, fd);
 	link[n] = '\0';
-	if (fstatat(dirfd, name, &st, 0) < 0)
-		memset(&st, 0, sizeof(st));
+	d->cur_st_ok = fstatat(dirfd, name, &d->cur_st, 0) == 0;
+	if (!d->cur_st_ok)
+		memset(&d->cur_st, 0, sizeof(d->cur_st));
 	obj.desc = link;
 	d->cur_fd = fd;
-	d->cur_dev = st.st_dev;
-	d->cur_ino = st.st_ino;
-	obj.kind = fd_kind(d, fd, link, &st, buf, sizeof(buf));
+	obj.kind = fd_kind(d, fd, link, &d->cur_st, buf, sizeof(buf));
 	r = crf_kind_find(ctx, &obj, &kind);
 	if (r == 0 && kind->dump)
 		r = kind->dump(ctx, &obj);
@@ -161,6 +159,22 @@ int files_cur_copy(struct files_dump *d)
 	if (d->cur_copy < 0)
 		return crf_error_errno(errno, "pid %d: pidfd_getfd of fd %d", d->pid, d->cur_fd);
 	return d->cur_copy;
+}
+
+int files_cur_stat(struct files_dump *d, const struct stat **st)
+{
+	int copy;
+
+	*st = &d->cur_st;
+	if (d->cur_st_ok)
+		return 0;
+	copy = files_cur_copy(d);
+	if (copy < 0)
+		return copy;
+	if (fstat(copy, &d->cur_st) < 0)
+		return crf_error_errno(errno, "pid %d: fd %d", d->pid, d->cur_fd);
+	d->cur_st_ok = true;
+	return 0;
 }
 
 int files_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, Crf__Files__Fd *e,

@@ -5,6 +5,9 @@
 #ifndef CRF_PLUGIN_FILES_H
 #define CRF_PLUGIN_FILES_H
 
+#include <stdbool.h>
+#include <sys/stat.h>
+
 #include <crf/image.h>
 #include <crf/plugin.h>
 
@@ -35,9 +38,10 @@ struct files_dump {
 	struct files_tree *tree;
 	struct crf_img *img; /* files-PID.img */
 	int pid, pidfd;
-	/* The fd being dumped and its file's device and inode (the walk's stat). */
+	/* The fd being dumped and the walk's stat of its file (zeroes if it failed). */
 	int cur_fd;
-	uint64_t cur_dev, cur_ino;
+	struct stat cur_st;
+	bool cur_st_ok;
 	/*
 	 * What the kinds read of that fd, once each and only when asked
 	 * (files_cur_fdinfo, files_cur_copy); the walk lets go of them
@@ -55,6 +59,12 @@ int files_cur_fdinfo(struct files_dump *d, const char **text);
  * closed by the walk, not by the caller; the fd or -errno (logged).
  */
 int files_cur_copy(struct files_dump *d);
+
+/*
+ * The stat of the fd being dumped: the walk's, or (when that failed) an
+ * fstat of files_cur_copy(); 0 or -errno (logged).
+ */
+int files_cur_stat(struct files_dump *d, const struct stat **st);
 
 struct Crf__Files__Fd;
 

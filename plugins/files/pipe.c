@@ -222,21 +222,23 @@ static int refuse_fifo(const struct files_dump *d, const struct crf_object *obj)
 
 static int describe(struct files_dump *d, const struct crf_object *obj, Crf__Files__Fd *e)
 {
-	int copy = files_cur_copy(d);
-	struct stat st;
+	const struct stat *st;
+	int copy, r;
 	long i;
-	int r = 0;
 
-	if (copy < 0)
-		return copy;
-	if (fstat(copy, &st) < 0)
-		r = crf_error_errno(errno, "pid %d: fd %d (%s)", d->pid, obj->id, obj->desc);
-	i = r < 0 ? 0 : pipe_find(d->tree->pipes, &st);
+	r = files_cur_stat(d, &st);
+	if (r < 0)
+		return r;
+	i = pipe_find(d->tree->pipes, st);
 	if (i < 0) {
-		r = pipe_new(d, obj, copy, e->flags, &st);
+		/* A pipe seen first: its capacity and bytes, through a copy. */
+		copy = files_cur_copy(d);
+		if (copy < 0)
+			return copy;
+		r = pipe_new(d, obj, copy, e->flags, st);
 		i = (long)d->tree->pipes->n - 1;
 	}
-	e->mode = st.st_mode;
+	e->mode = st->st_mode;
 	e->has_pipe = true;
 	e->pipe = (uint32_t)i;
 	return r;

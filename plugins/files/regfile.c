@@ -60,38 +60,39 @@ static int refuse(const struct files_dump *d, int fd, const char *path, unsigned
 }
 
 /*
- * Facts about the file itself, from a copy of the fd; the writes the
- * program made must be on disk, since the image keeps only the offset
- * (once per description: not again for @same).
+ * Facts about the file itself, from the walk's stat; the writes the
+ * program made must be on disk (fsync of a copy of the fd), since the
+ * image keeps only the offset (once per description: not again for @same).
  */
 static int describe(struct files_dump *d, int fd, Crf__Files__Fd *e, bool same)
 {
-	int copy = files_cur_copy(d);
-	struct stat st;
-	int r = 0;
+	const struct stat *st;
+	int copy, r;
 
-	if (copy < 0)
-		return copy;
-	if (fstat(copy, &st) < 0)
-		r = crf_error_errno(errno, "pid %d: fd %d (%s)", d->pid, fd, e->path);
-	else if (S_ISREG(st.st_mode) && !same && (e->flags & O_ACCMODE) != O_RDONLY &&
-		 fsync(copy) < 0)
-		r = crf_error_errno(errno, "pid %d: fsync of fd %d (%s)", d->pid, fd, e->path);
+	r = files_cur_stat(d, &st);
 	if (r < 0)
 		return r;
-	e->mode = st.st_mode;
-	if (S_ISCHR(st.st_mode)) {
-		e->has_rdev = true;
-		e->rdev = st.st_rdev;
+	if (S_ISREG(st->st_mode) && !same && (e->flags & O_ACCMODE) != O_RDONLY) {
+		copy = files_cur_copy(d);
+		if (copy < 0)
+			return copy;
+		if (fsync(copy) < 0)
+			return crf_error_errno(errno, "pid %d: fsync of fd %d (%s)", d->pid, fd,
+					       e->path);
 	}
-	if (!S_ISREG(st.st_mode))
+	e->mode = st->st_mode;
+	if (S_ISCHR(st->st_mode)) {
+		e->has_rdev = true;
+		e->rdev = st->st_rdev;
+	}
+	if (!S_ISREG(st->st_mode))
 		return 0;
 	e->has_dev = e->has_inode = e->has_size = e->has_mtime_sec = e->has_mtime_nsec = true;
-	e->dev = st.st_dev;
-	e->inode = st.st_ino;
-	e->size = (uint64_t)st.st_size;
-	e->mtime_sec = st.st_mtim.tv_sec;
-	e->mtime_nsec = (uint32_t)st.st_mtim.tv_nsec;
+	e->dev = st->st_dev;
+	e->inode = st->st_ino;
+	e->size = (uint64_t)st->st_size;
+	e->mtime_sec = st->st_mtim.tv_sec;
+	e->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
 	return 0;
 }
 

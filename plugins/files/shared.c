@@ -177,8 +177,8 @@ int files_desc_find(struct files_dump *d, int fd, Crf__Files__Fd *e)
 	if (!s)
 		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, fd);
 	if (d->cur_fd == fd) {
-		s->dev = d->cur_dev;
-		s->ino = d->cur_ino;
+		s->dev = d->cur_st.st_dev;
+		s->ino = d->cur_st.st_ino;
 	}
 	ds = d->tree->descs;
 	s->err = &err;

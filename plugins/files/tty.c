@@ -204,11 +204,15 @@ static int refuse_external(const struct files_term *t)
 /* The inode of the terminal of @e, through a copy of its fd (*@copy). */
 static int describe(struct files_dump *d, struct stat *st, int *copy, Crf__Files__Fd *e)
 {
+	const struct stat *cur;
+	int r = files_cur_stat(d, &cur);
+
+	if (r < 0)
+		return r;
+	*st = *cur;
 	*copy = files_cur_copy(d);
 	if (*copy < 0)
 		return *copy;
-	if (fstat(*copy, st) < 0)
-		return crf_error_errno(errno, "pid %d: fd %d (%s)", d->pid, e->fd, e->path);
 	e->mode = st->st_mode;
 	e->has_rdev = true;
 	e->rdev = st->st_rdev;
