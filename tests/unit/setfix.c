@@ -23,7 +23,7 @@ void setfix_free(struct setfix *f)
 	strv_free(&f->sel.disable);
 	strv_free(&f->sel.enable);
 	if (f->dir)
-		tmpdir_remove(f->dir);
+		tmpdir_done(f->dir);
 	memset(f, 0, sizeof(*f));
 }
 

@@ -507,16 +507,23 @@ static void test_failed_infection(void **state)
 	crf_regs_free(&after);
 }
 
-/* A scratch cgroup under our own, holding only the child. */
-static bool make_cgroup(pid_t pid)
+/*
+ * A scratch cgroup under our own, holding only the child.  NULL, or why
+ * not (what the machine lacks, for the skip message).
+ */
+static const char *make_cgroup(pid_t pid)
 {
+	static char why[4400];
 	char *self = NULL, *line, mnt[4096] = "", buf[32];
 	FILE *mi = fopen("/proc/self/mountinfo", "re");
 	char path[4200];
 	int fd;
 
-	if (!mi || crf_read_file("/proc/self/cgroup", &self) < 0)
-		return false;
+	if (!mi || crf_read_file("/proc/self/cgroup", &self) < 0) {
+		if (mi)
+			fclose(mi);
+		return "cannot read /proc/self/mountinfo or /proc/self/cgroup";
+	}
 	while ((line = fgets(path, sizeof(path), mi)))
 		if (strstr(line, " - cgroup2 ") && sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1)
 			break;
@@ -524,39 +531,47 @@ static bool make_cgroup(pid_t pid)
 	line = strstr(self, "0::");
 	if (!mnt[0] || !line) {
 		free(self);
-		return false;
+		return "no cgroup v2 hierarchy is mounted (the cgroup v2 freezer needs one)";
 	}
 	line[strcspn(line, "\n")] = '\0';
 	snprintf(cgroup_dir, sizeof(cgroup_dir), "%s%s%scrf-test-infect-%d", mnt, line + 3,
 		 line[4] ? "/" : "", (int)getpid());
 	free(self);
 	if (mkdir(cgroup_dir, 0755) < 0) {
+		snprintf(why, sizeof(why),
+			 "cannot create a cgroup v2 group (mkdir %s: %s): the cgroup v2 freezer "
+			 "test needs a writable cgroup v2 hierarchy (root, or a delegated subtree)",
+			 cgroup_dir, strerror(errno));
 		cgroup_dir[0] = '\0';
-		return false;
+		return why;
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup_dir);
 	snprintf(buf, sizeof(buf), "%d", (int)pid);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, buf, strlen(buf)) < 0) {
+		snprintf(why, sizeof(why),
+			 "cannot move a process into the cgroup v2 group %s: %s (the cgroup v2 "
+			 "freezer test needs a writable cgroup v2 hierarchy)",
+			 cgroup_dir, strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		return false;
+		return why;
 	}
 	close(fd);
-	return true;
+	return NULL;
 }
 
 static void test_spin_cgroup(void **state)
 {
 	struct crf_frozen *f = NULL;
 	struct ready r;
+	const char *why;
 	pid_t pid = spawn(SPIN, 0);
 
 	read_ready(&r);
-	if (!make_cgroup(pid)) {
-		print_message("no writable cgroup v2 hierarchy here: %s\n", strerror(errno));
-		skip();
-	}
+	why = make_cgroup(pid);
+	if (why)
+		test_skip("%s", why);
 	round_trip(pid, CRF_FREEZE_CGROUP, &r, 0);
 	assert_runs();
 	/* Alone in a non-root cgroup: auto picks the freezer too. */
@@ -626,5 +641,5 @@ int main(void)
 		cmocka_unit_test_teardown(test_kill, teardown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return tests_result(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -115,8 +115,8 @@ static int count_of(const char *arg)
 	    rl.rlim_max >= (rlim_t)want + 200)
 		return want;
 	room = (int)rl.rlim_max - 200;
-	wl_note("hard RLIMIT_NOFILE %llu: %d fds, not %d", (unsigned long long)rl.rlim_max, room,
-		want);
+	wl_downgrade("hard RLIMIT_NOFILE %llu: %d fds, not %d", (unsigned long long)rl.rlim_max,
+		     room, want);
 	return room;
 }
 
