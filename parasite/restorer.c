@@ -477,17 +477,38 @@ static void restore_signals(struct crf_rst_args *a)
 	}
 }
 
-static void capset(struct crf_rst_args *a, const struct crf_rst_creds *c, uint64_t eff)
+static void capset(struct crf_rst_args *a, uint64_t eff, uint64_t prm, uint64_t inh)
 {
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2] = {
-		{(uint32_t)eff, (uint32_t)c->cap_prm, (uint32_t)c->cap_inh},
-		{eff >> 32, c->cap_prm >> 32, c->cap_inh >> 32},
+		{(uint32_t)eff, (uint32_t)prm, (uint32_t)inh},
+		{eff >> 32, prm >> 32, inh >> 32},
 	};
 	long r = sys2(__NR_capset, &h, d);
 
 	if (r < 0)
 		FAIL_AT(a, r, "capset, effective", eff);
+}
+
+/*
+ * After the uid change, keep-caps left crf's permitted set: make all of it
+ * effective, with the saved inheritable set.  The ambient set and the
+ * securebits are set from there, with CAP_SETPCAP, which the task itself
+ * may lack (a task that is not root and cleared keep-caps once it had
+ * switched, as daemons do, could not clear it again).
+ */
+static void caps_while_restoring(struct crf_rst_args *a, const struct crf_rst_creds *c)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+	uint64_t prm;
+	long r;
+
+	r = sys2(__NR_capget, &h, d);
+	if (r < 0)
+		FAIL(a, r, "capget");
+	prm = d[0].permitted | (uint64_t)d[1].permitted << 32;
+	capset(a, prm, prm, c->cap_inh);
 }
 
 /* Drop from the bounding set what the saved task lacked, while we may. */
@@ -535,8 +556,9 @@ static void set_ids(struct crf_rst_args *a, const struct crf_rst_creds *c)
 /*
  * Credentials come last: each step may take away the right to do the next.
  * Order: groups and gids, bounding set, uids (keeping the permitted set),
- * capabilities with all permitted ones effective, securebits, ambient
- * set, then the saved effective set and no_new_privs.
+ * crf's capabilities all effective, the ambient set (before securebits,
+ * which may forbid raising it), securebits, then the saved capability sets
+ * and no_new_privs.
  */
 void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c)
 {
@@ -545,12 +567,7 @@ void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c
 	if (!a->restore_creds)
 		return;
 	set_ids(a, c);
-	capset(a, c, c->cap_prm);
-	if ((uint64_t)sys1(__NR_prctl, PR_GET_SECUREBITS) != c->securebits) {
-		r = sys2(__NR_prctl, PR_SET_SECUREBITS, c->securebits);
-		if (r < 0)
-			FAIL_AT(a, r, "prctl(PR_SET_SECUREBITS)", c->securebits);
-	}
+	caps_while_restoring(a, c);
 	r = sys5(__NR_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	if (r < 0)
 		FAIL(a, r, "clear the ambient capabilities");
@@ -561,7 +578,12 @@ void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c
 		if (r < 0)
 			FAIL_AT(a, r, "raise ambient capability", cap);
 	}
-	capset(a, c, c->cap_eff);
+	if ((uint64_t)sys1(__NR_prctl, PR_GET_SECUREBITS) != c->securebits) {
+		r = sys2(__NR_prctl, PR_SET_SECUREBITS, c->securebits);
+		if (r < 0)
+			FAIL_AT(a, r, "prctl(PR_SET_SECUREBITS)", c->securebits);
+	}
+	capset(a, c->cap_eff, c->cap_prm, c->cap_inh);
 	if (c->no_new_privs) {
 		r = sys5(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 		if (r < 0)
