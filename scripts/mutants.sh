@@ -59,10 +59,12 @@ mutant() {
 
 # --- mem plugin: pages, mappings, mm fields ---
 mutant mem-pages-shifted plugins/mem/pages.c 'e2e-memory-kill' \
-	'the dump saves every page run one 8-byte word late (the shifted run wl_cmp_fill once passed)' \
+	'the dump saves each whole 1 MiB batch of pages one 8-byte word late (the shift wl_cmp_fill passed)' \
 	'	if (*out != from)
 		memmove(p->buf + *out, p->buf + from, len);' \
-	'	memmove(p->buf + *out, p->buf + from + 8, len - 8);'
+	'	if (*out != from || len >= (1u << 20))
+		memmove(p->buf + *out, p->buf + from + (len >= (1u << 20) ? 8 : 0),
+			len - (len >= (1u << 20) ? 8 : 0));'
 mutant mem-pages-lost plugins/mem/pages.c 'e2e-memory-kill' \
 	'the dump takes every page for a zero page and saves none' \
 	'if (!p->skip_zero || !mem_is_zero(p->buf + at + done, p->page_size)) {' \
@@ -86,8 +88,9 @@ mutant mem-environ plugins/mem/restore.c 'e2e-mm-kill' \
 
 # --- the restorer (parasite/): memory, mm, signals, limits, threads, credentials ---
 mutant rst-pages-shifted parasite/restorer.c 'e2e-memory-kill e2e-memory-1g-kill' \
-	'the restorer reads each page run one 8-byte word late, its last word left zero' \
-	'uint64_t off = p->off, left = p->len;' 'uint64_t off = p->off + 8, left = p->len - 8;'
+	'the restorer reads each page run of 32 MiB or more one 8-byte word late, its last word zero' \
+	'uint64_t off = p->off, left = p->len;' \
+	'uint64_t big = p->len >= (32u << 20) ? 8 : 0, off = p->off + big, left = p->len - big;'
 mutant rst-cmdline parasite/restorer.c 'e2e-mm-kill' \
 	'the command line runs on to the end of the environment' \
 	'	m.arg_end = a->arg_end;' '	m.arg_end = a->env_end;'
@@ -97,7 +100,7 @@ mutant rst-auxv parasite/restorer.c 'e2e-mm-kill' \
 mutant rst-rlimits parasite/restorer.c 'e2e-taskstate-kill' \
 	'no resource limit is restored' \
 	'for (uint32_t i = 0; i < a->n_rlimits && i < 16; i++) {' \
-	'for (uint32_t i = 0; i < 0; i++) {'
+	'for (uint32_t i = 16; i < a->n_rlimits && i < 16; i++) {'
 mutant rst-rseq parasite/restorer.c 'e2e-rseq-robust-kill' \
 	'the main thread'"'"'s rseq area is not registered again' \
 	'	queue_pending(a);
@@ -125,7 +128,7 @@ mutant rst-ambient parasite/restorer.c 'e2e-creds-kill' \
 	'		if (!(c->cap_amb & (1ull << cap)))' '		if (1)'
 mutant rst-bounding parasite/restorer.c 'e2e-taskstate-kill e2e-creds-kill' \
 	'nothing is dropped from the bounding set' \
-	'		if (r == 0 || (c->cap_bnd & (1ull << cap)))' '		if (1)'
+	'		if (r == 0 || (c->cap_bnd & (1ull << cap)))' '		if (r == 0 || (c->cap_bnd | 1))'
 mutant rst-securebits parasite/restorer.c 'e2e-creds-kill' \
 	'the securebits stay as the uid change left them' \
 	'	if ((uint64_t)sys1(__NR_prctl, PR_GET_SECUREBITS) != c->securebits) {' \
@@ -139,7 +142,8 @@ mutant rst-thread-creds parasite/restorer-threads.c 'e2e-threads-kill' \
 	'crf_rst_restore_creds(a, &a->creds);'
 mutant rst-thread-sched parasite/restorer-threads.c 'e2e-sched-kill' \
 	'threads keep the main thread'"'"'s scheduling policy and priority' \
-	'	r = sys3(__NR_sched_setscheduler, 0, t->sched_policy, &prio);' '	r = 0;'
+	'	r = sys3(__NR_sched_setscheduler, 0, t->sched_policy, &prio);' \
+	'	r = sys3(__NR_sched_getparam, 0, &prio, 0);'
 mutant rst-thread-nice parasite/restorer-threads.c 'e2e-sched-kill' \
 	'threads keep the main thread'"'"'s nice value' \
 	'	r = sys3(__NR_setpriority, PRIO_PROCESS, 0, t->nice);' '	r = 0;'
@@ -161,7 +165,7 @@ mutant rst-thread-comm parasite/restorer-threads.c 'e2e-threads-kill' \
 mutant rst-thread-pending parasite/restorer-threads.c 'e2e-threads-kill' \
 	'a thread'"'"'s private pending signals are dropped' \
 	'	for (uint32_t i = 0; i < t->n_pending; i++, info += 128) {' \
-	'	for (uint32_t i = 0; i < 0; i++, info += 128) {'
+	'	for (uint32_t i = t->n_pending; i < t->n_pending; i++, info += 128) {'
 mutant rst-register parasite/restorer-threads.c 'e2e-cpu-kill e2e-threads-kill' \
 	'r12 comes back zero' \
 	'uc->r12 = g[R12],' 'uc->r12 = 0,'
@@ -288,43 +292,45 @@ mutant devices-probe plugins/devices/probe.c 'cli' \
 	'		crf_probe_feature(ctx, "tun", false, false,'
 
 # ---------------------------------------------------------------------------
+# Everything below is in functions, called from the last line: bash reads a
+# script as it runs, and a run takes long enough for someone to edit this one.
 
 usage() {
 	sed -n '8,14s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 
-LIST=0 CHECK=0 KEEP=0 BASELINE=1
-SELECTED=()
-for arg; do
-	case $arg in
-	--list) LIST=1 ;;
-	--check) CHECK=1 ;;
-	--keep) KEEP=1 ;;
-	--no-baseline) BASELINE=0 ;;
-	-h | --help) usage ;;
-	-*) usage ;;
-	*)
-		[[ -n ${M_FILE[$arg]+x} ]] || { echo "mutants.sh: no mutant '$arg' (--list)" >&2; exit 2; }
-		SELECTED+=("$arg")
-		;;
-	esac
-done
-((${#SELECTED[@]})) || SELECTED=("${MUTANTS[@]}")
+parse_args() {
+	local arg
 
-if ((LIST)); then
+	LIST=0 CHECK=0 KEEP=0 BASELINE=1
+	SELECTED=()
+	for arg; do
+		case $arg in
+		--list) LIST=1 ;;
+		--check) CHECK=1 ;;
+		--keep) KEEP=1 ;;
+		--no-baseline) BASELINE=0 ;;
+		-*) usage ;;
+		*)
+			[[ -n ${M_FILE[$arg]+x} ]] ||
+				{ echo "mutants.sh: no mutant '$arg' (--list)" >&2; exit 2; }
+			SELECTED+=("$arg")
+			;;
+		esac
+	done
+	((${#SELECTED[@]})) || SELECTED=("${MUTANTS[@]}")
+}
+
+list() {
+	local m
+
 	for m in "${SELECTED[@]}"; do
 		printf '%-24s %-30s %s\n%24s   (%s)\n' "$m" "${M_FILE[$m]}" "${M_WHAT[$m]}" "" \
 			"${M_TESTS[$m]}"
 	done
-	exit 0
-fi
+}
 
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1 ||
-	{ echo "mutants.sh: $SRC is not a git checkout (the copy lists its files with git)" >&2; exit 2; }
-SCRATCH=$(mktemp -d /tmp/crf-mutants-XXXXXX)
-S=$SCRATCH/src B=$SCRATCH/build
 cleanup() {
 	if ((KEEP)); then
 		echo "kept: $SCRATCH"
@@ -332,13 +338,22 @@ cleanup() {
 		rm -rf "$SCRATCH"
 	fi
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
-mkdir -p "$S"
-git -C "$SRC" ls-files -z -co --exclude-standard |
-	tar -C "$SRC" --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -C "$S" -xf - ||
-	{ echo "mutants.sh: cannot copy the tree into $S" >&2; exit 2; }
+# The tracked and untracked (not ignored) files of the tree, into $S.
+copy_tree() {
+	SRC=$(cd "$(dirname "$0")/.." && pwd)
+	git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1 ||
+		{ echo "mutants.sh: $SRC is not a git checkout (its files are listed with git)" >&2
+		  exit 2; }
+	SCRATCH=$(mktemp -d /tmp/crf-mutants-XXXXXX)
+	S=$SCRATCH/src B=$SCRATCH/build
+	trap cleanup EXIT
+	trap 'exit 130' INT TERM
+	mkdir -p "$S"
+	git -C "$SRC" ls-files -z -co --exclude-standard |
+		tar -C "$SRC" --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -C "$S" -xf - ||
+		{ echo "mutants.sh: cannot copy the tree into $S" >&2; exit 2; }
+}
 
 # apply NAME: edit the scratch copy of the mutant's file; 0, or 1 with why on stdout.
 apply() {
@@ -361,8 +376,15 @@ open(path, "w").write(text)
 PY
 }
 
-if ((CHECK)); then
-	bad=0
+# Put NAME's file back, newer than what was built from the mutant.
+unapply() {
+	cp "$SCRATCH/saved" "$S/${M_FILE[$1]}"
+	touch "$S/${M_FILE[$1]}"
+}
+
+check_all() {
+	local m why bad=0
+
 	for m in "${SELECTED[@]}"; do
 		cp -p "$S/${M_FILE[$m]}" "$SCRATCH/saved" 2>/dev/null
 		if why=$(apply "$m"); then
@@ -375,24 +397,28 @@ if ((CHECK)); then
 	done
 	echo "${#SELECTED[@]} mutants, $bad not applied"
 	((bad == 0))
-	exit
-fi
+}
 
-echo "scratch copy: $S; build: $B"
-if ! meson setup "$B" "$S" -Dbuildtype=release -Dwerror=false >"$SCRATCH/setup.log" 2>&1 ||
-	! ninja -C "$B" >"$SCRATCH/build.log" 2>&1; then
-	tail -20 "$SCRATCH/setup.log" "$SCRATCH/build.log" 2>/dev/null
-	echo "mutants.sh: the unmutated tree does not build" >&2
-	exit 2
-fi
+build() {
+	echo "scratch copy: $S; build: $B"
+	if ! meson setup "$B" "$S" -Dbuildtype=release -Dwerror=false >"$SCRATCH/setup.log" 2>&1 ||
+		! ninja -C "$B" >"$SCRATCH/build.log" 2>&1; then
+		tail -20 "$SCRATCH/setup.log" "$SCRATCH/build.log" 2>/dev/null
+		echo "mutants.sh: the unmutated tree does not build" >&2
+		exit 2
+	fi
+}
 
 # run_test TEST: 0 if it passes.
 run_test() {
 	meson test -C "$B" --no-rebuild --print-errorlogs "$1" >"$SCRATCH/test.log" 2>&1
 }
 
-if ((BASELINE)); then
-	declare -A seen
+# Every test a mutant names must pass before any mutant is applied.
+baseline() {
+	local -A seen
+	local m t
+
 	for m in "${SELECTED[@]}"; do
 		for t in ${M_TESTS[$m]}; do
 			[[ -n ${seen[$t]+x} ]] && continue
@@ -405,39 +431,58 @@ if ((BASELINE)); then
 		done
 	done
 	echo "baseline: ${#seen[@]} tests pass on the unmutated tree"
-fi
+}
 
-caught=0 missed=0
-for m in "${SELECTED[@]}"; do
-	f=$S/${M_FILE[$m]}
-	cp -p "$f" "$SCRATCH/saved"
+# run_mutant NAME: prints its line; 0 if caught.
+run_mutant() {
+	local m=$1 why t
+
+	cp -p "$S/${M_FILE[$m]}" "$SCRATCH/saved"
 	if ! why=$(apply "$m"); then
 		echo "MUTANT $m: MISSED (not applied: $why in ${M_FILE[$m]})"
-		missed=$((missed + 1))
-		continue
+		return 1
 	fi
 	if ! ninja -C "$B" >"$SCRATCH/build.log" 2>&1; then
 		echo "MUTANT $m: MISSED (does not build: $(grep -m1 'error:' "$SCRATCH/build.log"))"
-		missed=$((missed + 1))
-	else
-		by=
-		for t in ${M_TESTS[$m]}; do
-			if ! run_test "$t"; then
-				by=$t
-				break
-			fi
-		done
-		if [[ -n $by ]]; then
-			echo "MUTANT $m: caught by: $by"
+		unapply "$m"
+		return 1
+	fi
+	for t in ${M_TESTS[$m]}; do
+		if ! run_test "$t"; then
+			echo "MUTANT $m: caught by: $t"
+			unapply "$m"
+			return 0
+		fi
+	done
+	echo "MUTANT $m: MISSED (${M_TESTS[$m]} passed; ${M_WHAT[$m]})"
+	unapply "$m"
+	return 1
+}
+
+main() {
+	local m caught=0 missed=0
+
+	parse_args "$@"
+	if ((LIST)); then
+		list
+		return 0
+	fi
+	copy_tree
+	if ((CHECK)); then
+		check_all
+		return
+	fi
+	build
+	((BASELINE)) && baseline
+	for m in "${SELECTED[@]}"; do
+		if run_mutant "$m"; then
 			caught=$((caught + 1))
 		else
-			echo "MUTANT $m: MISSED (${M_TESTS[$m]} passed; ${M_WHAT[$m]})"
 			missed=$((missed + 1))
 		fi
-	fi
-	# Back to the original, newer than what was built from the mutant.
-	cp "$SCRATCH/saved" "$f"
-	touch "$f"
-done
-echo "$caught caught, $missed missed"
-((missed == 0))
+	done
+	echo "$caught caught, $missed missed"
+	((missed == 0))
+}
+
+main "$@"; exit
