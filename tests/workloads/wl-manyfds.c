@@ -122,10 +122,11 @@ static int count_of(const char *arg)
 
 int main(int argc, char **argv)
 {
-	int count = argc > 1 ? count_of(argv[1]) : 1000;
 	char path[4096];
+	int count;
 
 	wl_init("manyfds");
+	count = argc > 1 ? count_of(argv[1]) : 1000;
 	if (count < 2)
 		wl_fail("usage: wl-manyfds [COUNT >= 2 | upto:COUNT]");
 	snprintf(path, sizeof(path), "%s/wl-manyfds.dat", wl_tmpdir());
