@@ -492,6 +492,29 @@ static void capset(struct crf_rst_args *a, const struct crf_rst_creds *c, uint64
 		FAIL_AT(a, r, "capset, effective", eff);
 }
 
+/*
+ * A change of uid from 0 empties the effective set even when the permitted
+ * one is kept (PR_SET_KEEPCAPS): make crf's permitted set effective again
+ * for the steps that need CAP_SETPCAP (securebits, the ambient set), with
+ * the saved inheritable set the ambient one needs.
+ */
+static void capset_kept(struct crf_rst_args *a, const struct crf_rst_creds *c)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+	long r = sys2(__NR_capget, &h, d);
+
+	if (r < 0)
+		FAIL(a, r, "capget");
+	d[0].effective = d[0].permitted;
+	d[1].effective = d[1].permitted;
+	d[0].inheritable = (uint32_t)c->cap_inh;
+	d[1].inheritable = c->cap_inh >> 32;
+	r = sys2(__NR_capset, &h, d);
+	if (r < 0)
+		FAIL(a, r, "capset with the permitted set kept");
+}
+
 /* Drop from the bounding set what the saved task lacked, while we may. */
 static void drop_bounding(struct crf_rst_args *a, const struct crf_rst_creds *c)
 {
@@ -537,8 +560,8 @@ static void set_ids(struct crf_rst_args *a, const struct crf_rst_creds *c)
 /*
  * Credentials come last: each step may take away the right to do the next.
  * Order: groups and gids, bounding set, uids (keeping the permitted set),
- * capabilities with all permitted ones effective, securebits, ambient
- * set, then the saved effective set and no_new_privs.
+ * crf's permitted capabilities effective, securebits, ambient set, then
+ * the saved permitted and effective sets and no_new_privs.
  */
 void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c)
 {
@@ -547,7 +570,7 @@ void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c
 	if (!a->restore_creds)
 		return;
 	set_ids(a, c);
-	capset(a, c, c->cap_prm);
+	capset_kept(a, c);
 	if ((uint64_t)sys1(__NR_prctl, PR_GET_SECUREBITS) != c->securebits) {
 		r = sys2(__NR_prctl, PR_SET_SECUREBITS, c->securebits);
 		if (r < 0)
