@@ -284,7 +284,8 @@ int crf_attrs_check_restore(const struct crf_pstree *t, Crf__Core__TaskCore *con
 
 	if (mb < 0)
 		mb = 0;
-	r = read_self("loginuid", &own_uid);
+	/* A kernel without audit has no loginuid: an image with one cannot come back. */
+	r = access("/proc/self/loginuid", F_OK) ? 0 : read_self("loginuid", &own_uid);
 	if (r >= 0)
 		r = read_self("oom_score_adj", &own_oom);
 	if (r >= 0 && detach)
@@ -308,7 +309,7 @@ int crf_attrs_check_restore(const struct crf_pstree *t, Crf__Core__TaskCore *con
 
 static int set_proc(const char *what, long long v)
 {
-	long long now;
+	long long now = 0;
 	int r = read_self(what, &now);
 
 	if (r < 0 || now == v)
@@ -346,8 +347,12 @@ int crf_attrs_apply(const Crf__Core__TaskCore *tc)
 	unsigned long thp_flags = tc->thp_disable & CRF_THP_DISABLE_EXCEPT_ADVISED;
 	int r = 0;
 
-	/* Setting a loginuid also gives the task a new audit session id. */
-	if (tc->has_loginuid)
+	/*
+	 * Setting a loginuid also gives the task a new audit session id.  An
+	 * unset one is what a kernel without audit has, without the file.
+	 */
+	if (tc->has_loginuid &&
+	    (tc->loginuid != AUDIT_UID_UNSET || !access("/proc/self/loginuid", F_OK)))
 		r = set_proc("loginuid", tc->loginuid);
 	if (r >= 0 && tc->has_oom_score_adj)
 		r = set_proc("oom_score_adj", tc->oom_score_adj);

@@ -40,6 +40,7 @@ static long psys(struct crf_parasite *p, long nr, long a0, long a1, long a2, lon
 	return crf_parasite_syscall_raw(p, nr, args);
 }
 
+/* -ENOENT (not logged) when the file does not exist (loginuid: a kernel without audit). */
 static int read_number(const char *path, long long *v)
 {
 	_cleanup_free_ char *text = NULL;
@@ -47,6 +48,8 @@ static int read_number(const char *path, long long *v)
 	int r;
 
 	r = crf_read_file(path, &text);
+	if (r == -ENOENT)
+		return r;
 	if (r < 0)
 		return crf_error_errno(r, "%s", path);
 	errno = 0;
@@ -56,19 +59,36 @@ static int read_number(const char *path, long long *v)
 	return 0;
 }
 
+static int oom_score_adj(const struct crf_proc *pr, Crf__Core__TaskCore *tc)
+{
+	char path[80];
+	long long v = 0;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pr->pid);
+	r = read_number(path, &v);
+	if (r < 0)
+		return r == -ENOENT ? crf_error_errno(ENOENT, "%s", path) : r;
+	tc->has_oom_score_adj = true;
+	tc->oom_score_adj = (int32_t)v;
+	return 0;
+}
+
 /*
  * loginuid is per thread, but the restorer creates the threads with the
  * leader's and a thread cannot set its own once the credentials are the
  * program's: one that differs is refused.
  */
-static int loginuid(const struct crf_proc *pr, Crf__Core__TaskCore *tc)
+static int loginuid_oom(const struct crf_proc *pr, Crf__Core__TaskCore *tc)
 {
 	char path[80];
-	long long v, t;
+	long long v = 0, t = 0;
 	int r;
 
 	snprintf(path, sizeof(path), "/proc/%d/loginuid", (int)pr->pid);
 	r = read_number(path, &v);
+	if (r == -ENOENT)
+		return oom_score_adj(pr, tc);
 	for (size_t i = 0; r >= 0 && i < pr->frozen->n_tids; i++) {
 		pid_t tid = pr->frozen->tids[i];
 
@@ -87,13 +107,7 @@ static int loginuid(const struct crf_proc *pr, Crf__Core__TaskCore *tc)
 		return r;
 	tc->has_loginuid = true;
 	tc->loginuid = (uint32_t)v;
-	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pr->pid);
-	r = read_number(path, &v);
-	if (r < 0)
-		return r;
-	tc->has_oom_score_adj = true;
-	tc->oom_score_adj = (int32_t)v;
-	return 0;
+	return oom_score_adj(pr, tc);
 }
 
 /*
@@ -318,7 +332,7 @@ int crf_attrs_dump(const struct crf_pstree *t, const struct crf_proc *pr, struct
 {
 	int r;
 
-	r = loginuid(pr, tc);
+	r = loginuid_oom(pr, tc);
 	if (r >= 0)
 		r = membarrier(p, pr->pid, tc);
 	if (r >= 0)
