@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * xsave-tamper DIR PID cpu BIT | area BIT: make a real dump look as if it
- * came from another CPU, for cpu-refused.sh.
+ * core-tamper DIR PID cpu BIT | area BIT | regs LEN: rewrite the core's
+ * images of a real dump as another CPU, or a hostile image, would have
+ * them, for core-refused.sh.
  *
  * BIT "missing" is the lowest feature this CPU lacks.
  *
@@ -9,9 +10,10 @@
  *              CPU (at a made-up place after the others)
  *   area BIT   the leader's saved XSAVE area (core-PID.img) holds state of
  *              feature BIT: its XSTATE_BV has the bit set
+ *   regs LEN   the leader's general registers (core-PID.img) are LEN bytes
  *
  * The images are rewritten through libcrf, so every checksum is right: only
- * crf's check of the CPU can stop the restore.
+ * crf's own checks of what the records say can stop the restore.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,20 +121,38 @@ static unsigned int missing_feature(void)
 	return bit;
 }
 
+static int set_regs_len(ProtobufCMessage *msg, unsigned int len)
+{
+	Crf__Core__TaskCore *tc = (Crf__Core__TaskCore *)msg;
+	uint8_t *p = realloc(tc->regs.data, len ?: 1);
+
+	if (!p)
+		return -1;
+	if (len > tc->regs.len)
+		memset(p + tc->regs.len, 0, len - tc->regs.len);
+	tc->regs.data = p;
+	tc->regs.len = len;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char name[64];
 	unsigned int bit;
 	int r;
 
-	if (argc != 5 || (strcmp(argv[3], "cpu") && strcmp(argv[3], "area"))) {
-		fprintf(stderr, "usage: xsave-tamper DIR PID cpu|area BIT\n");
+	if (argc != 5 || (strcmp(argv[3], "cpu") && strcmp(argv[3], "area") &&
+			  strcmp(argv[3], "regs"))) {
+		fprintf(stderr, "usage: core-tamper DIR PID cpu|area|regs N\n");
 		return 2;
 	}
+	snprintf(name, sizeof(name), "core-%s.img", argv[2]);
+	if (!strcmp(argv[3], "regs"))
+		return rewrite(argv[1], name, &crf__core__task_core__descriptor, set_regs_len,
+			       (unsigned int)atoi(argv[4])) < 0;
 	bit = strcmp(argv[4], "missing") ? (unsigned int)atoi(argv[4]) : missing_feature();
 	if (bit < 2 || bit > 63)
 		return 2;
-	snprintf(name, sizeof(name), "core-%s.img", argv[2]);
 	if (!strcmp(argv[3], "cpu"))
 		r = rewrite(argv[1], "cpu.img", &crf__core__cpu__descriptor, add_cpu_feature, bit);
 	else
