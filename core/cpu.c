@@ -84,7 +84,7 @@ static int read_perm(struct crf_parasite *p, pid_t pid, uint64_t *perm)
 	if (r < 0)
 		return r;
 	ret = crf_parasite_syscall_raw(p, SYS_arch_prctl,
-				       (const long[6]){ ARCH_GET_XCOMP_PERM, (long)scratch });
+				       (const long[6]){ARCH_GET_XCOMP_PERM, (long)scratch});
 	if (ret == -EINVAL || ret == -ENOSYS) {
 		*perm = 0; /* a kernel or CPU without dynamic features */
 		return 0;

@@ -15,9 +15,9 @@ bool crf_privileged(char *missing, size_t len)
 	static const struct {
 		int cap;
 		const char *name;
-	} need[] = { { CAP_SYS_ADMIN, "CAP_SYS_ADMIN" }, { CAP_SYS_PTRACE, "CAP_SYS_PTRACE" } };
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2] = { 0 };
+	} need[] = {{CAP_SYS_ADMIN, "CAP_SYS_ADMIN"}, {CAP_SYS_PTRACE, "CAP_SYS_PTRACE"}};
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2] = {0};
 	uint64_t eff;
 	size_t used = 0;
 

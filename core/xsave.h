@@ -23,18 +23,18 @@
 #define CRF_XFEATURES 64
 
 /* The legacy FXSAVE area, the XSAVE header after it, XSTATE_BV in the header. */
-#define CRF_XSAVE_LEGACY 512
-#define CRF_XSAVE_HDR_END 576
+#define CRF_XSAVE_LEGACY   512
+#define CRF_XSAVE_HDR_END  576
 #define CRF_XSAVE_SW_BYTES 464
 
 /* Dynamic (permission-gated) features: AMX tile data. */
 #define CRF_XFEATURE_XTILEDATA 18
-#define CRF_XFEATURES_DYNAMIC (1ull << CRF_XFEATURE_XTILEDATA)
+#define CRF_XFEATURES_DYNAMIC  (1ull << CRF_XFEATURE_XTILEDATA)
 
 /* A CPU's XSAVE layout: what the kernel enabled, and where each component lies. */
 struct crf_xsave_layout {
 	uint64_t xcr0;
-	uint32_t offset[CRF_XFEATURES], size[CRF_XFEATURES];	/* bits >= 2 */
+	uint32_t offset[CRF_XFEATURES], size[CRF_XFEATURES]; /* bits >= 2 */
 	char vendor[13];
 	char model[49];
 };

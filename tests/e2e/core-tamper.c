@@ -141,8 +141,8 @@ int main(int argc, char **argv)
 	unsigned int bit;
 	int r;
 
-	if (argc != 5 || (strcmp(argv[3], "cpu") && strcmp(argv[3], "area") &&
-			  strcmp(argv[3], "regs"))) {
+	if (argc != 5 ||
+	    (strcmp(argv[3], "cpu") && strcmp(argv[3], "area") && strcmp(argv[3], "regs"))) {
 		fprintf(stderr, "usage: core-tamper DIR PID cpu|area|regs N\n");
 		return 2;
 	}

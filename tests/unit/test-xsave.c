@@ -42,7 +42,7 @@ static void on_usr1(int sig, siginfo_t *si, void *ctx)
 static void test_kernel_frame(void **state)
 {
 	const struct crf_xsave_layout *host = crf_xsave_host();
-	struct sigaction sa = { .sa_sigaction = on_usr1, .sa_flags = SA_SIGINFO };
+	struct sigaction sa = {.sa_sigaction = on_usr1, .sa_flags = SA_SIGINFO};
 
 	(void)state;
 	assert_non_null(host);
@@ -58,10 +58,10 @@ static void test_kernel_frame(void **state)
 /* A Sapphire Rapids-like layout: AVX-512, PKRU and AMX. */
 static void amx_layout(struct crf_xsave_layout *l)
 {
-	static const uint32_t off[] = { [2] = 576, [5] = 1088, [6] = 1152, [7] = 1664,
-					[9] = 2688, [17] = 2752, [18] = 2816 };
-	static const uint32_t size[] = { [2] = 256, [5] = 64, [6] = 512, [7] = 1024,
-					 [9] = 8, [17] = 64, [18] = 8192 };
+	static const uint32_t off[] = {[2] = 576,  [5] = 1088,	[6] = 1152, [7] = 1664,
+				       [9] = 2688, [17] = 2752, [18] = 2816};
+	static const uint32_t size[] = {
+		[2] = 256, [5] = 64, [6] = 512, [7] = 1024, [9] = 8, [17] = 64, [18] = 8192};
 
 	memset(l, 0, sizeof(*l));
 	l->xcr0 = 0x602e7;
@@ -201,10 +201,8 @@ static void test_legacy(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kernel_frame),
-		cmocka_unit_test(test_frame_amx_truncates),
-		cmocka_unit_test(test_frame_pads),
-		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_kernel_frame), cmocka_unit_test(test_frame_amx_truncates),
+		cmocka_unit_test(test_frame_pads),   cmocka_unit_test(test_check),
 		cmocka_unit_test(test_legacy),
 	};
 
