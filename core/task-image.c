@@ -87,7 +87,8 @@ int crf_task_check(const char *img, const Crf__Core__TaskCore *tc)
 	int r;
 
 	if (tc->regs.len != sizeof(struct user_regs_struct))
-		return crf_error_errno(EBADMSG, "%s: TaskCore.regs: %zu bytes, expected %zu", img,
+		return crf_error_errno(EBADMSG,
+				       "%s: registers of %zu bytes, expected %zu (TaskCore.regs)", img,
 				       tc->regs.len, sizeof(struct user_regs_struct));
 	r = crf_task_check_pending(img, "TaskCore.pending_shared", tc->pending_shared,
 				   tc->n_pending_shared);

@@ -10,6 +10,7 @@
 
 #include <crf/log.h>
 
+#include "cpu.h"
 #include "task-attrs.h"
 #include "task-restore.h"
 
@@ -39,6 +40,8 @@ int crf_task_apply(const Crf__Core__TaskCore *tc)
 	r = apply_sched(tc);
 	if (r >= 0)
 		r = crf_attrs_apply(tc);
+	if (r >= 0)
+		r = crf_cpu_apply_task(tc);
 	if (r < 0)
 		return r;
 	umask((mode_t)tc->umask);

@@ -101,7 +101,7 @@ static void test_regs_and_attrs(void **state)
 
 	fake_init(&f, 0, 0, 0);
 	f.tc.regs.len = 8;
-	refused(&f.tc, "TaskCore.regs: 8 bytes, expected 216");
+	refused(&f.tc, "DIR/core-1.img: registers of 8 bytes, expected 216 (TaskCore.regs)");
 	fake_init(&f, 0, 0, 0);
 	f.tc.has_stop_signal = true;
 	f.tc.stop_signal = SIGUSR1;
