@@ -19,7 +19,10 @@
  *      timer slack 66666; its thread GT: parent-death signal SIGUSR2,
  *      timer slack 234567.
  * With "pdeath-root", R also has a parent-death signal (SIGTERM): crf
- * restore -d refuses it (tested as a refusal; R then checks itself).
+ * restore -d refuses it (tested as a refusal; R then checks itself).  Two
+ * more are refused at the dump: "pdeath-thread-parent", where RT forks a
+ * child X with a parent-death signal (it would fire when RT, not R,
+ * exits), and "thread-loginuid", where RT has a loginuid of its own.
  *
  * After restore: R and RT read every attribute back and take their queued
  * signals, in order, with their values and senders.  M exits: G gets
@@ -72,7 +75,8 @@ static atomic_int thread_result;  /* 0 running, 1 good, -1 failed */
 static atomic_ulong thread_slack; /* GT's, read by itself */
 static atomic_int thread_pdeath;
 static volatile sig_atomic_t usr1, usr2;
-static pid_t s_pid, m_pid;
+static pid_t s_pid, m_pid, x_pid;
+static const char *mode = "";
 
 static long membarrier(int cmd)
 {
@@ -89,17 +93,24 @@ static long long read_proc(const char *what)
 	return strtoll(buf, NULL, 10);
 }
 
-static void write_proc(const char *what, long long v)
+static void write_path(const char *path, long long v)
 {
-	char path[64], buf[32];
+	char buf[32];
 	int fd, n;
 
-	snprintf(path, sizeof(path), "/proc/self/%s", what);
 	n = snprintf(buf, sizeof(buf), "%lld", v);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, buf, (size_t)n) != n)
 		wl_fail("write %lld to %s: %s", v, path, strerror(errno));
 	close(fd);
+}
+
+static void write_proc(const char *what, long long v)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/%s", what);
+	write_path(path, v);
 }
 
 static void set_slack(unsigned long ns)
@@ -187,11 +198,42 @@ static void take(int sig, int n, int base, pid_t sender, const char *who)
 	WL_CHECK(got == n, "%s: %d of signal %d queued, not %d", who, got, sig, n);
 }
 
+static void ready_byte(int fd)
+{
+	if (write(fd, "x", 1) != 1)
+		wl_fail("write to the setup pipe: %s", strerror(errno));
+	close(fd);
+}
+
+/* "pdeath-thread-parent": X, forked by RT, with a parent-death signal; exits at verify. */
+static void fork_x(void)
+{
+	int p[2];
+	char c;
+
+	if (pipe(p) < 0 || (x_pid = fork()) < 0)
+		wl_fail("pipe or fork: %s", strerror(errno));
+	if (x_pid == 0) {
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0)
+			wl_fail("X: PR_SET_PDEATHSIG: %s", strerror(errno));
+		ready_byte(p[1]);
+		wl_wait_verify();
+		_exit(0);
+	}
+	close(p[1]);
+	WL_CHECK(read(p[0], &c, 1) == 1, "X did not set up");
+	close(p[0]);
+}
+
 /* RT: its timer slack and its own queue, checked by itself. */
 static void *rt_main(void *arg)
 {
 	pid_t r = getpid();
 
+	if (!strcmp(mode, "pdeath-thread-parent"))
+		fork_x();
+	if (!strcmp(mode, "thread-loginuid"))
+		write_path("/proc/thread-self/loginuid", LOGINUID + 101);
 	set_slack(123457);
 	atomic_store(&phase, 1);
 	while (atomic_load(&phase) < 2)
@@ -238,13 +280,6 @@ static void start_thread(pthread_t *t, void *(*fn)(void *))
 		wl_fail("pthread_create: %s", strerror(e));
 	while (atomic_load(&phase) < 1)
 		nap_ms(1);
-}
-
-static void ready_byte(int fd)
-{
-	if (write(fd, "x", 1) != 1)
-		wl_fail("write to the setup pipe: %s", strerror(errno));
-	close(fd);
 }
 
 /*
@@ -403,7 +438,7 @@ static void check_pending(void)
 
 int main(int argc, char **argv)
 {
-	bool pdeath_root = argc > 1 && !strcmp(argv[1], "pdeath-root");
+	bool pdeath_root;
 	int setup[2], st;
 	pthread_t rt;
 	sigset_t set;
@@ -412,6 +447,8 @@ int main(int argc, char **argv)
 	pid_t s;
 
 	wl_init("taskattr");
+	mode = argc > 1 ? argv[1] : "";
+	pdeath_root = !strcmp(mode, "pdeath-root");
 	WL_CHECK(personality(PERSONA) >= 0, "personality: %s", strerror(errno));
 	write_proc("loginuid", LOGINUID);
 	write_proc("oom_score_adj", 345);
@@ -445,6 +482,8 @@ int main(int argc, char **argv)
 	wl_wait_verify();
 	check_root(thp, mb, pdeath_root);
 	check_pending();
+	WL_CHECK(!x_pid || (waitpid(x_pid, &st, 0) == x_pid && WIFEXITED(st) && !WEXITSTATUS(st)),
+		 "X ended with %#x", st);
 	atomic_store(&phase, 2);
 	pthread_join(rt, NULL);
 	WL_CHECK(thread_result == 1, "RT did not finish");
