@@ -39,6 +39,7 @@ void crf_rst_task_init(struct crf_rst_task *t)
 	t->keep_fds_below = 3;
 	t->a.exe_fd = -1;
 	t->a.sas_flags = SS_DISABLE;
+	t->a.dumpable = -1;
 }
 
 void crf_rst_task_free(struct crf_rst_task *t)
@@ -69,6 +70,7 @@ void crf_rst_task_free(struct crf_rst_task *t)
 		free(t->threads[i].pending);
 	}
 	free(t->threads);
+	free(t->stop_waits);
 	crf_rst_task_init(t);
 }
 
@@ -240,21 +242,14 @@ int crf_rst_task_add_timer(struct crf_rst_task *t, const struct crf_rst_timer_ar
 
 int crf_rst_task_add_pending(struct crf_rst_task *t, const void *siginfo, bool shared)
 {
-	uint8_t(*v)[128];
-
-	/* The restorer's mask of shared signals has 64 bits. */
-	if (t->n_pending >= 64)
-		return crf_error_errno(E2BIG, "more than 64 pending signals");
-	v = reallocarray(t->pending, t->n_pending + 1, sizeof(*v));
-	if (!v)
+	/* The restorer queues the process-wide ones first (crf_rst_args.n_pending_shared). */
+	if (shared && t->n_pending > t->a.n_pending_shared)
+		return crf_error_errno(EINVAL, "a process-wide pending signal after the leader's");
+	if (grow(&t->pending, t->n_pending, &t->cap_pending, sizeof(*t->pending)))
 		return crf_error_errno(ENOMEM, "pending signal");
-	t->pending = v;
-	memcpy(t->pending[t->n_pending], siginfo, sizeof(*v));
+	memcpy(t->pending[t->n_pending++], siginfo, sizeof(*t->pending));
 	if (shared)
-		t->a.pending_shared_mask |= 1ull << t->n_pending;
-	else
-		t->a.pending_shared_mask &= ~(1ull << t->n_pending);
-	t->n_pending++;
+		t->a.n_pending_shared++;
 	return 0;
 }
 
@@ -395,9 +390,9 @@ int crf_rst_task_add_thread(struct crf_rst_task *t, const struct crf_rst_thread_
 {
 	struct crf_rst_thread *th, *v;
 
-	if (n_pending > 64 || xsave_len > (1u << 20))
-		return crf_error_errno(EINVAL, "thread %d: %zu pending signals, %zu bytes of XSAVE",
-				       (int)arg->set_tid[0], n_pending, xsave_len);
+	if (xsave_len > (1u << 20))
+		return crf_error_errno(EINVAL, "thread %d: %zu bytes of XSAVE",
+				       (int)arg->set_tid[0], xsave_len);
 	v = reallocarray(t->threads, t->n_threads + 1, sizeof(*v));
 	if (!v)
 		return crf_error_errno(ENOMEM, "thread %d", (int)arg->set_tid[0]);
@@ -405,7 +400,7 @@ int crf_rst_task_add_thread(struct crf_rst_task *t, const struct crf_rst_thread_
 	th = &v[t->n_threads];
 	memset(th, 0, sizeof(*th));
 	th->a = *arg;
-	th->pending = n_pending ? malloc(n_pending * 128) : NULL;
+	th->pending = n_pending ? reallocarray(NULL, n_pending, sizeof(*th->pending)) : NULL;
 	if ((xsave_len && frame_xsave(xsave, xsave_len, &th->xsave, &th->xsave_len) < 0) ||
 	    (n_pending && !th->pending)) {
 		free(th->xsave);
@@ -413,7 +408,7 @@ int crf_rst_task_add_thread(struct crf_rst_task *t, const struct crf_rst_thread_
 		return crf_error_errno(ENOMEM, "thread %d", (int)arg->set_tid[0]);
 	}
 	if (n_pending)
-		memcpy(th->pending, pending, n_pending * 128);
+		memcpy(th->pending, pending, n_pending * sizeof(*th->pending));
 	th->n_pending = n_pending;
 	t->n_threads++;
 	return 0;
