@@ -38,6 +38,12 @@ struct crf_frozen {
 	struct timespec frozen_at;
 	/* How long freezing took, from the first request to the last stop. */
 	double freeze_ms;
+	/*
+	 * The signal of the group stop the process is in (SIGSTOP, SIGTSTP,
+	 * SIGTTIN, SIGTTOU), as its threads reported their freeze stop; 0
+	 * when it was running.  The group stays stopped when crf detaches.
+	 */
+	int stop_sig;
 };
 
 /* "auto", "cgroup", "ptrace" (NULL: auto); CRF_FREEZE_INVALID otherwise. */

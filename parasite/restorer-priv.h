@@ -61,4 +61,19 @@ void crf_rst_release_threads(struct crf_rst_args *a);
 /* Return the leader into the program with its saved registers. */
 void crf_rst_leader_return(struct crf_rst_args *a) __attribute__((noreturn));
 
+/* restorer-attrs.c: task attributes (see there) */
+
+/* The attribute fields of the block are in range. */
+int crf_rst_attrs_ok(const struct crf_rst_args *a);
+/* personality(), once the mappings are built. */
+void crf_rst_set_personality(struct crf_rst_args *a);
+/* The dumpable flag and the leader's parent-death signal, after its credentials. */
+void crf_rst_after_creds(struct crf_rst_args *a);
+/* A thread's parent-death signal, after its credentials. */
+void crf_rst_thread_after_creds(struct crf_rst_args *a, const struct crf_rst_thread_arg *t);
+/* A thread's timer slack, after its scheduling. */
+void crf_rst_thread_slack(struct crf_rst_args *a, const struct crf_rst_thread_arg *t);
+/* After "go": the stop reports and SIGCHLD of the stopped children. */
+void crf_rst_take_stop_reports(struct crf_rst_args *a);
+
 #endif

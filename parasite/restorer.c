@@ -85,6 +85,7 @@ static void report(struct crf_rst_args *a, long result)
 	st.area_start = a->blob_start;
 	st.area_len = a->blob_len;
 	st.syscall_insn = (uint64_t)(unsigned long)crf_restorer_syscall_insn;
+	st.stop_signal = a->stop_signal;
 	sys3(__NR_write, a->status_fd, &st, sizeof(st));
 }
 
@@ -110,10 +111,11 @@ static void check_args(struct crf_rst_args *a)
 	if (!crf_rst_array_ok(a, a->vmas_off, a->n_vmas, sizeof(struct crf_rst_vma_arg)) ||
 	    !crf_rst_array_ok(a, a->pages_off, a->n_pages, sizeof(struct crf_rst_pages_arg)) ||
 	    !crf_rst_array_ok(a, a->timers_off, a->n_timers, sizeof(struct crf_rst_timer_arg)) ||
-	    !crf_rst_array_ok(a, a->pending_off, a->n_pending, 128) || a->n_pending > 64 ||
+	    !crf_rst_array_ok(a, a->pending_off, a->n_pending, 128) || !crf_rst_attrs_ok(a) ||
 	    !crf_rst_array_ok(a, a->xsave_off, a->xsave_len + 4ul, 1) ||
 	    !crf_rst_array_ok(a, a->frame_off, CRF_RST_FRAME_SIZE, 1) ||
-	    a->auxv_len > sizeof(a->auxv) / sizeof(a->auxv[0]) || a->creds.n_groups > CRF_RST_MAX_GROUPS)
+	    a->auxv_len > sizeof(a->auxv) / sizeof(a->auxv[0]) ||
+	    a->creds.n_groups > CRF_RST_MAX_GROUPS)
 		FAIL(a, -EINVAL, "restorer: argument block out of bounds");
 	crf_rst_check_threads(a);
 }
@@ -440,7 +442,7 @@ static void queue_pending(struct crf_rst_args *a)
 		int sig = *(const int32_t *)info;
 		long r;
 
-		if (a->pending_shared_mask & (1ull << i))
+		if (i < a->n_pending_shared)
 			r = sys3(__NR_rt_sigqueueinfo, pid, sig, info);
 		else
 			r = sys4(__NR_rt_tgsigqueueinfo, pid, pid, sig, info);
@@ -477,12 +479,12 @@ static void restore_signals(struct crf_rst_args *a)
 	}
 }
 
-static void capset(struct crf_rst_args *a, uint64_t eff, uint64_t prm, uint64_t inh)
+static void capset(struct crf_rst_args *a, const struct crf_rst_creds *c, uint64_t eff)
 {
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2] = {
-		{(uint32_t)eff, (uint32_t)prm, (uint32_t)inh},
-		{eff >> 32, prm >> 32, inh >> 32},
+		{(uint32_t)eff, (uint32_t)c->cap_prm, (uint32_t)c->cap_inh},
+		{eff >> 32, c->cap_prm >> 32, c->cap_inh >> 32},
 	};
 	long r = sys2(__NR_capset, &h, d);
 
@@ -491,24 +493,26 @@ static void capset(struct crf_rst_args *a, uint64_t eff, uint64_t prm, uint64_t 
 }
 
 /*
- * After the uid change, keep-caps left crf's permitted set: make all of it
- * effective, with the saved inheritable set.  The ambient set and the
- * securebits are set from there, with CAP_SETPCAP, which the task itself
- * may lack (a task that is not root and cleared keep-caps once it had
- * switched, as daemons do, could not clear it again).
+ * A change of uid from 0 empties the effective set even when the permitted
+ * one is kept (PR_SET_KEEPCAPS): make crf's permitted set effective again
+ * for the steps that need CAP_SETPCAP (securebits, the ambient set), with
+ * the saved inheritable set the ambient one needs.
  */
-static void caps_while_restoring(struct crf_rst_args *a, const struct crf_rst_creds *c)
+static void capset_kept(struct crf_rst_args *a, const struct crf_rst_creds *c)
 {
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2];
-	uint64_t prm;
-	long r;
+	long r = sys2(__NR_capget, &h, d);
 
-	r = sys2(__NR_capget, &h, d);
 	if (r < 0)
 		FAIL(a, r, "capget");
-	prm = d[0].permitted | (uint64_t)d[1].permitted << 32;
-	capset(a, prm, prm, c->cap_inh);
+	d[0].effective = d[0].permitted;
+	d[1].effective = d[1].permitted;
+	d[0].inheritable = (uint32_t)c->cap_inh;
+	d[1].inheritable = c->cap_inh >> 32;
+	r = sys2(__NR_capset, &h, d);
+	if (r < 0)
+		FAIL(a, r, "capset with the permitted set kept");
 }
 
 /* Drop from the bounding set what the saved task lacked, while we may. */
@@ -556,9 +560,8 @@ static void set_ids(struct crf_rst_args *a, const struct crf_rst_creds *c)
 /*
  * Credentials come last: each step may take away the right to do the next.
  * Order: groups and gids, bounding set, uids (keeping the permitted set),
- * crf's capabilities all effective, the ambient set (before securebits,
- * which may forbid raising it), securebits, then the saved capability sets
- * and no_new_privs.
+ * crf's permitted capabilities effective, securebits, ambient set, then
+ * the saved permitted and effective sets and no_new_privs.
  */
 void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c)
 {
@@ -567,7 +570,12 @@ void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c
 	if (!a->restore_creds)
 		return;
 	set_ids(a, c);
-	caps_while_restoring(a, c);
+	capset_kept(a, c);
+	if ((uint64_t)sys1(__NR_prctl, PR_GET_SECUREBITS) != c->securebits) {
+		r = sys2(__NR_prctl, PR_SET_SECUREBITS, c->securebits);
+		if (r < 0)
+			FAIL_AT(a, r, "prctl(PR_SET_SECUREBITS)", c->securebits);
+	}
 	r = sys5(__NR_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	if (r < 0)
 		FAIL(a, r, "clear the ambient capabilities");
@@ -578,12 +586,7 @@ void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c
 		if (r < 0)
 			FAIL_AT(a, r, "raise ambient capability", cap);
 	}
-	if ((uint64_t)sys1(__NR_prctl, PR_GET_SECUREBITS) != c->securebits) {
-		r = sys2(__NR_prctl, PR_SET_SECUREBITS, c->securebits);
-		if (r < 0)
-			FAIL_AT(a, r, "prctl(PR_SET_SECUREBITS)", c->securebits);
-	}
-	capset(a, c->cap_eff, c->cap_prm, c->cap_inh);
+	capset(a, c, c->cap_eff);
 	if (c->no_new_privs) {
 		r = sys5(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 		if (r < 0)
@@ -631,6 +634,7 @@ void crf_restorer_main(struct crf_rst_args *a)
 	map_vmas(a);
 	read_pages(a);
 	finish_vmas(a);
+	crf_rst_set_personality(a);
 	close_fds(a);
 	restore_rlimits(a);
 	map_vdso(a);
@@ -639,7 +643,9 @@ void crf_restorer_main(struct crf_rst_args *a)
 	crf_rst_create_threads(a);
 	crf_rst_wait_threads(a);
 	crf_rst_restore_creds(a, &a->creds);
+	crf_rst_after_creds(a);
 	handshake(a);
+	crf_rst_take_stop_reports(a);
 	crf_rst_release_threads(a);
 	crf_rst_leader_return(a);
 }

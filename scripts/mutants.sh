@@ -121,8 +121,7 @@ mutant rst-fsuid parasite/restorer.c 'e2e-creds-kill' \
 	if ((uint32_t)sys1(__NR_setfsuid, -1) != c->euid)'
 mutant rst-cap-eff parasite/restorer.c 'e2e-creds-kill' \
 	'every permitted capability is left effective' \
-	'	capset(a, c->cap_eff, c->cap_prm, c->cap_inh);' \
-	'	capset(a, c->cap_prm, c->cap_prm, c->cap_inh);'
+	'	capset(a, c, c->cap_eff);' '	capset(a, c, c->cap_prm);'
 mutant rst-ambient parasite/restorer.c 'e2e-creds-kill' \
 	'no ambient capability is raised' \
 	'		if (!(c->cap_amb & (1ull << cap)))' '		if (1)'

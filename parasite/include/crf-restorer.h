@@ -99,6 +99,11 @@ struct crf_rst_thread_arg {
 	/* own_creds: the thread had credentials of its own, else the process's */
 	uint32_t own_creds, pad2;
 	struct crf_rst_creds creds;
+
+	/* Task attributes (core/task-attrs.c). */
+	uint64_t timer_slack_ns; /* PR_SET_TIMERSLACK after its scheduling; 0: leave */
+	int32_t pdeath_signal;	 /* PR_SET_PDEATHSIG after its credentials */
+	uint32_t pad3;
 };
 
 struct crf_rst_args {
@@ -128,8 +133,9 @@ struct crf_rst_args {
 	int32_t sas_flags, pad0;
 	int64_t itimer[3][4];		/* ITIMER_REAL/VIRTUAL/PROF: interval s, us, value s, us */
 	/* pending: n_pending siginfo of 128 bytes at pending_off, each queued
-	 * to the task itself (shared: rt_sigqueueinfo; private: rt_tgsigqueueinfo) */
-	uint64_t pending_shared_mask;	/* bit i set: the i-th pending is shared */
+	 * to the task itself, in order: the first n_pending_shared to the
+	 * process (rt_sigqueueinfo), the others to the leader (rt_tgsigqueueinfo) */
+	uint64_t n_pending_shared;
 
 	/* rseq */
 	uint64_t rseq_ptr;
@@ -169,6 +175,24 @@ struct crf_rst_args {
 	 * both) before returning into the program */
 	int32_t status_fd, go_fd;
 	char error[160];		/* the restorer's scratch for its message */
+
+	/* Task attributes (core/task-attrs.c). */
+	uint32_t set_personality; /* personality() once the mappings are built
+				   * (READ_IMPLIES_EXEC would add PROT_EXEC to them) */
+	uint32_t personality;
+	/* after the credentials, which reset both: PR_SET_DUMPABLE (-1: leave)
+	 * and the leader's PR_SET_PDEATHSIG */
+	int32_t dumpable, pdeath_signal;
+	/* the group stop to return into (crf_rst_status.stop_signal), 0: none */
+	int32_t stop_signal;
+	/* After "go", once crf has put the stopped children back in their group
+	 * stop: take the stop report of each of the n_stop_waits children at
+	 * stop_waits_off (int32 PIDs, as this task names them), which the
+	 * program had taken; with drop_sigchld, the SIGCHLD their stops sent,
+	 * when the program had none pending. */
+	uint32_t n_stop_waits, drop_sigchld;
+	uint32_t pad4;
+	uint64_t stop_waits_off;
 };
 
 #define CRF_RST_FRAME_SIZE 1024
@@ -183,6 +207,9 @@ struct crf_rst_status {
 	 * that mapping once it is back in its program (rst-release.c). */
 	uint64_t area_start, area_len;
 	uint64_t syscall_insn;
+	/* the group stop's signal crf puts the task back in (SIGSTOP), 0: none */
+	int32_t stop_signal;
+	uint32_t pad2;
 };
 
 #endif
