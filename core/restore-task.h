@@ -96,6 +96,13 @@ struct crf_rst_task {
 	size_t n_hooks;
 	/* crf_rst_object(): the table inherited from restore-prepare, or NULL */
 	struct crf_objects *objects;
+	/*
+	 * seccomp (core/seccomp-restore.c): a->n_seccomp_filters struct
+	 * crf_rst_seccomp_filter, then their code, in one buffer; code_off
+	 * counts from the buffer's start until crf_rst_exec() places it
+	 */
+	uint8_t *seccomp_buf;
+	size_t seccomp_len;
 };
 
 /* Plugins' calls of crf/restore.h land here (ctx->task: a struct crf_rst_task). */
