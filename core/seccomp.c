@@ -307,8 +307,8 @@ static int split(pid_t pid, struct thread_sc *th, size_t n, Crf__Core__TaskCore 
 	if (r < 0)
 		return crf_error_errno(
 			EOPNOTSUPP,
-			"pid %d: threads %d and %d hold the same seccomp filter (the "
-			"%zu. from the oldest) that thread %d lacks: crf restores "
+			"pid %d: threads %d and %d hold the same seccomp filter (number "
+			"%zu from the oldest) that thread %d lacks: crf restores "
 			"filters that every thread of a process shares, or that one "
 			"thread has alone",
 			(int)pid, (int)th[a].c.tid, (int)th[b].c.tid, k + 1,
