@@ -24,6 +24,7 @@
 #include "procfs.h"
 #include "pstree.h"
 #include "task-attrs.h"
+#include "seccomp.h"
 #include "task-dump.h"
 #include "util.h"
 
@@ -90,6 +91,9 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 	int r, c;
 
 	r = crf_task_collect_proc(pid, &tc);
+	/* Before the infection: crf's code may only run where seccomp is suspended. */
+	if (r >= 0)
+		r = crf_seccomp_dump(pr, &tc);
 	if (r >= 0)
 		r = crf_infect(pid, &p);
 	if (r >= 0)
@@ -107,6 +111,7 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 	if (r >= 0)
 		r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_TASK, dir, pid, &crf_dump_host_ops,
 					    p);
+	crf_seccomp_free(&tc);
 	crf_task_free(&tc);
 	if (p) {
 		c = crf_cure(p);

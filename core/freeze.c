@@ -134,6 +134,21 @@ static int wait_stopped(pid_t tid, int *stop_sig)
 }
 
 /*
+ * Only once the thread is stopped: from the seize to the stop the program
+ * still runs, and its own system calls must meet its filters.  A refusal
+ * is kept, not logged: it matters only for a thread under seccomp.
+ */
+static void suspend_seccomp(struct crf_frozen *f, pid_t tid)
+{
+	int r = crf_ptrace_suspend_seccomp(tid);
+
+	if (r < 0 && !f->seccomp_unsuspended) {
+		f->seccomp_unsuspended = r;
+		crf_debug("pid %d: no PTRACE_O_SUSPEND_SECCOMP: %s", (int)f->pid, strerror(-r));
+	}
+}
+
+/*
  * Seize and stop every thread of /proc/PID/task not stopped yet.  Returns
  * how many were added; threads that exited meanwhile are skipped.
  */
@@ -174,6 +189,8 @@ static int stop_new_threads(struct crf_frozen *f)
 	}
 	for (size_t i = first; i < f->n_tids;) {
 		r = wait_stopped(f->tids[i], &f->stop_sig);
+		if (r >= 0)
+			suspend_seccomp(f, f->tids[i]);
 		if (r == -ESRCH && f->tids[i] != f->pid) {
 			/* Gone: the tracer's report was its last word; forget it. */
 			memmove(&f->tids[i], &f->tids[i + 1], (--f->n_tids - i) * sizeof(pid_t));

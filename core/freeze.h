@@ -44,6 +44,12 @@ struct crf_frozen {
 	 * when it was running.  The group stays stopped when crf detaches.
 	 */
 	int stop_sig;
+	/*
+	 * 0: every thread has PTRACE_O_SUSPEND_SECCOMP (crf's calls in the task
+	 * pass its seccomp filters); else the -errno the kernel refused it
+	 * with, and a thread under seccomp cannot be dumped (core/seccomp.c).
+	 */
+	int seccomp_unsuspended;
 };
 
 /* "auto", "cgroup", "ptrace" (NULL: auto); CRF_FREEZE_INVALID otherwise. */

@@ -65,6 +65,7 @@ void crf_rst_task_free(struct crf_rst_task *t)
 	free(t->timers);
 	free(t->pending);
 	free(t->xsave);
+	free(t->seccomp_buf);
 	for (size_t i = 0; i < t->n_threads; i++) {
 		free(t->threads[i].xsave);
 		free(t->threads[i].pending);

@@ -99,6 +99,13 @@ struct crf_rst_task {
 	/* stopped children whose stop report to take (crf_rst_args.stop_waits_off) */
 	int32_t *stop_waits;
 	size_t n_stop_waits;
+	/*
+	 * seccomp (core/seccomp-restore.c): a->n_seccomp_filters struct
+	 * crf_rst_seccomp_filter, then their code, in one buffer; code_off
+	 * counts from the buffer's start until crf_rst_exec() places it
+	 */
+	uint8_t *seccomp_buf;
+	size_t seccomp_len;
 };
 
 /* Plugins' calls of crf/restore.h land here (ctx->task: a struct crf_rst_task). */

@@ -23,6 +23,7 @@
 #include "restore.h"
 #include "rst-tree.h"
 #include "task-attrs.h"
+#include "seccomp.h"
 #include "task-dump.h"
 #include "task-restore.h"
 
@@ -278,6 +279,8 @@ static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd)
 	if (r >= 0)
 		r = fill_state(&t, tc);
 	if (r >= 0)
+		r = crf_seccomp_fill(&t, tc);
+	if (r >= 0)
 		r = crf_rst_exec(&t, status_fd, go_fd);
 	report(status_fd, r, "setting up the task before the restorer failed (see above)");
 	crf_rst_task_free(&t);
@@ -350,6 +353,8 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 		r = crf_attrs_check_restore(&t, ctx.tcs, o->detach);
 	if (r >= 0)
 		r = crf_cpu_check_tree(dir, ctx.tcs, t.n);
+	if (r >= 0)
+		r = crf_seccomp_restore_check(ctx.tcs, t.n);
 	if (r >= 0)
 		r = fd_room(&ctx);
 	if (r >= 0) {

@@ -10,13 +10,20 @@
  * the unmapped page), puts the program's registers back and detaches.  A
  * task that was stopped at the dump (SIGSTOP) is put back in its group
  * stop on the way, every thread of it, and stays stopped.
+ *
+ * A task that gets seccomp state installs it after "go" (restorer-seccomp.c):
+ * crf then traces its threads with PTRACE_O_SUSPEND_SECCOMP, so neither the
+ * restorer's last system calls nor the munmap meet the program's filters,
+ * and such a task never goes without it.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 
@@ -40,6 +47,23 @@ struct syscall_info {
 	uint64_t args[6];
 };
 
+/*
+ * A restorer that fails after go can no longer report on its status fd:
+ * it names the message and the error in exit_group's unused arguments.
+ */
+static int restorer_failed(pid_t pid, const struct syscall_info *si)
+{
+	char msg[sizeof(((struct crf_rst_status *)0)->error)] = "";
+	struct iovec local = {msg, sizeof(msg) - 1},
+		     remote = {(void *)si->args[1], sizeof(msg) - 1};
+	int err = (int)-(int64_t)si->args[2];
+
+	if (!si->args[1] || process_vm_readv(pid, &local, 1, &remote, 1, 0) < 0)
+		snprintf(msg, sizeof(msg), "exit_group(%d)", (int)si->args[0]);
+	return crf_error_errno(err > 0 && err < 4096 ? err : EIO,
+			       "pid %d: the restorer failed after go: %s", (int)pid, msg);
+}
+
 /* Resume @pid to its next syscall stop; its op and (entry) number. */
 static int next_syscall(pid_t pid, uint8_t *op, uint64_t *nr)
 {
@@ -61,6 +85,8 @@ static int next_syscall(pid_t pid, uint8_t *op, uint64_t *nr)
 		memset(&si, 0, sizeof(si));
 		if (ptrace(CRF_PTRACE_GET_SYSCALL_INFO, pid, sizeof(si), &si) < 0)
 			return crf_error_errno(errno, "pid %d: PTRACE_GET_SYSCALL_INFO", (int)pid);
+		if (si.op == CRF_SYSCALL_INFO_ENTRY && si.nr == SYS_exit_group)
+			return restorer_failed(pid, &si);
 		*op = si.op;
 		*nr = si.nr;
 		return 0;
@@ -218,7 +244,7 @@ static void take_stop_report(pid_t pid)
 }
 
 /* Stop every thread (@tids, n) in its read of go_fd or its wait for the leader. */
-static int stop_all(const pid_t *tids, size_t n, size_t *seized)
+static int stop_all(const pid_t *tids, size_t n, size_t *seized, bool seccomp)
 {
 	struct crf_stop stop;
 	int r = 0;
@@ -230,6 +256,9 @@ static int stop_all(const pid_t *tids, size_t n, size_t *seized)
 		r = crf_ptrace_interrupt(tids[*seized]);
 		if (r >= 0)
 			r = crf_ptrace_wait(tids[*seized], STOP_TIMEOUT_MS, &stop);
+		if (r >= 0 && seccomp && (r = crf_ptrace_suspend_seccomp(tids[*seized])) < 0)
+			r = crf_error_errno(r, "thread %d: PTRACE_O_SUSPEND_SECCOMP",
+					    (int)tids[*seized]);
 	}
 	return r;
 }
@@ -264,13 +293,16 @@ int crf_rst_release(pid_t pid, int go_fd, const struct crf_rst_status *st)
 
 	r = st->syscall_insn ? crf_list_tids(pid, &tids, &n) : -ENOTSUP;
 	if (r >= 0)
-		r = stop_all(tids, n, &seized);
+		r = stop_all(tids, n, &seized, st->seccomp);
 	if (r < 0) {
 		for (size_t i = 0; i < seized; i++)
 			crf_ptrace_detach(tids[i], 0);
 		/* Untraced, it would return into its program running. */
 		if (st->stop_signal)
 			return crf_error_errno(-r, "pid %d: cannot be put back in its group stop",
+					       (int)pid);
+		if (st->seccomp)
+			return crf_error_errno(r, "pid %d: cannot release its seccomp state",
 					       (int)pid);
 		crf_warn("pid %d: the restorer's mapping stays in the task", (int)pid);
 		return crf_rst_go(go_fd);

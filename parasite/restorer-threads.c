@@ -227,14 +227,17 @@ void crf_restorer_thread_main(struct crf_rst_args *a, struct crf_rst_thread_arg 
 {
 	struct ret_state rs = { t->regs, at(a, t->xsave_off), at(a, t->frame_off), t->xsave_len,
 				t->sas_flags, t->blocked, t->sas_sp, t->sas_size };
+	const struct crf_rst_creds *creds = t->own_creds ? &t->creds : &a->creds;
+	uint64_t keep = crf_rst_seccomp_keep(a, &t->seccomp, 0);
 
 	thread_state(a, t);
-	crf_rst_restore_creds(a, t->own_creds ? &t->creds : &a->creds);
+	crf_rst_restore_creds(a, creds, keep);
 	crf_rst_thread_after_creds(a, t);
 	__atomic_add_fetch(&a->threads_ready, 1, __ATOMIC_SEQ_CST);
 	sys3(__NR_futex, &a->threads_ready, FUTEX_WAKE_PRIVATE, 1);
 	while (!__atomic_load_n(&a->threads_go, __ATOMIC_SEQ_CST))
 		sys4(__NR_futex, &a->threads_go, FUTEX_WAIT_PRIVATE, 0, 0);
+	crf_rst_seccomp_own(a, &t->seccomp, creds, keep);
 	jump_to_program(&rs);
 }
 

@@ -86,6 +86,8 @@ static void report(struct crf_rst_args *a, long result)
 	st.area_len = a->blob_len;
 	st.syscall_insn = (uint64_t)(unsigned long)crf_restorer_syscall_insn;
 	st.stop_signal = a->stop_signal;
+	/* Only once ready: a failure may come from arguments not checked yet. */
+	st.seccomp = result == 0 ? crf_rst_seccomp_any(a) : 0;
 	sys3(__NR_write, a->status_fd, &st, sizeof(st));
 }
 
@@ -100,8 +102,12 @@ void crf_rst_fail(struct crf_rst_args *a, long err, const char *what, uint64_t a
 		msg_hex(a, n, addr);
 	}
 	report(a, err < 0 ? err : -EIO);
+	/*
+	 * After go the status fd is closed: crf, which traces the task then,
+	 * reads the message from exit_group's unused arguments (rst-release.c).
+	 */
 	for (;;)
-		sys1(__NR_exit_group, 1);
+		sys3(__NR_exit_group, 1, (long)a->error, err < 0 ? err : -EIO);
 }
 
 static void check_args(struct crf_rst_args *a)
@@ -118,6 +124,7 @@ static void check_args(struct crf_rst_args *a)
 	    a->creds.n_groups > CRF_RST_MAX_GROUPS)
 		FAIL(a, -EINVAL, "restorer: argument block out of bounds");
 	crf_rst_check_threads(a);
+	crf_rst_check_seccomp(a);
 }
 
 /*
@@ -479,12 +486,13 @@ static void restore_signals(struct crf_rst_args *a)
 	}
 }
 
-static void capset(struct crf_rst_args *a, const struct crf_rst_creds *c, uint64_t eff)
+static void capset(struct crf_rst_args *a, const struct crf_rst_creds *c, uint64_t eff,
+		   uint64_t prm)
 {
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2] = {
-		{(uint32_t)eff, (uint32_t)c->cap_prm, (uint32_t)c->cap_inh},
-		{eff >> 32, c->cap_prm >> 32, c->cap_inh >> 32},
+		{(uint32_t)eff, (uint32_t)prm, (uint32_t)c->cap_inh},
+		{eff >> 32, prm >> 32, c->cap_inh >> 32},
 	};
 	long r = sys2(__NR_capset, &h, d);
 
@@ -557,13 +565,26 @@ static void set_ids(struct crf_rst_args *a, const struct crf_rst_creds *c)
 		FAIL_AT(a, -EPERM, "setfsuid", c->fsuid);
 }
 
+/* Permitted and effective as saved, then no_new_privs (it cannot be undone). */
+static void finish_creds(struct crf_rst_args *a, const struct crf_rst_creds *c)
+{
+	long r;
+
+	capset(a, c, c->cap_eff, c->cap_prm);
+	if (c->no_new_privs) {
+		r = sys5(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		if (r < 0)
+			FAIL(a, r, "prctl(PR_SET_NO_NEW_PRIVS)");
+	}
+}
+
 /*
  * Credentials come last: each step may take away the right to do the next.
  * Order: groups and gids, bounding set, uids (keeping the permitted set),
  * crf's permitted capabilities effective, securebits, ambient set, then
  * the saved permitted and effective sets and no_new_privs.
  */
-void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c)
+void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c, uint64_t keep)
 {
 	long r;
 
@@ -586,12 +607,16 @@ void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c
 		if (r < 0)
 			FAIL_AT(a, r, "raise ambient capability", cap);
 	}
-	capset(a, c, c->cap_eff);
-	if (c->no_new_privs) {
-		r = sys5(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-		if (r < 0)
-			FAIL(a, r, "prctl(PR_SET_NO_NEW_PRIVS)");
-	}
+	capset(a, c, c->cap_eff | keep, c->cap_prm | keep);
+	if (!keep)
+		finish_creds(a, c);
+}
+
+void crf_rst_restore_creds_kept(struct crf_rst_args *a, const struct crf_rst_creds *c,
+				uint64_t keep)
+{
+	if (a->restore_creds && keep)
+		finish_creds(a, c);
 }
 
 /* Tell crf we are ready and wait for its word; no word means crf gave up. */
@@ -620,11 +645,12 @@ static void restore_rlimits(struct crf_rst_args *a)
 
 void crf_restorer_main(struct crf_rst_args *a)
 {
-	uint64_t all = ~0ull;
+	uint64_t all = ~0ull, keep;
 
 	/* No handler of crf's may run once its code is gone. */
 	sys4(__NR_rt_sigprocmask, SIG_SETMASK, &all, 0, sizeof(all));
 	check_args(a);
+	keep = crf_rst_seccomp_keep(a, &a->seccomp, 1);
 	unmap_crf(a);
 	/*
 	 * Before the saved mappings: the kernel refuses to change the exe
@@ -642,10 +668,12 @@ void crf_restorer_main(struct crf_rst_args *a)
 	crf_rst_leader_thread(a);
 	crf_rst_create_threads(a);
 	crf_rst_wait_threads(a);
-	crf_rst_restore_creds(a, &a->creds);
+	crf_rst_restore_creds(a, &a->creds, keep);
 	crf_rst_after_creds(a);
 	handshake(a);
 	crf_rst_take_stop_reports(a);
+	crf_rst_seccomp_shared(a);
 	crf_rst_release_threads(a);
+	crf_rst_seccomp_own(a, &a->seccomp, &a->creds, keep);
 	crf_rst_leader_return(a);
 }

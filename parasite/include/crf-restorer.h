@@ -79,6 +79,28 @@ struct crf_rst_creds {
 	uint32_t securebits, no_new_privs;
 };
 
+/*
+ * seccomp (parasite/restorer-seccomp.c).  A filter: n_insns struct
+ * sock_filter at code_off, installed with flags (SECCOMP_FILTER_FLAG_LOG).
+ */
+struct crf_rst_seccomp_filter {
+	uint64_t code_off;
+	uint32_t n_insns, flags;
+};
+
+/*
+ * A thread's own seccomp step, after "go": its own filters (n of the
+ * filter table from first), then strict mode.  Installing a filter needs
+ * CAP_SYS_ADMIN or no_new_privs: a thread that installs one keeps
+ * CAP_SYS_ADMIN and leaves no_new_privs off until it did (see
+ * crf_rst_restore_creds).
+ */
+struct crf_rst_seccomp_arg {
+	uint32_t mode; /* SECCOMP_MODE_*: 0 none, 1 strict, 2 filter */
+	uint32_t first, n;
+	uint32_t pad;
+};
+
 struct crf_rst_thread_arg {
 	int32_t set_tid[CRF_RST_MAX_LEVELS];	/* innermost first (clone3's order) */
 	uint32_t n_set_tid;
@@ -104,6 +126,7 @@ struct crf_rst_thread_arg {
 	uint64_t timer_slack_ns; /* PR_SET_TIMERSLACK after its scheduling; 0: leave */
 	int32_t pdeath_signal;	 /* PR_SET_PDEATHSIG after its credentials */
 	uint32_t pad3;
+	struct crf_rst_seccomp_arg seccomp;
 };
 
 struct crf_rst_args {
@@ -193,6 +216,14 @@ struct crf_rst_args {
 	uint32_t n_stop_waits, drop_sigchld;
 	uint32_t pad4;
 	uint64_t stop_waits_off;
+	/* seccomp, installed after go while crf traces every thread with
+	 * PTRACE_O_SUSPEND_SECCOMP (core/rst-release.c): the table's first
+	 * n_seccomp_shared filters, which every thread holds, by the leader
+	 * with SECCOMP_FILTER_FLAG_TSYNC before the threads go; then each
+	 * thread its own step (the leader's here, the others' in their args) */
+	uint32_t n_seccomp_filters, n_seccomp_shared;
+	uint64_t seccomp_filters_off;
+	struct crf_rst_seccomp_arg seccomp;
 };
 
 #define CRF_RST_FRAME_SIZE 1024
@@ -209,7 +240,11 @@ struct crf_rst_status {
 	uint64_t syscall_insn;
 	/* the group stop's signal crf puts the task back in (SIGSTOP), 0: none */
 	int32_t stop_signal;
-	uint32_t pad2;
+	/* Nonzero: the task installs seccomp state after go, which only works
+	 * while crf traces it with PTRACE_O_SUSPEND_SECCOMP; a restorer that
+	 * fails after go passes its message's address and its -errno as the
+	 * second and third arguments of exit_group, for crf to read. */
+	uint32_t seccomp;
 };
 
 #endif
