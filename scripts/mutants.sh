@@ -121,7 +121,9 @@ mutant rst-fsuid parasite/restorer.c 'e2e-creds-kill' \
 	if ((uint32_t)sys1(__NR_setfsuid, -1) != c->euid)'
 mutant rst-cap-eff parasite/restorer.c 'e2e-creds-kill' \
 	'every permitted capability is left effective' \
-	'	capset(a, c, c->cap_eff);' '	capset(a, c, c->cap_prm);'
+	'	capset(a, c, c->cap_eff | keep, c->cap_prm | keep);' \
+	'	capset(a, c, c->cap_prm | keep, c->cap_prm | keep);' \
+	'	capset(a, c, c->cap_eff, c->cap_prm);' '	capset(a, c, c->cap_prm, c->cap_prm);'
 mutant rst-ambient parasite/restorer.c 'e2e-creds-kill' \
 	'no ambient capability is raised' \
 	'		if (!(c->cap_amb & (1ull << cap)))' '		if (1)'
@@ -137,8 +139,8 @@ mutant rst-no-new-privs parasite/restorer.c 'e2e-creds-kill' \
 	'	if (c->no_new_privs) {' '	if (0) {'
 mutant rst-thread-creds parasite/restorer-threads.c 'e2e-threads-kill' \
 	'a thread with credentials of its own gets the process'"'"'s' \
-	'crf_rst_restore_creds(a, t->own_creds ? &t->creds : &a->creds);' \
-	'crf_rst_restore_creds(a, &a->creds);'
+	'const struct crf_rst_creds *creds = t->own_creds ? &t->creds : &a->creds;' \
+	'const struct crf_rst_creds *creds = &a->creds;'
 mutant rst-thread-sched parasite/restorer-threads.c 'e2e-sched-kill' \
 	'threads keep the main thread'"'"'s scheduling policy and priority' \
 	'	r = sys3(__NR_sched_setscheduler, 0, t->sched_policy, &prio);' \
@@ -168,8 +170,27 @@ mutant rst-thread-pending parasite/restorer-threads.c 'e2e-threads-kill' \
 mutant rst-register parasite/restorer-threads.c 'e2e-cpu-kill e2e-threads-kill' \
 	'r12 comes back zero' \
 	'uc->r12 = g[R12],' 'uc->r12 = 0,'
+mutant rst-pdeath parasite/restorer-attrs.c 'e2e-taskattr-kill' \
+	'no parent-death signal is set again' \
+	'	r = sys2(__NR_prctl, PR_SET_PDEATHSIG, sig);' '	r = 0;'
+mutant rst-dumpable parasite/restorer-attrs.c 'e2e-taskattr-kill' \
+	'the dumpable flag stays as the credential change left it' \
+	'	if (a->dumpable >= 0) {' '	if (0) {'
+mutant rst-timer-slack parasite/restorer-attrs.c 'e2e-taskattr-kill' \
+	'threads lose their timer slack' \
+	'	r = sys2(__NR_prctl, PR_SET_TIMERSLACK, t->timer_slack_ns);' '	r = 0;'
+mutant rst-seccomp-shared parasite/restorer-seccomp.c 'e2e-seccomp-kill' \
+	'the seccomp filters the threads share are not installed' \
+	'	for (uint32_t i = 0; i < a->n_seccomp_shared; i++)' \
+	'	for (uint32_t i = a->n_seccomp_shared; i < a->n_seccomp_shared; i++)'
+mutant rst-seccomp-strict parasite/restorer-seccomp.c 'e2e-seccomp-kill' \
+	'a thread in seccomp strict mode comes back without it' \
+	'	if (s->mode == SECCOMP_MODE_STRICT) {' '	if (0) {'
 
 # --- the core: task state, signals, timers, the tree ---
+mutant core-oom core/task-attrs-restore.c 'e2e-taskattr-kill' \
+	'oom_score_adj stays crf restore'"'"'s' \
+	'	if (r >= 0 && tc->has_oom_score_adj)' '	if (0)'
 mutant core-sched core/task-restore.c 'e2e-sched-kill' \
 	'the main thread keeps crf'"'"'s scheduling policy' \
 	'	if (sched_setscheduler(0, tc->sched_policy, &sp) < 0)' '	if (0)'
