@@ -367,6 +367,8 @@ copy_tree() {
 		  exit 2; }
 	SCRATCH=$(mktemp -d /tmp/crf-mutants-XXXXXX)
 	S=$SCRATCH/src B=$SCRATCH/build
+	# Some tests run crf as nobody: it must reach the build.
+	chmod 755 "$SCRATCH"
 	trap cleanup EXIT
 	trap 'exit 130' INT TERM
 	mkdir -p "$S"
