@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dump-objects.h"
 #include "dump.h"
 #include "freeze.h"
 #include "infect.h"
@@ -86,7 +87,9 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 	struct crf_parasite *p = NULL;
 	int r, c;
 
-	r = crf_task_collect_proc(pid, &tc);
+	r = crf_dump_task_objects(set, dir, pid);
+	if (r >= 0)
+		r = crf_task_collect_proc(pid, &tc);
 	if (r >= 0)
 		r = crf_infect(pid, &p);
 	if (r >= 0)

@@ -13,5 +13,9 @@ CRF_PLUGIN(
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = cgroup_probe,
 	),
+	.kinds = CRF_KINDS(
+		{ .cls = CRF_OBJ_CGROUP, .name = "v2" },
+		{ .cls = CRF_OBJ_CGROUP, .name = "v1" }
+	),
 );
 /* clang-format on */

@@ -62,7 +62,7 @@ static void test_class_must_match(void **state)
 	capture_begin();
 	assert_int_equal(crf_kind_find(&ctx, &obj, &k), -ENOTSUP);
 	out = capture_end();
-	assert_contains(out, "vma 3 (v, kind 'alpha-fd'): no plugin handles this kind");
+	assert_contains(out, "mapping v (kind 'alpha-fd'): no plugin handles this kind");
 }
 
 static void test_disabled_owner_named(void **state)
