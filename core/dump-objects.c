@@ -70,24 +70,44 @@ static int read_link(const char *path, char *buf, size_t len)
 	return read_link_at(AT_FDCWD, path, buf, len);
 }
 
+/* "net:[4026532281]", and which thread and why where it matters. */
+static void ns_desc(const struct objects *o, pid_t tid, const char *kind, const char *link,
+		    bool empty, char *buf, size_t len)
+{
+	const char *children =
+		!strstr(kind, "_for_children") ? ""
+		: empty ? " (for its children: made by unshare, no process in it yet)"
+			: " (for its children)";
+
+	if (tid == o->pid)
+		snprintf(buf, len, "%s%s", link, children);
+	else
+		snprintf(buf, len, "%s%s of thread %d", link, children, (int)tid);
+}
+
 /* One namespace of thread @tid: dispatched when it differs from @mine. */
 static int check_ns(struct objects *o, pid_t tid, const char *kind, const char *mine)
 {
-	char path[96], link[96], desc[160];
+	char path[96], link[96], desc[192];
+	bool empty = false;
 	int r;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/ns/%s", (int)o->pid, (int)tid, kind);
 	r = read_link(path, link, sizeof(link));
 	if (r == -ENOENT && !mine)
 		return 0;
-	if (r < 0)
+	/*
+	 * After unshare(CLONE_NEWPID) the kernel shows no pid_for_children
+	 * link until the namespace's init is forked: a namespace nonetheless.
+	 */
+	if (r == -ENOENT && !strcmp(kind, "pid_for_children")) {
+		snprintf(link, sizeof(link), "pid:[?]");
+		empty = true;
+	} else if (r < 0)
 		return crf_error_errno(r, "pid %d: %s", (int)o->pid, path);
-	if (mine && !strcmp(link, mine))
+	else if (mine && !strcmp(link, mine))
 		return 0;
-	if (tid == o->pid)
-		snprintf(desc, sizeof(desc), "%s", link);
-	else
-		snprintf(desc, sizeof(desc), "%s of thread %d", link, (int)tid);
+	ns_desc(o, tid, kind, link, empty, desc, sizeof(desc));
 	return dispatch(o, CRF_OBJ_NS, kind, desc, tid);
 }
 
