@@ -168,6 +168,18 @@ expect 1 "written with plugin 'gamma' 0.1.0, which is not configured here" "$CRF
 expect 1 "written with plugin 'mem' of ABI 7\.0" "$CRF" restore -D "$T/img3" && one_error
 expect 1 "written with plugin 'files' 0.1.0, which is disabled by --disable" \
 	"$CRF" restore -D "$T/img" --disable files,net,devices
+# The restore's plugin set is the dump's: one whose version cannot read it,
+# or whose object cannot be loaded, is refused up front, naming both; a
+# plugin the dump did not use is not even loaded.
+"$MKIMAGE" "$T/img4" mem files:1:0.2.0
+expect 1 "written with plugin 'files' 0\.2\.0; .*crf-files\.so is version 0\.1\.0, which cannot read it" \
+	"$CRF" restore -D "$T/img4" && one_error
+printf '[mem]\nso = crf-no-such-plugin.so\n[net]\nso = crf-no-such-plugin.so\n' >"$T/broken.conf"
+expect 1 "written with plugin 'mem' 0\.1\.0, which cannot be used here: crf-no-such-plugin\.so not found" \
+	"$CRF" restore -D "$T/img" --config "$T/broken.conf" && one_error
+"$MKIMAGE" "$T/img5" files
+printf '[net]\nso = crf-no-such-plugin.so\n' >"$T/broken-net.conf"
+expect 1 'core-1.img' "$CRF" restore -D "$T/img5" --config "$T/broken-net.conf" && one_error
 expect 1 "no-such-dir" "$CRF" restore -D "$T/no-such-dir" && one_error
 expect 1 "no-such-dir" "$CRF" show "$T/no-such-dir"
 
