@@ -11,7 +11,8 @@ CRF_PLUGIN(
 	.name = "cgroup",
 	/* 0.2.0: cgroup.img (0.1.0 saved nothing, so its dumps are not restored). */
 	.version = "0.2.0",
-	.description = "membership of every task in cgroup v2 and v1 hierarchies (limits: not yet)",
+	.description = "every task's cgroups, v2 and v1 (never created); limits and settings: "
+		       "not yet",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = cgroup_probe,
 		[CRF_STAGE_DUMP_PREPARE] = cgroup_dump_prepare,
