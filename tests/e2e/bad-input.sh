@@ -11,7 +11,7 @@
 #   restore of a tree whose root PID is free but a child's PID is taken
 #   restore of a process whose open file was removed since the dump
 #   restore with a plugin disabled that wrote the dump
-#   restore of a process whose cgroup was removed since the dump
+#   restore of a process whose cgroup was frozen, then removed, since the dump
 #
 # usage: bad-input.sh CRF IMAGE_DIR_BASE
 set -u
@@ -202,10 +202,11 @@ if expect 0 "" "$CRF" dump -t "$pid" -D "$BASE.plugoff"; then
 	kill -KILL "$pid" 2>/dev/null
 fi
 
-# 8. A process in a cgroup v2 of its own, which is removed between the dump
-#    and the restore: crf does not create cgroups (their limits would be
-#    lost), so the restore refuses before it forks, naming the cgroup, and
-#    leaves nothing behind.
+# 8. A process in a cgroup v2 of its own, which is frozen, then removed,
+#    between the dump and the restore: a task put in a frozen cgroup would
+#    not run, and crf does not create cgroups (their limits would be lost),
+#    so each time the restore refuses before it forks, naming the cgroup,
+#    and leaves nothing behind.
 mnt=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 own=$(sed -n 's/^0:://p' /proc/self/cgroup)
 [[ $own == / ]] && own=
@@ -224,6 +225,12 @@ else
 	done
 	if expect 0 "" "$CRF" dump -t "$pid" -D "$BASE.cgone"; then
 		wait "$pid" 2>/dev/null
+		# Frozen, it would stop the task put in it: refused too.
+		echo 1 >"$cg/cgroup.freeze"
+		expect 1 "pid $pid: cgroup v2:$own/crf-bad-input-$$ \($cg\) is frozen" \
+			"$CRF" restore -D "$BASE.cgone" -d
+		echo 0 >"$cg/cgroup.freeze"
+		[[ -e /proc/$pid ]] && fail "the refused restore created PID $pid"
 		for _ in $(seq 300); do rmdir "$cg" 2>/dev/null && break; sleep 0.01; done
 		expect 1 "pid $pid: cgroup v2:$own/crf-bad-input-$$ \($cg\) does not exist" \
 			"$CRF" restore -D "$BASE.cgone" -d
