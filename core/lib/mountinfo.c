@@ -122,17 +122,28 @@ int crf_cgroup2_mount_from_mountinfo(FILE *f, char *path, size_t len)
 	return found ? 0 : -ENOENT;
 }
 
-/* Is every comma-separated item of @want one of the comma-separated @have? */
+/* Are the @n bytes at @item one of the comma-separated items of @list? */
+static bool in_list(const char *item, size_t n, const char *list)
+{
+	for (const char *l = list; *l;) {
+		size_t k = strcspn(l, ",");
+
+		if (k == n && !strncmp(l, item, n))
+			return true;
+		l += k + (l[k] == ',');
+	}
+	return false;
+}
+
+/* Is every comma-separated item of @want one of @have's? */
 static bool all_in(const char *want, const char *have)
 {
-	for (const char *w = want; *w; w += strcspn(w, ",") + (w[strcspn(w, ",")] == ',')) {
+	for (const char *w = want; *w;) {
 		size_t n = strcspn(w, ",");
-		bool found = false;
 
-		for (const char *h = have; *h && !found; h += strcspn(h, ",") + (h[strcspn(h, ",")] == ','))
-			found = strcspn(h, ",") == n && !strncmp(h, w, n);
-		if (!found)
+		if (!in_list(w, n, have))
 			return false;
+		w += n + (w[n] == ',');
 	}
 	return true;
 }

@@ -36,7 +36,4 @@ static inline const char *cg_move_file(const struct cg_move *m)
 	return *m->controllers ? "tasks" : "cgroup.threads";
 }
 
-/* The whole of a small /proc or cgroup file (dump.c); 0 or -errno. */
-int cg_read_text(const char *path, char **text);
-
 #endif

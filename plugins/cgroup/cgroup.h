@@ -40,6 +40,8 @@ void cg_members_free(struct cg_members *m);
 const struct cg_member *cg_find(const struct cg_members *m, const char *controllers);
 /* Do @a and @b put a task in the same cgroups of the same hierarchies? */
 bool cg_same(const struct cg_members *a, const struct cg_members *b);
+/* The whole of a small /proc file, NUL-terminated (dump.c); 0 or -errno. */
+int cg_read_text(const char *path, char **text);
 /* "v2:/a/b", "cpu,cpuacct:/a": how messages name a cgroup; returns @buf. */
 const char *cg_name(const char *controllers, const char *path, char *buf, size_t len);
 

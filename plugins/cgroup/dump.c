@@ -15,7 +15,8 @@
 
 #include <crf/image.h>
 
-#include "cgroup-restore.h"
+#include "cgroup.h"
+#include "cgroup.pb-c.h"
 
 int cg_read_text(const char *path, char **text)
 {
@@ -101,8 +102,7 @@ static void threads_free(struct thread_rec *t, size_t n)
 }
 
 /* The threads of @pid whose cgroups are not @proc's, into @out. */
-static int odd_threads(pid_t pid, const struct cg_members *proc, struct thread_rec **out,
-		       size_t *n)
+static int odd_threads(pid_t pid, const struct cg_members *proc, struct thread_rec **out, size_t *n)
 {
 	char path[64];
 	struct dirent *e;
@@ -126,7 +126,8 @@ static int odd_threads(pid_t pid, const struct cg_members *proc, struct thread_r
 			continue;
 		}
 		if (*n == cap) {
-			struct thread_rec *v = realloc(*out, (cap = cap ? cap * 2 : 4) * sizeof(*v));
+			struct thread_rec *v =
+				realloc(*out, (cap = cap ? cap * 2 : 4) * sizeof(*v));
 
 			if (!v) {
 				cg_members_free(&t.m);

@@ -88,8 +88,9 @@ static int check_v1(const struct cg_move *m)
 
 	if (read_small(m->dir, "freezer.state", state, sizeof(state)) == 0 &&
 	    strcmp(state, "THAWED"))
-		return refuse(m, EBUSY, "is frozen (freezer.state is not THAWED): a task put in "
-					"it would not run");
+		return refuse(m, EBUSY,
+			      "is frozen (freezer.state is not THAWED): a task put in "
+			      "it would not run");
 	return 0;
 }
 
@@ -99,9 +100,10 @@ static int check_dir(const struct cg_move *m)
 	struct stat st;
 
 	if (stat(m->dir, &st) < 0 && errno == ENOENT)
-		return refuse(m, ENOENT, "does not exist: crf puts a task back in the cgroup it "
-					 "was in, and does not create one (its limits would be "
-					 "lost)");
+		return refuse(m, ENOENT,
+			      "does not exist: crf puts a task back in the cgroup it "
+			      "was in, and does not create one (its limits would be "
+			      "lost)");
 	if (stat(m->dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return refuse(m, errno ? errno : ENOTDIR, "is not a cgroup directory");
 	snprintf(file, sizeof(file), "%s/%s", m->dir, cg_move_file(m));
@@ -128,8 +130,9 @@ static int resolve(struct cg_move *m, const char *mountinfo)
 	r = crf_cgroup_dir_from_mountinfo(f, m->controllers, m->path, dir, sizeof(dir));
 	fclose(f);
 	if (r == -ENOENT)
-		return refuse(m, ENOENT, "cannot be reached: its hierarchy is not mounted here "
-					 "(no mount of it in /proc/self/mountinfo)");
+		return refuse(m, ENOENT,
+			      "cannot be reached: its hierarchy is not mounted here "
+			      "(no mount of it in /proc/self/mountinfo)");
 	if (r == -EXDEV)
 		return refuse(m, EXDEV, "cannot be reached: no mount of its hierarchy shows it");
 	if (r < 0)
@@ -180,7 +183,8 @@ static int plan_task(struct cg_restore *rs, const Crf__Cgroup__TaskCgroups *t)
 		if (!own) {
 			crf_error("pid %d: cgroup %s: this host has no such hierarchy (crf restore "
 				  "is in none: /proc/self/cgroup)",
-				  (int)t->pid, cg_name(mb->controllers, mb->path, name, sizeof(name)));
+				  (int)t->pid,
+				  cg_name(mb->controllers, mb->path, name, sizeof(name)));
 			return -ENOENT;
 		}
 		if (strcmp(own->path, mb->path))

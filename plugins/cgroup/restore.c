@@ -35,8 +35,9 @@ static int join(const struct cg_move *m, const char *who)
 		return 0;
 	}
 	if (m->tid)
-		return crf_log_errno(CRF_LOG_ERROR, err, "pid %d: thread %d: cannot join cgroup %s (%s)",
-				     (int)m->pid, (int)m->tid, name, file);
+		return crf_log_errno(CRF_LOG_ERROR, err,
+				     "pid %d: thread %d: cannot join cgroup %s (%s)", (int)m->pid,
+				     (int)m->tid, name, file);
 	return crf_log_errno(CRF_LOG_ERROR, err, "pid %d: cannot join cgroup %s (%s)", (int)m->pid,
 			     name, file);
 }

@@ -197,7 +197,7 @@ static int v1_one(char *line, const char *name, char *path, size_t len)
 	if (mkdir(path, 0755) < 0)
 		return -errno;
 	if (strstr(opts, ",cpuset,") && ((r = copy_file(parent, path, "cpuset.cpus")) < 0 ||
-					  (r = copy_file(parent, path, "cpuset.mems")) < 0)) {
+					 (r = copy_file(parent, path, "cpuset.mems")) < 0)) {
 		rmdir(path);
 		return r;
 	}

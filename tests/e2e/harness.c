@@ -659,7 +659,8 @@ static void run(void)
 			fail("cannot create the workload's cgroups v1: %s", strerror(-n));
 		h.n_cgroups_v1 = n;
 		if (!n)
-			printf("  note: no cgroup v1 hierarchy is mounted: the workload has v2 only\n");
+			printf("  note: no cgroup v1 hierarchy is mounted: the workload has v2 "
+			       "only\n");
 	}
 	h.pid = spawn(h.workload, h.log, false, true, h.pty);
 	wait_ready();

@@ -95,7 +95,8 @@ static void thread_into_child(const char *dir, bool v2, const char *file)
 	wl_note("thread %s moved into %s", tid, child);
 }
 
-/* Each line of /proc/self/cgroup: the thread into a child where the process has a cgroup of its own. */
+/* Each line of /proc/self/cgroup: the thread into a child where the process has a cgroup of its
+ * own. */
 static void move_thread(void)
 {
 	char text[8192], mnt[1024], dir[4096];
@@ -171,8 +172,8 @@ int main(int argc, char **argv)
 	wl_check_untraced();
 	cgroup_of(NULL, proc_after, sizeof(proc_after));
 	cgroup_of(tid, thr_after, sizeof(thr_after));
-	WL_CHECK(!strcmp(proc_before, proc_after), "the process's cgroups were\n%swhere they are\n%s",
-		 proc_before, proc_after);
+	WL_CHECK(!strcmp(proc_before, proc_after),
+		 "the process's cgroups were\n%swhere they are\n%s", proc_before, proc_after);
 	WL_CHECK(!strcmp(thr_before, thr_after), "thread %s's cgroups were\n%swhere they are\n%s",
 		 tid, thr_before, thr_after);
 	check_thawed(proc_after);

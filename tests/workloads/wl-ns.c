@@ -45,7 +45,7 @@
 #define CLONE_NEWTIME 0x00000080
 #endif
 #define TMPFS_MAGIC_NR 0x01021994
-#define TIME_OFFSET_S 864000 /* ten days */
+#define TIME_OFFSET_S  864000 /* ten days */
 
 static const char payload[] = "kept on a private tmpfs";
 static char hostname[64], mnt_dir[4096], offsets[256], uid_map[256];
@@ -276,8 +276,7 @@ static const struct ns_case {
 	{"cgroup", CLONE_NEWCGROUP, "cgroup", nothing, nothing},
 	{"user", CLONE_NEWUSER, "user", setup_user, check_user},
 	{"time", CLONE_NEWTIME, "time", setup_time, check_time},
-	{"time-children", CLONE_NEWTIME, "time_for_children", set_time_offset,
-	 check_time_children},
+	{"time-children", CLONE_NEWTIME, "time_for_children", set_time_offset, check_time_children},
 	{"pid-children", CLONE_NEWPID, NULL, nothing, check_pid_children},
 };
 
