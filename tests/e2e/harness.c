@@ -4,7 +4,8 @@
  *
  *   harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]
  *           [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]
- *           [--settle MS] [--pty] [--restore-arg ARG]... [--expect-stopped]
+ *           [--settle MS] [--own-cgroup] [--own-cgroups-v1] [--pty]
+ *           [--restore-arg ARG]... [--expect-stopped]
  *           [--expect-restore-fail REGEX] [--expect-verify-fail REGEX]
  *           --crf PATH --dir DIR -- WORKLOAD [ARGS...]
  *
@@ -25,6 +26,10 @@
  *          must count 1, 2, 3... without a gap or a repeat
  *   --dump-arg ARG: pass ARG to every crf dump (e.g. --freeze=ptrace)
  *   --restore-arg ARG: pass ARG to every crf restore (e.g. --shell-job)
+ *   --own-cgroup: the workload runs alone in a scratch cgroup v2, a child
+ *          of ours, removed at the end (with whatever the workload made in it)
+ *   --own-cgroups-v1: the same in every cgroup v1 hierarchy mounted (none on
+ *          a host with only cgroup v2)
  *   --pty: the harness plays an interactive shell (pty.h): the workload
  *          runs on a terminal it owns, as the foreground job, with fds
  *          0-2 on it; crf restore runs there too (its fd 0), in the
@@ -90,8 +95,10 @@ static struct harness {
 	enum mode mode;
 	int timeout_s;
 	int settle_ms;
-	bool keep, counter_lines, own_cgroup, pty, expect_stopped;
+	bool keep, counter_lines, own_cgroup, own_cgroups_v1, pty, expect_stopped;
 	char cgroup[PATH_MAX];	/* --own-cgroup: the workload's scratch cgroup v2 */
+	char cgroups_v1[16][4096]; /* --own-cgroups-v1: one per v1 hierarchy */
+	int n_cgroups_v1;
 	const char *name, *crf, *dir, *expect_fail, *expect_verify_fail, *expect_restore_fail;
 	const char *dump_args[16], *restore_args[8];
 	int ndump_args, nrestore_args;
@@ -206,6 +213,10 @@ static void clean_up(void)
 	kill_all();
 	if (h.cgroup[0] && e2e_cgroup_remove(h.cgroup) < 0)
 		fprintf(stderr, "  could not remove the cgroup %s\n", h.cgroup);
+	for (int i = 0; i < h.n_cgroups_v1; i++)
+		if (e2e_cgroup_remove(h.cgroups_v1[i]) < 0)
+			fprintf(stderr, "  could not remove the cgroup %s\n", h.cgroups_v1[i]);
+	h.n_cgroups_v1 = 0;
 	if (h.keep) {
 		fprintf(stderr, "  kept: %s %s%s\n", h.work, h.dir,
 			h.mode == MODE_TWICE ? " (and .2)" : "");
@@ -318,6 +329,12 @@ static pid_t spawn(char *const argv[], const char *out, bool append, bool worklo
 			dprintf(2, "harness: cannot enter %s: %s\n", h.cgroup, strerror(errno));
 			_exit(127);
 		}
+		for (int i = 0; i < h.n_cgroups_v1; i++)
+			if (e2e_cgroup_enter(h.cgroups_v1[i]) < 0) {
+				dprintf(2, "harness: cannot enter %s: %s\n", h.cgroups_v1[i],
+					strerror(errno));
+				_exit(127);
+			}
 	}
 	execvp(argv[0], argv);
 	dprintf(2, "harness: cannot run %s: %s\n", argv[0], strerror(errno));
@@ -716,6 +733,20 @@ static void run(void)
 			fail("cannot create a cgroup for the workload: %s", strerror(-r));
 		}
 	}
+	if (h.own_cgroups_v1) {
+		char name[64];
+		int n;
+
+		snprintf(name, sizeof(name), "crf-e2e-%d", (int)getpid());
+		n = e2e_cgroup_v1_create(name, h.cgroups_v1,
+					 (int)(sizeof(h.cgroups_v1) / sizeof(h.cgroups_v1[0])));
+		if (n < 0)
+			fail("cannot create the workload's cgroups v1: %s", strerror(-n));
+		h.n_cgroups_v1 = n;
+		if (!n)
+			printf("  note: no cgroup v1 hierarchy is mounted: the workload has v2 "
+			       "only\n");
+	}
 	h.pid = spawn(h.workload, h.log, false, true, h.pty);
 	wait_ready();
 	if (h.expect_stopped)
@@ -771,8 +802,9 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]\n"
 		"               [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]\n"
-		"               [--settle MS] [--own-cgroup] [--pty] [--restore-arg ARG]...\n"
-		"               [--expect-stopped] [--expect-restore-fail REGEX]\n"
+		"               [--settle MS] [--own-cgroup] [--own-cgroups-v1] [--pty]\n"
+		"               [--restore-arg ARG]... [--expect-stopped]\n"
+		"               [--expect-restore-fail REGEX]\n"
 		"               [--expect-verify-fail REGEX]\n"
 		"               --crf PATH --dir DIR -- WORKLOAD [ARGS...]\n");
 	exit(2);
@@ -792,6 +824,7 @@ static void parse(int argc, char **argv)
 		{"counter-lines", no_argument, NULL, 'l'},
 		{"settle", required_argument, NULL, 's'},
 		{"own-cgroup", no_argument, NULL, 'g'},
+		{"own-cgroups-v1", no_argument, NULL, 'G'},
 		{"pty", no_argument, NULL, 'p'},
 		{"restore-arg", required_argument, NULL, 'r'},
 		{"expect-verify-fail", required_argument, NULL, 'v'},
@@ -840,6 +873,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 'g':
 			h.own_cgroup = true;
+			break;
+		case 'G':
+			h.own_cgroups_v1 = true;
 			break;
 		case 'p':
 			h.pty = true;
