@@ -44,6 +44,7 @@ struct crf_frozen {
 	 * when it was running.  The group stays stopped when crf detaches.
 	 */
 	int stop_sig;
+	/*
 	 * 0: every thread has PTRACE_O_SUSPEND_SECCOMP (crf's calls in the task
 	 * pass its seccomp filters); else the -errno the kernel refused it
 	 * with, and a thread under seccomp cannot be dumped (core/seccomp.c).
