@@ -64,19 +64,7 @@ bool files_is_tty(const struct crf_object *obj)
 
 int files_shell_job(struct crf_ctx *ctx)
 {
-	static const char *const yes[] = {"yes", "true", "on", "1"};
-	static const char *const no[] = {"no", "false", "off", "0"};
-	const char *v = crf_ctx_config(ctx, "shell-job");
-
-	if (!v)
-		return 0;
-	for (size_t i = 0; i < 4; i++) {
-		if (!strcmp(v, yes[i]))
-			return 1;
-		if (!strcmp(v, no[i]))
-			return 0;
-	}
-	return crf_error_errno(EINVAL, "files: shell-job = '%s': not yes or no", v);
+	return files_config_bool(ctx, "shell-job");
 }
 
 static struct files_ttys *tree_ttys(struct files_tree *tree)
