@@ -30,8 +30,11 @@ static const char help[] =
 	"  -d, --detach           return once the tree runs\n"
 	"      --pid-wait=MS      wait this long for a zombie holding a PID (default 5000)\n"
 	"      --shell-job        a tree dumped with --shell-job: its fds on its shell's\n"
-	"                         terminal are opened on crf restore's terminal, and\n"
-	"                         its group gets the foreground back if it had it\n"
+	"                         terminal are opened on crf restore's terminal, which\n"
+	"                         gets the job's settings and window size, and its\n"
+	"                         group gets the foreground back if it had it (run\n"
+	"                         without -d then: crf restore waits for the job as\n"
+	"                         its shell did)\n"
 	"      --inherit-fd fd[N]:RES  a dump with RES saved as external (crf dump\n"
 	"                         --external): crf restore's fd N takes its place\n"
 	"                         (repeatable)\n"
@@ -125,6 +128,12 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv)
 		return crf_usage_error(o, "unexpected argument '%s'", argv[optind]), CRF_EXIT_USAGE;
 	if (!a.ro.dir)
 		return crf_usage_error(o, "no image directory given (-D DIR)"), CRF_EXIT_USAGE;
+	/* The shell, not crf, decides who has the terminal once crf restore exits. */
+	if (a.ro.detach && o->shell_job)
+		crf_warn("-d with --shell-job: once crf restore exits, an interactive shell takes "
+			 "its terminal back, and a job that had the foreground is left in the "
+			 "background (stopped when it reads the terminal); restore such a job "
+			 "without -d to keep it in the foreground");
 	r = crf_setup(o, &conf, &set, 0);
 	if (r >= 0)
 		r = crf_imgdir_open(a.ro.dir, CRF_IMGDIR_READ, &dir);

@@ -99,8 +99,8 @@ int files_tty_restore_task(struct crf_ctx *ctx);
 
 /*
  * restore-finish, in crf's top process: lock again the ptys that were
- * locked, and give the external terminal's foreground back to the group
- * that had it.
+ * locked, give the external terminal the job's termios and window size,
+ * and its foreground back to the group that had it.
  */
 int files_ttys_restore_finish(struct crf_ctx *ctx);
 
