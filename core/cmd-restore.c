@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "privs.h"
 #include "inventory.h"
 #include "restore.h"
 
@@ -128,6 +129,8 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv)
 		return crf_usage_error(o, "unexpected argument '%s'", argv[optind]), CRF_EXIT_USAGE;
 	if (!a.ro.dir)
 		return crf_usage_error(o, "no image directory given (-D DIR)"), CRF_EXIT_USAGE;
+	if (crf_require_privileges("crf restore") < 0)
+		return CRF_EXIT_FAIL;
 	/* The shell, not crf, decides who has the terminal once crf restore exits. */
 	if (a.ro.detach && o->shell_job)
 		crf_warn("-d with --shell-job: once crf restore exits, an interactive shell takes "

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpu.h"
 #include "dump.h"
 #include "freeze.h"
 #include "infect.h"
@@ -96,6 +97,8 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 	if (r >= 0)
 		r = crf_task_collect_threads(pr, p, &tc);
 	if (r >= 0)
+		r = crf_cpu_dump_task(p, &tc);
+	if (r >= 0)
 		r = crf_task_write(dir, &tc);
 	if (r >= 0)
 		r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_TASK, dir, pid, &crf_dump_host_ops,
@@ -117,7 +120,7 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 static int dump_frozen(const struct crf_dump_opts *o, struct crf_plugin_set *set,
 		       struct crf_imgdir *dir, struct crf_pstree *t)
 {
-	int r = 0;
+	int r = crf_cpu_write(dir);
 
 	for (size_t i = 0; r >= 0 && i < t->n; i++)
 		if (!t->procs[i].zombie)

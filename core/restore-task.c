@@ -16,6 +16,7 @@
 #include "util.h"
 #include "image-internal.h"
 #include "restore-task.h"
+#include "xsave.h"
 
 #define PAGE_SIZE UINT64_C(4096)
 #define USER_END  UINT64_C(0x00fffffffffff000) /* 5-level paging's task size */
@@ -256,20 +257,41 @@ int crf_rst_task_add_pending(struct crf_rst_task *t, const void *siginfo, bool s
 	return 0;
 }
 
+/*
+ * The signal-frame form of a saved XSAVE area (xsave.h): sized as this
+ * CPU's kernel sizes the task's own frames, or rt_sigreturn would restore
+ * the legacy part only.  @out is malloc'd; its length goes to @out_len.
+ */
+static int frame_xsave(const void *xsave, size_t len, uint8_t **out, size_t *out_len)
+{
+	const struct crf_xsave_layout *host = crf_xsave_host();
+	size_t size = host && len >= CRF_XSAVE_HDR_END ? crf_xsave_frame_size(host) : len;
+
+	*out = malloc(size ?: 1);
+	if (!*out)
+		return -ENOMEM;
+	if (host) {
+		*out_len = crf_xsave_to_frame(host, xsave, len, *out);
+		return 0;
+	}
+	memcpy(*out, xsave, len);
+	*out_len = len;
+	return 0;
+}
+
 int crf_rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len)
 {
 	uint8_t *p;
+	size_t n;
 
 	/* The legacy area alone is 512 bytes; the kernel's largest is far below 1 MiB. */
 	if (len < 512 || len > (1u << 20))
 		return crf_error_errno(EINVAL, "xsave area of %zu bytes", len);
-	p = malloc(len);
-	if (!p)
+	if (frame_xsave(xsave, len, &p, &n) < 0)
 		return crf_error_errno(ENOMEM, "xsave area");
-	memcpy(p, xsave, len);
 	free(t->xsave);
 	t->xsave = p;
-	t->xsave_len = len;
+	t->xsave_len = n;
 	return 0;
 }
 
@@ -382,18 +404,15 @@ int crf_rst_task_add_thread(struct crf_rst_task *t, const struct crf_rst_thread_
 	th = &v[t->n_threads];
 	memset(th, 0, sizeof(*th));
 	th->a = *arg;
-	th->xsave = xsave_len ? malloc(xsave_len) : NULL;
 	th->pending = n_pending ? malloc(n_pending * 128) : NULL;
-	if ((xsave_len && !th->xsave) || (n_pending && !th->pending)) {
+	if ((xsave_len && frame_xsave(xsave, xsave_len, &th->xsave, &th->xsave_len) < 0) ||
+	    (n_pending && !th->pending)) {
 		free(th->xsave);
 		free(th->pending);
 		return crf_error_errno(ENOMEM, "thread %d", (int)arg->set_tid[0]);
 	}
-	if (xsave_len)
-		memcpy(th->xsave, xsave, xsave_len);
 	if (n_pending)
 		memcpy(th->pending, pending, n_pending * 128);
-	th->xsave_len = xsave_len;
 	th->n_pending = n_pending;
 	t->n_threads++;
 	return 0;

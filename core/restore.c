@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cpu.h"
 #include "restore-task.h"
 #include "restore.h"
 #include "rst-tree.h"
@@ -343,6 +344,8 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 	r = crf_rst_plan(&t, &rt);
 	if (r >= 0)
 		r = read_cores(&ctx);
+	if (r >= 0)
+		r = crf_cpu_check_tree(dir, ctx.tcs, t.n);
 	if (r >= 0)
 		r = fd_room(&ctx);
 	if (r >= 0) {

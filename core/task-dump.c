@@ -512,12 +512,14 @@ int crf_task_read(struct crf_imgdir *dir, pid_t pid, Crf__Core__TaskCore **tc)
 	}
 	if (r < 0)
 		return r;
-	*tc = (Crf__Core__TaskCore *)msg;
-	if ((*tc)->regs.len != sizeof(struct user_regs_struct)) {
+	/* *tc is set only for a record that is kept: the caller frees what it gets. */
+	if (((Crf__Core__TaskCore *)msg)->regs.len != sizeof(struct user_regs_struct)) {
 		crf_error("%s/%s: registers of %zu bytes, expected %zu", crf_imgdir_path(dir),
-			  name, (*tc)->regs.len, sizeof(struct user_regs_struct));
+			  name, ((Crf__Core__TaskCore *)msg)->regs.len,
+			  sizeof(struct user_regs_struct));
 		protobuf_c_message_free_unpacked(msg, NULL);
 		return -EBADMSG;
 	}
+	*tc = (Crf__Core__TaskCore *)msg;
 	return 0;
 }

@@ -11,6 +11,7 @@
 
 #include <crf/log.h>
 
+#include "cpu.h"
 #include "task-restore.h"
 
 static int apply_sched(const Crf__Core__TaskCore *tc)
@@ -38,6 +39,8 @@ int crf_task_apply(const Crf__Core__TaskCore *tc)
 	if (personality(tc->personality) < 0)
 		return crf_error_errno(errno, "personality(%#x)", tc->personality);
 	r = apply_sched(tc);
+	if (r >= 0)
+		r = crf_cpu_apply_task(tc);
 	if (r < 0)
 		return r;
 	umask((mode_t)tc->umask);
