@@ -331,7 +331,7 @@ int files_cleanup(struct crf_ctx *ctx)
 int files_stdio_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 {
 	Crf__Files__Fd e = CRF__FILES__FD__INIT;
-	struct files_dump *d;
+	struct files_dump *d = NULL;
 	const struct stat *st;
 	int r;
 
