@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +299,20 @@ int files_ext_fd(const struct files_ext *x, const char *name)
 	return in->fd;
 }
 
+/*
+ * The restore lacks an argument: the message says which, without the text
+ * of an errno that would blame something else.
+ */
+__attribute__((format(printf, 1, 2))) static int not_given(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	crf_logv(CRF_LOG_ERROR, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
 /* One record of external.img: what it needs must be given. */
 static int check_given(struct files_ext *x, const Crf__Files__External *m)
 {
@@ -307,18 +322,16 @@ static int check_given(struct files_ext *x, const Crf__Files__External *m)
 		x->stdio_saved = true;
 		if (x->inherit_stdio)
 			return 0;
-		return crf_error_errno(ENOTCONN,
-				       "the dump was made with --inherit-stdio: its fds "
-				       "0-2 were not saved; pass --inherit-stdio to give its "
-				       "processes crf restore's own");
+		return not_given("the dump was made with --inherit-stdio: its fds "
+				 "0-2 were not saved; pass --inherit-stdio to give its "
+				 "processes crf restore's own");
 	}
 	in = inherit_of(x, m->name);
 	if (!in)
-		return crf_error_errno(ENOTCONN,
-				       "pid %d: fd %d (%s) was held outside the tree "
-				       "too and saved as external: pass --inherit-fd fd[N]:%s "
-				       "to connect fd N of crf restore in its place",
-				       m->pid, m->fd, m->name, m->name);
+		return not_given("pid %d: fd %d (%s) was held outside the tree "
+				 "too and saved as external: pass --inherit-fd fd[N]:%s "
+				 "to connect fd N of crf restore in its place",
+				 m->pid, m->fd, m->name, m->name);
 	in->used = true;
 	return 0;
 }
@@ -346,10 +359,9 @@ static int check_external_img(struct crf_ctx *ctx, struct files_ext *x)
 	crf_img_close(img);
 	for (size_t i = 0; r == 0 && i < x->n_inh; i++)
 		if (!x->inh[i].used)
-			r = crf_error_errno(ENOENT,
-					    "--inherit-fd fd[%d]:%s: the dump has no such "
-					    "external resource (crf show %s lists them)",
-					    x->inh[i].fd, x->inh[i].name, EXTERNAL_IMG);
+			r = not_given("--inherit-fd fd[%d]:%s: the dump has no such "
+				      "external resource (crf show %s lists them)",
+				      x->inh[i].fd, x->inh[i].name, EXTERNAL_IMG);
 	return r;
 }
 
@@ -366,15 +378,13 @@ int files_ext_restore_prepare(struct crf_ctx *ctx)
 		if (x->inherit_stdio && !x->n_inh)
 			return 0;
 		if (x->n_inh)
-			return crf_error_errno(ENOENT,
-					       "--inherit-fd: the dump has no %s, so no "
-					       "external resource",
-					       EXTERNAL_IMG);
-		return crf_error_errno(ENOTCONN,
-				       "the dump has no %s: it was made by a crf that "
-				       "did not save fds 0-2; pass --inherit-stdio to give its "
-				       "processes crf restore's own, as that crf did",
-				       EXTERNAL_IMG);
+			return not_given("--inherit-fd: the dump has no %s, so no "
+					 "external resource",
+					 EXTERNAL_IMG);
+		return not_given("the dump has no %s: it was made by a crf that "
+				 "did not save fds 0-2; pass --inherit-stdio to give its "
+				 "processes crf restore's own, as that crf did",
+				 EXTERNAL_IMG);
 	}
 	r = check_external_img(ctx, x);
 	if (r == 0 && x->inherit_stdio && !x->stdio_saved)

@@ -381,23 +381,25 @@ static int check_pty(const struct files_ttys *ttys, const struct files_term *t)
 				       t->index, t->path, (int)t->fg);
 	/* Its slave's queue can be read only through a slave: opening one would change the pty. */
 	if (!t->slave_seen)
-		return crf_error_errno(ENOTSUP,
-				       "pty %u (%s, pid %d fd %d): no process of the tree holds its "
-				       "slave, so the bytes buffered for it cannot be counted",
-				       t->index, t->path, t->pid, t->fd);
+		return crf_error_errno(
+			ENOTSUP,
+			"pty %u (%s, pid %d fd %d): no process of the tree holds its "
+			"slave, so the bytes buffered for it cannot be counted",
+			t->index, t->path, t->pid, t->fd);
 	if (t->in_queued || t->out_queued)
-		return crf_error_errno(ENOTSUP,
-				       "pty %u (%s, pid %d fd %d): %u bytes are buffered in it (%u "
-				       "for its slave to read, %u for its master), which crf cannot "
-				       "save without taking them from the tree",
-				       t->index, t->path, t->pid, t->fd, t->in_queued + t->out_queued,
-				       t->in_queued, t->out_queued);
+		return crf_error_errno(
+			ENOTSUP,
+			"pty %u (%s, pid %d fd %d): %u bytes are buffered in it (%u "
+			"for its slave to read, %u for its master), which crf cannot "
+			"save without taking them from the tree",
+			t->index, t->path, t->pid, t->fd, t->in_queued + t->out_queued,
+			t->in_queued, t->out_queued);
 	return 0;
 }
 
 /* The settings of terminal @t into @m (sub-messages @tio, @ws, whose cc points into @t). */
-static void fill_settings(const struct files_term *t, Crf__Files__Tty *m,
-			  Crf__Files__Termios *tio, Crf__Files__Winsize *ws)
+static void fill_settings(const struct files_term *t, Crf__Files__Tty *m, Crf__Files__Termios *tio,
+			  Crf__Files__Winsize *ws)
 {
 	if (!t->settings)
 		return;

@@ -27,7 +27,7 @@ struct files_term {
 	char *path;	 /* dump: that fd's path */
 	struct termios tio; /* dump: its settings, through the first fd met */
 	struct winsize ws;
-	bool settings;	    /* tio and ws are read */
+	bool settings; /* tio and ws are read */
 	int packet, locked;
 	pid_t sid, fg;
 	/* dump: bytes buffered for a slave to read, and for the master */

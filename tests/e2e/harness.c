@@ -257,7 +257,6 @@ __attribute__((format(printf, 1, 2))) _Noreturn static void fail(const char *fmt
 	exit(1);
 }
 
-
 /* Append what the workload wrote into the outside pipe to out_log. */
 static void outside_drain(void)
 {
@@ -324,8 +323,8 @@ static void redirect(int fd, const char *path, int flags)
  * Start ARGV with stdin from /dev/null and stdout and stderr into OUT; with
  * --pty, the workload's fds 0-2 and crf restore's fd 0 are the terminal.
  */
-static pid_t spawn(char *const argv[], const char *out, bool append, bool workload,
-		   bool terminal, bool outside)
+static pid_t spawn(char *const argv[], const char *out, bool append, bool workload, bool terminal,
+		   bool outside)
 {
 	pid_t pid = fork();
 	char timeout[32];
@@ -633,8 +632,8 @@ static void check_refusal(void)
 		close(fd);
 	out[n > 0 ? n : 0] = '\0';
 	if (!matches(out, re))
-		fail("the refused %s's output does not match /%s/", h.expect_fail ? "dump" : "restore",
-		     re);
+		fail("the refused %s's output does not match /%s/",
+		     h.expect_fail ? "dump" : "restore", re);
 }
 
 /* A "wl-NAME: FAIL: ..." line of the workload's log must match @re. */
@@ -769,8 +768,8 @@ static void check_outside(void)
 		    (!strstr(line, "done") &&
 		     (sscanf(line, "outside: %lu", &got) != 1 || got != want++))) {
 			fclose(f);
-			fail("the outside pipe brought '%.*s' after line %lu", (int)strcspn(line, "\n"),
-			     line, want - 1);
+			fail("the outside pipe brought '%.*s' after line %lu",
+			     (int)strcspn(line, "\n"), line, want - 1);
 		}
 		done = strstr(line, "done") != NULL;
 	}

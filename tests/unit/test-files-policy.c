@@ -56,8 +56,8 @@ static void test_validation_parse(void **state)
 	assert_int_equal(files_validation_parse("", &v), -EINVAL);
 }
 
-static const struct files_file_id was = {.dev = 8, .ino = 100, .size = 1000, .mtime_sec = 50,
-					  .mtime_nsec = 7};
+static const struct files_file_id was = {
+	.dev = 8, .ino = 100, .size = 1000, .mtime_sec = 50, .mtime_nsec = 7};
 
 /* The verdict for a file found as @is through an fd of @flags: NULL, or what changed. */
 static const char *verdict(const struct files_file_id *is, unsigned int flags,
@@ -86,8 +86,9 @@ static void test_grown(void **state)
 	assert_null(verdict(&is, O_RDWR | O_APPEND, FILES_VALIDATE_LAX));
 	assert_null(verdict(&is, O_PATH, FILES_VALIDATE_LAX));
 	/* ...a writer at its own offset does not. */
-	assert_string_equal(verdict(&is, O_WRONLY, FILES_VALIDATE_LAX),
-			    "grew from 1000 to 1500 bytes, and the fd writes to it without O_APPEND");
+	assert_string_equal(
+		verdict(&is, O_WRONLY, FILES_VALIDATE_LAX),
+		"grew from 1000 to 1500 bytes, and the fd writes to it without O_APPEND");
 	assert_non_null(verdict(&is, O_RDWR, FILES_VALIDATE_LAX));
 	/* strict: no growth at all. */
 	assert_string_equal(verdict(&is, O_RDONLY, FILES_VALIDATE_STRICT),
@@ -125,12 +126,9 @@ static void test_modified_same_size(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_inherit_parse),
-		cmocka_unit_test(test_validation_parse),
-		cmocka_unit_test(test_unchanged),
-		cmocka_unit_test(test_grown),
-		cmocka_unit_test(test_shrunk_replaced),
-		cmocka_unit_test(test_modified_same_size),
+		cmocka_unit_test(test_inherit_parse),	cmocka_unit_test(test_validation_parse),
+		cmocka_unit_test(test_unchanged),	cmocka_unit_test(test_grown),
+		cmocka_unit_test(test_shrunk_replaced), cmocka_unit_test(test_modified_same_size),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -247,7 +247,8 @@ static void closed(void)
 	close(fds[0]);
 	wl_ready();
 	WL_CHECK(waitpid(c, &st, 0) == c, "waitpid");
-	WL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child's fd %d is open after the restore",
+	WL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		 "the child's fd %d is open after the restore",
 		 WIFEXITED(st) ? WEXITSTATUS(st) - 10 : -1);
 	wl_note("the child's fds 0-2 stayed closed");
 }
@@ -288,10 +289,10 @@ static void inherit(void)
 	wl_ready();
 	wl_wait_verify();
 	/* crf restore's fd 0 and 1 are the harness's, as the workload's were when it started. */
-	WL_CHECK(!strcmp(link_of(0, at, sizeof(at)), was0), "fd 0 is %s, not crf restore's %s",
-		 at, was0);
-	WL_CHECK(!strcmp(link_of(1, at, sizeof(at)), was1), "fd 1 is %s, not crf restore's %s",
-		 at, was1);
+	WL_CHECK(!strcmp(link_of(0, at, sizeof(at)), was0), "fd 0 is %s, not crf restore's %s", at,
+		 was0);
+	WL_CHECK(!strcmp(link_of(1, at, sizeof(at)), was1), "fd 1 is %s, not crf restore's %s", at,
+		 was1);
 	wl_note("fds 0 and 1 are crf restore's (%s, %s)", was0, was1);
 }
 
@@ -316,7 +317,7 @@ int main(int argc, char **argv)
 		const char *name;
 		void (*fn)(void);
 	} modes[] = {{"pipeline", pipeline}, {"daemon", daemon_log}, {"closed", closed},
-		     {"outside", outside},   {"inherit", inherit},	 {"grow", grow}};
+		     {"outside", outside},   {"inherit", inherit},   {"grow", grow}};
 	const char *mode = argc > 1 ? argv[1] : "";
 
 	wl_init("stdio");
