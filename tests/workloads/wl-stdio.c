@@ -150,21 +150,49 @@ static void pipeline(void)
 
 /* ---- daemon ---------------------------------------------------------------- */
 
+/* The log must hold "line 1" ... "line @n", each once, and nothing else: its size. */
+static size_t check_log(const char *log, unsigned long n)
+{
+	size_t cap = 1 << 20, off = 0, size = 0;
+	char *text = malloc(cap), expect[64];
+	int fd = open(log, O_RDONLY);
+
+	WL_CHECK(text && fd >= 0, "open %s", log);
+	while (size < cap - 1) {
+		ssize_t r = read(fd, text + size, cap - 1 - size);
+
+		WL_CHECK(r >= 0, "read %s", log);
+		if (!r)
+			break;
+		size += (size_t)r;
+	}
+	close(fd);
+	for (unsigned long i = 1; i <= n; i++) {
+		int len = snprintf(expect, sizeof(expect), "line %lu\n", i);
+
+		WL_CHECK(off + (size_t)len <= size && !memcmp(text + off, expect, (size_t)len),
+			 "the log at %zu is not '%.*s'", off, len - 1, expect);
+		off += (size_t)len;
+	}
+	WL_CHECK(off == size, "the log has %zu bytes after its %lu lines", size - off, n);
+	free(text);
+	return size;
+}
+
 static void daemon_log(void)
 {
-	char log[512], *text = malloc(1 << 20), expect[64], tailpath[512];
+	char log[512], buf[512], tailpath[512];
 	unsigned long n = 0;
-	size_t off = 0, size = 0;
 	struct stat st1, st2, st;
 	bool closed0, same, flags_ok;
-	int fd, t;
 	off_t tail_at;
+	size_t size;
+	int fd;
 
-	WL_CHECK(text, "malloc");
 	/* fd 1's path is the harness's log: the "tail -f" of fd 7 follows it. */
 	link_of(1, tailpath, sizeof(tailpath));
-	t = open(tailpath, O_RDONLY);
-	WL_CHECK(t >= 0 && dup2(t, 7) == 7 && close(t) == 0, "open %s", tailpath);
+	fd = open(tailpath, O_RDONLY);
+	WL_CHECK(fd >= 0 && dup2(fd, 7) == 7 && close(fd) == 0, "open %s", tailpath);
 	tail_at = lseek(7, 0, SEEK_END);
 	/* fd 8: the harness's log again, where the verdict goes. */
 	WL_CHECK(dup2(2, 8) == 8, "dup2");
@@ -184,35 +212,15 @@ static void daemon_log(void)
 	flags_ok = (fcntl(1, F_GETFL) & (O_ACCMODE | O_APPEND)) == O_WRONLY;
 	WL_CHECK(dup2(8, 2) == 2, "dup2");
 
-	WL_CHECK(closed0, "fd 0 is open: %s", link_of(0, expect, sizeof(expect)));
+	WL_CHECK(closed0, "fd 0 is open: %s", link_of(0, buf, sizeof(buf)));
 	WL_CHECK(same, "fds 1 and 2 are not the log %s", log);
 	WL_CHECK(flags_ok, "fd 1's flags are %#o", fcntl(1, F_GETFL));
-	fd = open(log, O_RDONLY);
-	WL_CHECK(fd >= 0, "open %s", log);
-	while (size < (1 << 20) - 1) {
-		ssize_t r = read(fd, text + size, (1 << 20) - 1 - size);
-
-		WL_CHECK(r >= 0, "read %s", log);
-		if (!r)
-			break;
-		size += (size_t)r;
-	}
-	close(fd);
-	text[size] = '\0';
-	for (unsigned long i = 1; i <= n; i++) {
-		int len = snprintf(expect, sizeof(expect), "line %lu\n", i);
-
-		WL_CHECK(off + (size_t)len <= size && !memcmp(text + off, expect, (size_t)len),
-			 "the log at %zu is not '%.*s'", off, len - 1, expect);
-		off += (size_t)len;
-	}
-	WL_CHECK(off == size, "the log has %zu bytes after its %lu lines", size - off, n);
+	size = check_log(log, n);
 	WL_CHECK(lseek(1, 0, SEEK_CUR) == (off_t)size, "fd 1's offset is %lld, the log's size %zu",
 		 (long long)lseek(1, 0, SEEK_CUR), size);
 	WL_CHECK(lseek(7, 0, SEEK_CUR) == tail_at && (fcntl(7, F_GETFL) & O_ACCMODE) == O_RDONLY,
 		 "fd 7 (tail of %s) is at %lld, not %lld", tailpath,
 		 (long long)lseek(7, 0, SEEK_CUR), (long long)tail_at);
-	free(text);
 	wl_note("%lu lines in the log, each once; fd 7 still at %lld of the grown %s", n,
 		(long long)tail_at, tailpath);
 }
