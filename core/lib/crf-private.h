@@ -111,6 +111,15 @@ void crf__log_close(void);
 enum crf_log_level crf__log_level(void);
 /* Name the plugin whose code runs on this thread (NULL: the core); returns the old one. */
 const char *crf__log_set_origin(const char *plugin);
+/*
+ * From now on, write no message anywhere: keep the first error's text
+ * (with its origin) for crf__log_captured(), NULL until there is one.  For
+ * a restored task once the program's fds are at their numbers: its fd 2 is
+ * the program's then, and a message written to it would land in the
+ * program's log, pipe or terminal.
+ */
+void crf__log_capture(void);
+const char *crf__log_captured(void);
 
 /* Add every kind of @owner's descriptor; 0 or -ENOMEM. */
 int crf__registry_add(struct crf_registry *reg, struct crf_plugin_state *owner);

@@ -61,6 +61,14 @@ expect 2 "crf dump: --freeze must be auto, cgroup or ptrace" "$CRF" dump -t 1 -D
 expect 2 "crf restore: no image directory given" "$CRF" restore && one_error
 expect 2 "crf dump: --progress must be auto, always or never" "$CRF" dump -t 1 -D "$T/d" --progress=sometimes && one_error
 expect 2 "crf show: no dump directory given" "$CRF" show && one_error
+expect 2 "crf dump: --external bogus: not pipe:\[INODE\] or fifo:\[INODE\]" \
+	"$CRF" dump -t 1 -D "$T/d" --external bogus && one_error
+expect 2 "crf restore: --inherit-fd pipe:\[1\]: not fd\[N\]:RESOURCE" \
+	"$CRF" restore -D "$T/d" --inherit-fd 'pipe:[1]' && one_error
+expect 2 "crf restore: --inherit-fd fd\[77\]:pipe:\[1\]: crf restore has no fd 77" \
+	"$CRF" restore -D "$T/d" --inherit-fd 'fd[77]:pipe:[1]' && one_error
+expect 2 "crf restore: --file-validation must be strict or lax" \
+	"$CRF" restore -D "$T/d" --file-validation=loose && one_error
 expect 2 "crf check: unexpected argument 'extra'" "$CRF" check extra
 for cmd in dump restore check plugins show; do
 	expect 0 "Usage: crf $cmd" "$CRF" "$cmd" --help
