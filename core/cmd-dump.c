@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "privs.h"
+#include "stop.h"
 #include "dump.h"
 
 enum {
@@ -132,7 +133,7 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 		crf_error("no process with PID %d", (int)a.pid);
 		return CRF_EXIT_FAIL;
 	}
-	if (crf_require_privileges("crf dump") < 0)
+	if (crf_require_privileges("crf dump") < 0 || crf_stop_handlers_install() < 0)
 		return CRF_EXIT_FAIL;
 	r = crf_setup(o, &conf, &set, 0);
 	if (r >= 0 && crf_plugin_set_probe(&set, false) != 0)
