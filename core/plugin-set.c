@@ -502,13 +502,20 @@ int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 		struct crf_plugin_info *pi = &set->p[idx];
 		int r;
 
-		/* A stop request ends a dump between two hooks; cleanups still run. */
+		bool point = pi->hooks[stage] && !in_task(stage);
+
+		/*
+		 * A stop request ends a dump between two hooks; cleanups still run,
+		 * every one of them, their fault point failing after the hook.
+		 */
 		r = reverse || crf__stage_is_restore(stage) ? 0 : crf_stop_check();
-		if (r >= 0 && pi->hooks[stage] && !in_task(stage))
+		if (r >= 0 && point && !reverse)
 			r = hook_fault(stage, pi->st.name);
 		if (r < 0)
 			return r;
 		r = crf__run_hook(&ctx, &pi->st);
+		if (r >= 0 && point && reverse && hook_fault(stage, pi->st.name) < 0 && !first)
+			first = -EIO;
 		if (r >= 0)
 			continue;
 		/* A hook that gave up because crf was asked to stop: say why once. */
