@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "plugin-set.h"
+#include "stop.h"
 
 static const char *const core_keys[] = {
 	"so", "enabled", "requires", "dump-after", "restore-after", "disable-kinds",
@@ -119,6 +120,11 @@ static int set_enabled(struct crf_plugin_info *pi, const struct crf_conf_section
 		pi->st.enabled = false;
 		free(pi->why_off);
 		pi->why_off = strdup("disabled by --disable");
+	}
+	if (sel->image_set && !strv_contains(&sel->image, name)) {
+		pi->st.enabled = false;
+		free(pi->why_off);
+		pi->why_off = strdup("off: the dump was written without it");
 	}
 	if (!pi->st.enabled && !pi->why_off)
 		return -ENOMEM;
@@ -332,9 +338,10 @@ static int load_all(struct crf_plugin_set *set, const struct crf_config *conf,
 
 	for (size_t i = 0; i < set->n; i++) {
 		struct crf_plugin_info *pi = &set->p[i];
-		int r = crf_plugin_load(pi, dirs, pi->st.enabled);
+		bool defer = flags & CRF_SET_DEFER_LOAD;
+		int r = crf_plugin_load(pi, dirs, pi->st.enabled && !defer);
 
-		if (r < 0 && pi->st.enabled) {
+		if (r < 0 && pi->st.enabled && !defer) {
 			if (!(flags & CRF_SET_TOLERANT))
 				return r;
 			if (!first)
@@ -464,12 +471,26 @@ int crf_plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage,
 	return crf_plugin_set_run_task(set, stage, images, pid, NULL, NULL);
 }
 
+/* Hooks that run inside restored tasks count no fault points: crf's clock is its own. */
+static bool in_task(enum crf_stage stage)
+{
+	return stage == CRF_STAGE_RESTORE_TASK || stage == CRF_STAGE_RESTORE_SESSION;
+}
+
+static int hook_fault(enum crf_stage stage, const char *plugin)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s of %s", crf_stage_name(stage), plugin);
+	return crf__fault(name, stage == CRF_STAGE_DUMP_TASK);
+}
+
 int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 			    struct crf_imgdir *images, pid_t pid,
 			    const struct crf_host_ops *ops, void *task)
 {
 	struct crf_ctx ctx = make_ctx(set, stage, images, pid);
-	enum crf_order o = stage >= CRF_STAGE_RESTORE_PREPARE ? CRF_ORDER_RESTORE : CRF_ORDER_DUMP;
+	enum crf_order o = crf__stage_is_restore(stage) ? CRF_ORDER_RESTORE : CRF_ORDER_DUMP;
 	size_t n = set->graph.n_order;
 	int first = 0;
 
@@ -479,10 +500,27 @@ int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 		bool reverse = stage == CRF_STAGE_DUMP_CLEANUP || stage == CRF_STAGE_RESTORE_CLEANUP;
 		size_t idx = set->graph.order[o][reverse ? n - 1 - i : i];
 		struct crf_plugin_info *pi = &set->p[idx];
-		int r = crf__run_hook(&ctx, &pi->st);
+		int r;
 
+		bool point = pi->hooks[stage] && !in_task(stage);
+
+		/*
+		 * A stop request ends a dump between two hooks; cleanups still run,
+		 * every one of them, their fault point failing after the hook.
+		 */
+		r = reverse || crf__stage_is_restore(stage) ? 0 : crf_stop_check();
+		if (r >= 0 && point && !reverse)
+			r = hook_fault(stage, pi->st.name);
+		if (r < 0)
+			return r;
+		r = crf__run_hook(&ctx, &pi->st);
+		if (r >= 0 && point && reverse && hook_fault(stage, pi->st.name) < 0 && !first)
+			first = -EIO;
 		if (r >= 0)
 			continue;
+		/* A hook that gave up because crf was asked to stop: say why once. */
+		if (r == -EINTR)
+			crf_stop_check();
 		crf_error("plugin '%s': %s failed: %s", pi->st.name, crf_stage_name(stage),
 			  strerror(-r));
 		if (!reverse)
@@ -491,4 +529,23 @@ int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 			first = r;
 	}
 	return first;
+}
+
+int crf_plugin_set_dispatch(struct crf_plugin_set *set, struct crf_imgdir *images,
+			    const struct crf_object *obj)
+{
+	struct crf_ctx ctx = make_ctx(set, CRF_STAGE_DUMP_TASK, images, obj->pid);
+	const struct crf_registry_entry *e = crf__registry_find(&set->registry, obj);
+	const char *old;
+	int r;
+
+	if (!e)
+		return -ENOTSUP;
+	if (!e->kind->dump)
+		return 0;
+	ctx.plugin = e->owner;
+	old = crf__log_set_origin(e->owner->name);
+	r = e->kind->dump(&ctx, obj);
+	crf__log_set_origin(old);
+	return r > 0 ? 0 : r;
 }

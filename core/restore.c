@@ -282,7 +282,8 @@ static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd)
 		r = crf_seccomp_fill(&t, tc);
 	if (r >= 0)
 		r = crf_rst_exec(&t, status_fd, go_fd);
-	report(status_fd, r, "setting up the task before the restorer failed (see above)");
+	report(status_fd, r,
+	       crf__log_captured() ?: "setting up the task before the restorer failed (see above)");
 	crf_rst_task_free(&t);
 	return r;
 }
@@ -322,7 +323,11 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 
 	r = crf_rst_tree_start(rt);
 	if (r >= 0)
+		r = crf__fault("tree ready", false);
+	if (r >= 0)
 		r = crf_plugin_set_run(set, CRF_STAGE_RESTORE_FINISH, dir, root);
+	if (r >= 0)
+		r = crf__fault("releasing the tree", false);
 	if (r >= 0)
 		r = crf_rst_tree_release(rt);
 	if (r < 0) {
@@ -355,6 +360,8 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 		r = crf_cpu_check_tree(dir, ctx.tcs, t.n);
 	if (r >= 0)
 		r = crf_seccomp_restore_check(ctx.tcs, t.n);
+	if (r >= 0)
+		r = crf__fault("restore planned", false);
 	if (r >= 0)
 		r = fd_room(&ctx);
 	if (r >= 0) {

@@ -252,8 +252,8 @@ mutant files-offset plugins/files/restore.c 'e2e-files-kill' \
 	'lseek(fd, (off_t)e->pos, SEEK_SET)' 'lseek(fd, 0, SEEK_SET)'
 mutant files-cloexec plugins/files/restore.c 'e2e-files-kill' \
 	'close-on-exec is dropped' \
-	'		r = crf_rst_keep_fd(ctx, fd, e->fd, e->cloexec);' \
-	'		r = crf_rst_keep_fd(ctx, fd, e->fd, false);'
+	'	r = crf_rst_keep_fd(ctx, fd, e->fd, e->cloexec);' \
+	'	r = crf_rst_keep_fd(ctx, fd, e->fd, false);'
 mutant files-append plugins/files/restore.c 'e2e-files-kill' \
 	'O_APPEND is dropped when a file is opened again' \
 	'	unsigned int fl = e->flags & ~(unsigned int)OPEN_ONLY;' \
@@ -291,7 +291,8 @@ mutant files-owner plugins/files/fdattr.c 'e2e-locks-kill' \
 	'		r = files_owner_set(l->pid, l->v[i]);' '		r = 0;'
 mutant files-termios plugins/files/tty-restore.c 'e2e-tty-kill' \
 	'a terminal keeps the default settings' \
-	'tcsetattr(fd, TCSANOW, &tio) < 0)' '0)'
+	'if (tcsetattr(fd, TCSANOW, tio) < 0 || ioctl(fd, TIOCSWINSZ, ws) < 0)' \
+	'if (ioctl(fd, TIOCSWINSZ, ws) < 0)'
 
 # --- ns, net, cgroup, devices plugins (their probes, for now) ---
 mutant ns-probe plugins/ns/probe.c 'cli' \

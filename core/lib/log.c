@@ -2,6 +2,7 @@
 /* Logging: one line per message, prefixed with the plugin that said it. */
 #include <errno.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,9 @@ static __thread const char *log_origin;
  * thread-local origin is unset): hooks run one at a time.
  */
 static const char *_Atomic log_hook_origin;
+/* crf__log_capture(): messages are kept here, not written; the first error only. */
+static bool log_capturing;
+static char log_captured[256];
 
 static const char *const level_label[] = {
 	[CRF_LOG_ERROR] = "error: ",
@@ -44,6 +48,18 @@ void crf__log_close(void)
 	if (log_file)
 		fclose(log_file);
 	log_file = NULL;
+}
+
+void crf__log_capture(void)
+{
+	crf__log_close();
+	log_capturing = true;
+	log_captured[0] = '\0';
+}
+
+const char *crf__log_captured(void)
+{
+	return log_capturing && log_captured[0] ? log_captured : NULL;
 }
 
 enum crf_log_level crf__log_level(void)
@@ -78,6 +94,20 @@ static void emit(FILE *f, enum crf_log_level level, const char *msg)
 			n && msg[n - 1] == '\n' ? "" : "\n");
 }
 
+static void capture(const char *msg)
+{
+	const char *origin = log_origin ? log_origin : log_hook_origin;
+	size_t n = 0, len;
+
+	if (origin)
+		n = (size_t)snprintf(log_captured, sizeof(log_captured), "%s: ", origin);
+	if (n >= sizeof(log_captured))
+		return;
+	len = strnlen(msg, sizeof(log_captured) - n - 1);
+	memcpy(log_captured + n, msg, len);
+	log_captured[n + len] = '\0';
+}
+
 void crf_logv(enum crf_log_level level, const char *fmt, va_list ap)
 {
 	char buf[2048];
@@ -88,6 +118,12 @@ void crf_logv(enum crf_log_level level, const char *fmt, va_list ap)
 	if (!crf_log_enabled(level))
 		return;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (log_capturing) {
+		if (level == CRF_LOG_ERROR && !log_captured[0])
+			capture(buf);
+		errno = saved;
+		return;
+	}
 	/* Errors always reach stderr; with a log file, the rest goes there only. */
 	if (level == CRF_LOG_ERROR || !log_file)
 		emit(stderr, level, buf);
@@ -164,6 +200,24 @@ void crf_progress_end(void)
 		fputs("\r\033[K", stderr);
 	progress_shown = false;
 	progress_start = progress_last = 0;
+}
+
+static volatile sig_atomic_t stop_signal;
+
+void crf__request_stop(int sig)
+{
+	if (!stop_signal)
+		stop_signal = sig;
+}
+
+int crf__stop_signal(void)
+{
+	return stop_signal;
+}
+
+bool crf_stop_requested(void)
+{
+	return stop_signal != 0;
 }
 
 int crf_log_errno(enum crf_log_level level, int err, const char *fmt, ...)

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * dump-task: one task's mappings, mm fields and pages.
+ * One task's mappings, mm fields and pages.  Only the current break needs
+ * the parasite (dump-task); the rest is read from outside in
+ * dump-task-data, after the parasite is out, so that a crf killed during
+ * the long page copy leaves the task as it was (crf/plugin.h).
  *
  * Every mapping is classified before anything is written, so that a task
  * holding memory the plugin cannot restore is refused with one message that
@@ -119,19 +122,49 @@ static int classify(struct dump *d)
 	return 0;
 }
 
+/* What dump-task saw of the task, for its dump-task-data. */
+struct mem_brk {
+	pid_t pid;
+	uint64_t brk;
+};
+
 /* brk(0) run by the task itself gives its current break. */
-static int read_brk(struct dump *d)
+int mem_dump_task(struct crf_ctx *ctx)
 {
+	struct mem_brk *b = crf_ctx_priv(ctx);
 	long args[6] = {0};
 	long brk;
 
-	brk = crf_parasite_syscall(d->ctx, __NR_brk, args);
-	if (brk >= 0) {
-		d->mm.brk = brk;
+	brk = crf_parasite_syscall(ctx, __NR_brk, args);
+	if (brk == -ENOTCONN)
+		return 0;
+	if (brk < 0)
+		return crf_error_errno((int)-brk, "brk(0) in task %d", (int)crf_ctx_pid(ctx));
+	if (!b) {
+		b = malloc(sizeof(*b));
+		if (!b)
+			return crf_error_errno(ENOMEM, "task %d", (int)crf_ctx_pid(ctx));
+		crf_ctx_set_priv(ctx, b);
+	}
+	*b = (struct mem_brk){ crf_ctx_pid(ctx), (uint64_t)brk };
+	return 0;
+}
+
+int mem_dump_cleanup(struct crf_ctx *ctx)
+{
+	free(crf_ctx_priv(ctx));
+	crf_ctx_set_priv(ctx, NULL);
+	return 0;
+}
+
+static int read_brk(struct dump *d)
+{
+	const struct mem_brk *b = crf_ctx_priv(d->ctx);
+
+	if (b && b->pid == d->pid) {
+		d->mm.brk = b->brk;
 		return 0;
 	}
-	if (brk != -ENOTCONN)
-		return crf_error_errno(-brk, "brk(0) in task %d", (int)d->pid);
 	/* Only without a parasite (unit tests): the heap's end is page-rounded. */
 	d->mm.brk = d->mm.start_brk;
 	for (size_t i = 0; i < d->maps.n; i++)
@@ -381,7 +414,7 @@ static int finish_images(struct dump *d, int r)
 	return r < 0 ? r : c;
 }
 
-int mem_dump_task(struct crf_ctx *ctx)
+int mem_dump_task_data(struct crf_ctx *ctx)
 {
 	struct dump d = {
 		.ctx = ctx,
