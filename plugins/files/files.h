@@ -15,6 +15,7 @@ struct files_pipes;
 struct files_descs;
 struct files_ttys;
 struct files_locks;
+struct files_unlinked;
 
 /*
  * What the plugin keeps from one hook to the next, across the tasks of one
@@ -25,6 +26,8 @@ struct files_tree {
 	struct files_descs *descs; /* shared.c */
 	struct files_ttys *ttys;   /* tty.c, tty-restore.c */
 	struct files_locks *locks; /* locks.c: the dump's POSIX locks of a task */
+	/* unlinked.c: the dump's unlinked files */
+	struct files_unlinked *unlinked;
 };
 
 /* The plugin's files_tree, created on first use; NULL after logging ENOMEM. */

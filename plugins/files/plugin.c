@@ -50,6 +50,7 @@ CRF_PLUGIN(
 	/* shell-job: dump an external terminal as such, restore it as crf restore's (tty.c). */
 	.config_keys = CRF_STRINGS("shell-job"),
 	.schemas = CRF_SCHEMAS(&crf__files__fd__descriptor, &crf__files__pipe__descriptor,
-			       &crf__files__shared_fd__descriptor, &crf__files__tty__descriptor),
+			       &crf__files__shared_fd__descriptor, &crf__files__tty__descriptor,
+			       &crf__files__unlinked_file__descriptor),
 );
 /* clang-format on */

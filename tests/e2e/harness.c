@@ -5,7 +5,7 @@
  *   harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]
  *           [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]
  *           [--settle MS] [--pty] [--restore-arg ARG]...
- *           [--expect-verify-fail REGEX]
+ *           [--expect-verify-fail REGEX] [--max-image-kb N]
  *           --crf PATH --dir DIR -- WORKLOAD [ARGS...]
  *
  * The workload (tests/workloads) sets up its state, creates the file named
@@ -33,6 +33,8 @@
  *   --expect-dump-fail REGEX: the dump must fail, its output must match
  *          REGEX (extended, case-insensitive), and the workload must still
  *          run unharmed; then verify
+ *   --max-image-kb N: each dump's image directory must hold at most N KiB
+ *          (a 1 GiB sparse file must not make a 1 GiB image)
  *   --expect-verify-fail REGEX: the workload's verification must fail (exit
  *          status 1) with a "wl-NAME: FAIL: ..." line that matches REGEX:
  *          the harness self-test's fake crf corrupts memory on purpose, and
@@ -83,6 +85,7 @@ static struct harness {
 	enum mode mode;
 	int timeout_s;
 	int settle_ms;
+	long max_image_kb; /* 0: no limit */
 	bool keep, counter_lines, own_cgroup, pty;
 	char cgroup[PATH_MAX];	/* --own-cgroup: the workload's scratch cgroup v2 */
 	const char *name, *crf, *dir, *expect_fail, *expect_verify_fail;
@@ -405,6 +408,30 @@ static void fresh_dir(const char *dir)
 		fail("mkdir %s: %s", dir, strerror(errno));
 }
 
+/* --max-image-kb: the bytes of the files of @dir. */
+static void check_image_size(const char *dir)
+{
+	char path[PATH_MAX];
+	long long bytes = 0;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	if (!h.max_image_kb)
+		return;
+	d = opendir(dir);
+	if (!d)
+		fail("opendir %s: %s", dir, strerror(errno));
+	while ((e = readdir(d)))
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path) &&
+		    stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			bytes += st.st_size;
+	closedir(d);
+	if (bytes > h.max_image_kb * 1024)
+		fail("the images in %s take %lld KiB, more than --max-image-kb %ld", dir,
+		     bytes / 1024, h.max_image_kb);
+}
+
 /* The task's maps as the last dump saw them: a restore must give them back. */
 static char maps_before[1 << 16];
 
@@ -442,6 +469,7 @@ static void dump(const char *dir, bool leave)
 	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		fail("crf dump of PID %d: %s", (int)h.pid, describe_status(st));
+	check_image_size(dir);
 	if (leave) {
 		check_running(h.pid, "after dump --leave-running");
 		return;
@@ -681,7 +709,7 @@ static void usage(void)
 		"usage: harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]\n"
 		"               [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]\n"
 		"               [--settle MS] [--own-cgroup] [--pty] [--restore-arg ARG]...\n"
-		"               [--expect-verify-fail REGEX]\n"
+		"               [--expect-verify-fail REGEX] [--max-image-kb N]\n"
 		"               --crf PATH --dir DIR -- WORKLOAD [ARGS...]\n");
 	exit(2);
 }
@@ -703,6 +731,7 @@ static void parse(int argc, char **argv)
 		{"pty", no_argument, NULL, 'p'},
 		{"restore-arg", required_argument, NULL, 'r'},
 		{"expect-verify-fail", required_argument, NULL, 'v'},
+		{"max-image-kb", required_argument, NULL, 'M'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *base;
@@ -752,6 +781,11 @@ static void parse(int argc, char **argv)
 			break;
 		case 'v':
 			h.expect_verify_fail = optarg;
+			break;
+		case 'M':
+			h.max_image_kb = atol(optarg);
+			if (h.max_image_kb <= 0)
+				usage();
 			break;
 		case 'r':
 			if (h.nrestore_args == (int)(sizeof(h.restore_args) / sizeof(h.restore_args[0])))
