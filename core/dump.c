@@ -117,7 +117,7 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 static int dump_frozen(const struct crf_dump_opts *o, struct crf_plugin_set *set,
 		       struct crf_imgdir *dir, struct crf_pstree *t)
 {
-	int r = 0;
+	int r = crf_pstree_check_fs(t);
 
 	for (size_t i = 0; r >= 0 && i < t->n; i++)
 		if (!t->procs[i].zombie)

@@ -82,6 +82,14 @@ int crf_pstree_unfreeze(struct crf_pstree *t);
  */
 int crf_pstree_kill(struct crf_pstree *t);
 
+/*
+ * Refuse a tree with a process whose cwd or root the restore cannot enter
+ * again (pstree-fs.c): a deleted directory, a /proc directory of a process
+ * that is not a live one of the tree, a root under /proc.  The message
+ * names the process, the directory and why.  0 or -errno (logged).
+ */
+int crf_pstree_check_fs(const struct crf_pstree *t);
+
 /* Write pstree.img; 0 or -errno (logged). */
 int crf_pstree_write(struct crf_imgdir *dir, const struct crf_pstree *t);
 

@@ -272,6 +272,8 @@ static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd)
 		r = crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_TASK, c->dir, pid,
 					    &crf_restore_host_ops, &t);
 	if (r >= 0)
+		r = crf_task_apply_root(&t, tc);
+	if (r >= 0)
 		r = fill_state(&t, tc);
 	if (r >= 0)
 		r = crf_rst_exec(&t, status_fd, go_fd);
