@@ -254,6 +254,8 @@ int files_dump_task(struct crf_ctx *ctx)
 	crf_ctx_set_priv(ctx, &d);
 	r = files_tty_note_task(&d);
 	if (r >= 0)
+		r = files_table_seen(&d);
+	if (r == 0)
 		r = walk(ctx, &d, path);
 	crf_ctx_set_priv(ctx, d.tree);
 	if (r < 0)

@@ -128,6 +128,12 @@ int files_desc_find(struct files_dump *d, int fd, struct Crf__Files__Fd *e);
  */
 void files_desc_unshare(struct files_dump *d, struct Crf__Files__Fd *e);
 int files_desc_remember(struct files_dump *d, int fd);
+/*
+ * Whether the task of @d shares its fd table with a task saved before
+ * (CLONE_FILES): 1 (its fds are saved with that task), 0 (its own, now
+ * remembered), or -errno (logged).
+ */
+int files_table_seen(struct files_dump *d);
 
 /*
  * Begin the record of fd @obj->id for a kind whose state its fdinfo lists
