@@ -135,14 +135,17 @@ static int fill(struct crf_ctx *ctx, const struct unl_spec *s, int fd)
 }
 
 /*
- * Owner, mode, then atime and mtime, in that order: chown clears the
- * set-user-ID and set-group-ID bits, and every change before sets the
- * times.  The ctime is the restore's: nothing can set it.
+ * Owner, mode, extended attributes, atime and mtime, inode flags, in that
+ * order: chown clears the set-user-ID and set-group-ID bits and a file
+ * capability, an ACL sets the mode's group bits as it had them, every
+ * change before sets the times, and an inode flag like noatime (chattr +A)
+ * is the last.  The ctime is the restore's: nothing can set it.
  */
 static int set_attrs(const struct unl_spec *s, int fd)
 {
 	const Crf__Files__UnlinkedFile *rec = s->rec;
 	struct timespec t[2];
+	int r;
 
 	if (rec && fchown(fd, rec->uid, rec->gid) < 0)
 		return crf_error_errno(errno, "%s: chown %u:%u", s->what, rec->uid, rec->gid);
@@ -150,11 +153,14 @@ static int set_attrs(const struct unl_spec *s, int fd)
 		return crf_error_errno(errno, "%s: chmod %#o", s->what, s->mode & 07777);
 	if (!rec)
 		return 0;
+	r = files_unlinked_xattrs_set(fd, s->what, rec);
+	if (r < 0)
+		return r;
 	t[0] = (struct timespec){rec->atime_sec, rec->atime_nsec};
 	t[1] = (struct timespec){rec->mtime_sec, rec->mtime_nsec};
 	if (futimens(fd, t) < 0)
 		return crf_error_errno(errno, "%s: setting its times", s->what);
-	return 0;
+	return files_unlinked_iflags_set(fd, s->what, rec);
 }
 
 /*

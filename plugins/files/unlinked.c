@@ -42,6 +42,7 @@ struct unl_file {
 	size_t n_extents;
 	bool tmpfile; /* a description of it was opened with O_TMPFILE */
 	unsigned int tmpfile_flags;
+	Crf__Files__UnlinkedFile attrs; /* its xattrs and inode flags only */
 };
 
 /* @index: the files by (dev, inode), struct unl_key, for tsearch(3). */
@@ -82,6 +83,7 @@ void files_unlinked_free(struct files_unlinked *u)
 		free(u->v[i].blob);
 		free(u->v[i].dir);
 		free(u->v[i].extents);
+		files_unlinked_attrs_free(u->v[i].attrs.xattrs, u->v[i].attrs.n_xattrs);
 	}
 	tdestroy(u->index, free);
 	free(u->v);
@@ -137,6 +139,7 @@ static struct unl_file *unl_add(struct files_tree *tree, const struct stat *st)
 	}
 	f = &u->v[u->n++];
 	*f = (struct unl_file){.dev = st->st_dev, .ino = st->st_ino, .st = *st};
+	crf__files__unlinked_file__init(&f->attrs);
 	return f;
 }
 
@@ -219,6 +222,9 @@ static int save_content(struct crf_ctx *ctx, struct unl_file *f, int copy)
 	fd = open(proc, O_RDONLY | O_NOATIME | O_CLOEXEC);
 	if (fd < 0)
 		return crf_error_errno(errno, "reopening it to read it");
+	r = files_unlinked_attrs_read(fd, f->blob, &f->attrs);
+	if (r < 0)
+		return r;
 	r = crf_blob_create(crf_ctx_images(ctx), f->blob, &blob);
 	if (r < 0)
 		return r;
@@ -362,6 +368,10 @@ static void fill_record(const struct unl_file *f, uint32_t id, Crf__Files__Unlin
 	m->extents = ext;
 	m->has_tmpfile_flags = f->tmpfile;
 	m->tmpfile_flags = f->tmpfile_flags;
+	m->n_xattrs = f->attrs.n_xattrs;
+	m->xattrs = f->attrs.xattrs;
+	m->has_inode_flags = f->attrs.has_inode_flags;
+	m->inode_flags = f->attrs.inode_flags;
 }
 
 int files_unlinked_dump_finish(struct crf_ctx *ctx)

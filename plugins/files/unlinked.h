@@ -43,6 +43,21 @@ void files_unlinked_release(struct Crf__Files__Fd *e);
 int files_unlinked_dump_finish(struct crf_ctx *ctx);
 void files_unlinked_free(struct files_unlinked *u);
 
+struct Crf__Files__UnlinkedFile;
+struct Crf__Files__Xattr;
+
+/*
+ * Extended attributes and inode flags of an unlinked file (unlinked-attr.c),
+ * named @what in messages.  The dump reads those of @fd into @m (xattrs,
+ * inode_flags), refusing an immutable or append-only file; the restore
+ * sets @rec's xattrs (after the mode) and inode flags (last).  0 or
+ * -errno (logged).
+ */
+int files_unlinked_attrs_read(int fd, const char *what, struct Crf__Files__UnlinkedFile *m);
+void files_unlinked_attrs_free(struct Crf__Files__Xattr **v, size_t n);
+int files_unlinked_xattrs_set(int fd, const char *what, const struct Crf__Files__UnlinkedFile *rec);
+int files_unlinked_iflags_set(int fd, const char *what, const struct Crf__Files__UnlinkedFile *rec);
+
 /*
  * restore-prepare: make every file of unlinked.img once, in crf's top
  * process, for the tasks to inherit (unlinked-restore.c); 0 or -errno

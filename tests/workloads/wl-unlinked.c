@@ -11,13 +11,14 @@
  *        description of it, opened through /proc/self/fd
  *   U    an unlinked file of 5000 bytes, owner 1234:5678, mode 06640,
  *        atime and mtime set in the past (atime before mtime, so that a
- *        read would move it), at offset 123
+ *        read would move it), at offset 123, with an attribute user.crf
+ *        and the inode flag FS_NODUMP_FL (where the file system has them)
  *   H    a file with two names, opened through each (and once more with
  *        O_APPEND), then both unlinked; the child opened it again too
  *   R    a regular file, written, with times set in the past
  * After restore: S has the same SEEK_DATA/SEEK_HOLE layout, about the same
- * st_blocks, the same bytes and times; U its owner, mode, times, bytes and
- * offset; every fd of H is on one file (what the child writes through its
+ * st_blocks, the same bytes and times; U its owner, mode, times, bytes,
+ * offset, attribute and inode flag; every fd of H is on one file (what the child writes through its
  * description the parent reads through another name's); R and every
  * other file have the times of before the dump, and with "leave" (the
  * dump let the tree run) the same inodes and ctimes too.  The harness
@@ -30,11 +31,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/fs.h>
 #include <linux/kcmp.h>
 
 #define GIB	    (1024LL * 1024 * 1024)
@@ -48,6 +52,7 @@
 #define SEED_R	    0x5252ULL
 #define MAX_EXT	    16
 #define TMPFILE_BIT 020000000 /* O_TMPFILE without O_DIRECTORY, kept in the flags */
+#define XATTR_VALUE "kept"
 
 static const struct {
 	off_t off, len;
@@ -257,6 +262,34 @@ static int make_sparse(void)
 	return s;
 }
 
+/*
+ * An extended attribute and an inode flag (chattr +d), where the file
+ * system has them; whether it did, in @attrs.
+ */
+static void set_attrs(int u, bool *attrs)
+{
+	int fl = 0;
+
+	*attrs = fsetxattr(u, "user.crf", XATTR_VALUE, sizeof(XATTR_VALUE), 0) == 0 &&
+		 ioctl(u, FS_IOC_GETFLAGS, &fl) == 0 && (fl |= FS_NODUMP_FL) &&
+		 ioctl(u, FS_IOC_SETFLAGS, &fl) == 0;
+	if (!*attrs)
+		wl_note("no user.* attribute or inode flags in %s (%s): not checked", wl_tmpdir(),
+			strerror(errno));
+}
+
+static void check_attrs(int u)
+{
+	char buf[64];
+	int fl = 0;
+
+	WL_CHECK(fgetxattr(u, "user.crf", buf, sizeof(buf)) == sizeof(XATTR_VALUE) &&
+			 !memcmp(buf, XATTR_VALUE, sizeof(XATTR_VALUE)),
+		 "unlinked file: its attribute user.crf is lost: %s", strerror(errno));
+	WL_CHECK(ioctl(u, FS_IOC_GETFLAGS, &fl) == 0 && (fl & FS_NODUMP_FL),
+		 "unlinked file: inode flags %#x, no FS_NODUMP_FL", fl);
+}
+
 static int make_unlinked(const char *path)
 {
 	int u = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -276,6 +309,7 @@ int main(int argc, char **argv)
 	char a[4096], b_path[4096], u_path[4096], r_path[4096], byte;
 	int s, s2, u, ha, hb, hc, r, sync[2], go[2];
 	struct before b;
+	bool attrs;
 	pid_t pid;
 
 	wl_init("unlinked");
@@ -290,6 +324,7 @@ int main(int argc, char **argv)
 	s = make_sparse();
 	s2 = reopen(s, O_RDONLY);
 	u = make_unlinked(u_path);
+	set_attrs(u, &attrs);
 	ha = open(a, O_RDWR | O_CREAT | O_EXCL, 0644);
 	WL_CHECK(ha >= 0 && link(a, b_path) == 0, "%s: %s", a, strerror(errno));
 	write_at(ha, 0, H_LEN, SEED_H, "hard-linked file");
@@ -337,6 +372,8 @@ int main(int argc, char **argv)
 	WL_CHECK(lseek(u, 0, SEEK_CUR) == U_POS, "unlinked file: offset %lld, want %d",
 		 (long long)lseek(u, 0, SEEK_CUR), U_POS);
 	check_at(u, 0, U_LEN, SEED_U, "unlinked file");
+	if (attrs)
+		check_attrs(u);
 	check_at(r, 0, R_LEN, SEED_R, "regular file");
 	check_links(ha, hb, hc, go[1], pid, &b);
 	unlink(r_path);
