@@ -105,10 +105,10 @@ int crf_pstree_check_fs(const struct crf_pstree *t)
 	return r;
 }
 
-/* The order kcmp(KCMP_FILES) gives two processes' fd tables; a failure is left in *@err. */
-static int files_cmp(pid_t a, pid_t b, int *err)
+/* The order kcmp(@type) gives two processes' objects; a failure is left in *@err. */
+static int kcmp_order(pid_t a, pid_t b, int type, int *err)
 {
-	long r = a == b ? 0 : syscall(SYS_kcmp, a, b, KCMP_FILES, 0, 0);
+	long r = a == b ? 0 : syscall(SYS_kcmp, a, b, type, 0, 0);
 
 	if (r == 0 || r == 1 || r == 2)
 		return r == 0 ? 0 : r == 1 ? -1 : 1;
@@ -117,8 +117,15 @@ static int files_cmp(pid_t a, pid_t b, int *err)
 	return a < b ? -1 : 1;
 }
 
+/* The order kcmp(KCMP_FILES) gives two processes' fd tables. */
+static int files_cmp(pid_t a, pid_t b, int *err)
+{
+	return kcmp_order(a, b, KCMP_FILES, err);
+}
+
 struct by_table {
 	const struct crf_pstree *t;
+	int type; /* KCMP_FILES, KCMP_FS */
 	int err;
 };
 
@@ -126,7 +133,7 @@ static int table_order(const void *a, const void *b, void *arg)
 {
 	struct by_table *bt = arg;
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	int r = files_cmp(bt->t->procs[x].pid, bt->t->procs[y].pid, &bt->err);
+	int r = kcmp_order(bt->t->procs[x].pid, bt->t->procs[y].pid, bt->type, &bt->err);
 
 	return r ? r : x < y ? -1 : x > y;
 }
@@ -246,9 +253,30 @@ static int check_outsiders(const struct crf_pstree *t, const size_t *v, size_t n
 	return r;
 }
 
+/*
+ * Processes that share one cwd, root and umask (CLONE_FS without
+ * CLONE_THREAD; vfork() does not) would get one each: refused, naming two.
+ * @v: the live processes.
+ */
+static int check_fs_shared(const struct crf_pstree *t, size_t *v, size_t n)
+{
+	struct by_table bt = {t, KCMP_FS, 0};
+
+	qsort_r(v, n, sizeof(*v), table_order, &bt);
+	for (size_t i = 1; !bt.err && i < n; i++)
+		if (!kcmp_order(t->procs[v[i - 1]].pid, t->procs[v[i]].pid, KCMP_FS, &bt.err) &&
+		    !bt.err)
+			return crf_error_errno(ENOTSUP,
+					       "pid %d and pid %d share one cwd, root and umask "
+					       "(CLONE_FS), which crf does not restore yet",
+					       (int)t->procs[v[i - 1]].pid,
+					       (int)t->procs[v[i]].pid);
+	return bt.err ? crf_error_errno(bt.err, "kcmp(KCMP_FS) of the tree's processes") : 0;
+}
+
 int crf_pstree_fdtables(struct crf_pstree *t)
 {
-	struct by_table bt = {t, 0};
+	struct by_table bt = {t, KCMP_FILES, 0};
 	_cleanup_free_ size_t *v = calloc(t->n + 1, sizeof(*v));
 	size_t n = 0;
 	int r = 0;
@@ -260,6 +288,8 @@ int crf_pstree_fdtables(struct crf_pstree *t)
 			v[n++] = i;
 			r = check_threads(&t->procs[i]);
 		}
+	if (r >= 0)
+		r = check_fs_shared(t, v, n);
 	if (r < 0)
 		return r;
 	qsort_r(v, n, sizeof(*v), table_order, &bt);

@@ -92,9 +92,9 @@ int crf_pstree_kill(struct crf_pstree *t);
 /*
  * Find the fd tables processes of the tree share (kcmp(KCMP_FILES)) and
  * note them in the processes' files_of and fd_table_end (pstree-fs.c).
- * Refuses a table shared with a process outside the tree, and a thread
- * with a table of its own (unshare(CLONE_FILES)), naming both.  0 or
- * -errno (logged).
+ * Refuses a table shared with a process outside the tree, a thread with
+ * a table of its own (unshare(CLONE_FILES)), and processes sharing one
+ * cwd, root and umask (CLONE_FS), naming both.  0 or -errno (logged).
  */
 int crf_pstree_fdtables(struct crf_pstree *t);
 

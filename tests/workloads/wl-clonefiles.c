@@ -16,6 +16,8 @@
  *            table): both would be forked by P, which does not share it
  *   outside  refused: P made O with CLONE_FILES | CLONE_PARENT: O is the
  *            harness's child, outside the tree, and shares P's table
+ *   fs       refused: P made a child with CLONE_FS (one cwd, root and
+ *            umask for both), which crf does not restore yet
  * After a refusal the processes check their sharing did not change.
  */
 #include "wl.h"
@@ -235,11 +237,20 @@ static void refused(const char *mode)
 		if (!a)
 			sibling_a();
 		other = (pid_t)get(ch.from_c[0]);
+	} else if (!strcmp(mode, "fs")) {
+		other = clone_with(sharer_b, CLONE_FS | SIGCHLD);
 	} else {
 		other = clone_with(sharer_b, CLONE_FILES | CLONE_PARENT);
 	}
 	wl_ready();
 	wl_wait_verify();
+	if (!strcmp(mode, "fs")) {
+		WL_CHECK(syscall(SYS_kcmp, getpid(), other, KCMP_FS, 0, 0) == 0,
+			 "no longer one cwd, root and umask with pid %d", (int)other);
+		put(ch.to_c[1], 1);
+		reap(other, "the child sharing our cwd");
+		return;
+	}
 	if (!a) {
 		WL_CHECK(same_table(getpid(), other), "no longer on one table with pid %d",
 			 (int)other);
