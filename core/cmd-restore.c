@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "commands.h"
+#include "privs.h"
 #include "inventory.h"
 #include "restore.h"
 
@@ -80,9 +81,19 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv)
 		return crf_usage_error(o, "unexpected argument '%s'", argv[optind]), CRF_EXIT_USAGE;
 	if (!a.ro.dir)
 		return crf_usage_error(o, "no image directory given (-D DIR)"), CRF_EXIT_USAGE;
-	r = crf_setup(o, &conf, &set, 0);
+	if (crf_require_privileges("crf restore") < 0)
+		return CRF_EXIT_FAIL;
+	/*
+	 * The plugin set is the dump's own: the plugins its inventory names,
+	 * each checked (enabled, loaded, a version that reads it) before
+	 * anything is created; the others are left out.
+	 */
+	r = crf_imgdir_open(a.ro.dir, CRF_IMGDIR_READ, &dir);
 	if (r >= 0)
-		r = crf_imgdir_open(a.ro.dir, CRF_IMGDIR_READ, &dir);
+		r = crf_inventory_plugins(dir, &o->sel.image);
+	o->sel.image_set = true;
+	if (r >= 0)
+		r = crf_setup(o, &conf, &set, CRF_SET_DEFER_LOAD);
 	if (r >= 0)
 		r = crf_inventory_check(dir, &set, &root);
 	if (r >= 0 && crf_plugin_set_probe(&set, false) != 0)

@@ -221,5 +221,6 @@ void crf_opts_free(struct crf_opts *o)
 	strv_free(&o->sel.only);
 	strv_free(&o->sel.disable);
 	strv_free(&o->sel.enable);
+	strv_free(&o->sel.image);
 	crf__log_close();
 }

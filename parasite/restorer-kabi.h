@@ -32,6 +32,7 @@
 #define EINVAL		     22
 #define EIO		     5
 #define EPERM		     1
+#define EBUSY		     16
 
 /* shmat() flags (linux/shm.h, which needs libc's types) */
 #define SHM_RDONLY 010000

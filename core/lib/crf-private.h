@@ -115,6 +115,12 @@ const char *crf__log_set_origin(const char *plugin);
 /* Add every kind of @owner's descriptor; 0 or -ENOMEM. */
 int crf__registry_add(struct crf_registry *reg, struct crf_plugin_state *owner);
 void crf__registry_free(struct crf_registry *reg);
+/*
+ * The entry (handler and owner) that claims @obj, as crf_kind_find()
+ * finds it; NULL after logging the same one error.
+ */
+const struct crf_registry_entry *crf__registry_find(const struct crf_registry *reg,
+						    const struct crf_object *obj);
 
 /* Run @plugin's hook for @ctx->stage with the log origin set; 0 when it has none. */
 int crf__run_hook(struct crf_ctx *ctx, struct crf_plugin_state *plugin);

@@ -27,6 +27,8 @@ CRF_PLUGIN(
 	),
 	/* Before "stdio": a terminal on fds 0-2 is saved. */
 	.kinds = CRF_KINDS(
+		/* The fd table itself, which the core dispatches: walked by dump-task. */
+		{ .cls = CRF_OBJ_FDTABLE, .name = "fdtable" },
 		{ .cls = CRF_OBJ_FD, .name = "tty", .match = files_is_tty,
 		  .dump = files_tty_dump },
 		{ .cls = CRF_OBJ_FD, .name = "stdio", .match = files_is_stdio,

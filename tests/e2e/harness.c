@@ -4,8 +4,10 @@
  *
  *   harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]
  *           [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]
- *           [--settle MS] [--pty] [--restore-arg ARG]...
- *           [--expect-verify-fail REGEX] [--max-image-kb N]
+ *           [--settle MS] [--own-cgroup] [--own-cgroups-v1] [--pty]
+ *           [--restore-arg ARG]... [--expect-stopped]
+ *           [--expect-restore-fail REGEX] [--expect-verify-fail REGEX]
+ *           [--max-image-kb N]
  *           --crf PATH --dir DIR -- WORKLOAD [ARGS...]
  *
  * The workload (tests/workloads) sets up its state, creates the file named
@@ -25,6 +27,10 @@
  *          must count 1, 2, 3... without a gap or a repeat
  *   --dump-arg ARG: pass ARG to every crf dump (e.g. --freeze=ptrace)
  *   --restore-arg ARG: pass ARG to every crf restore (e.g. --shell-job)
+ *   --own-cgroup: the workload runs alone in a scratch cgroup v2, a child
+ *          of ours, removed at the end (with whatever the workload made in it)
+ *   --own-cgroups-v1: the same in every cgroup v1 hierarchy mounted (none on
+ *          a host with only cgroup v2)
  *   --pty: the harness plays an interactive shell (pty.h): the workload
  *          runs on a terminal it owns, as the foreground job, with fds
  *          0-2 on it; crf restore runs there too (its fd 0), in the
@@ -33,6 +39,13 @@
  *   --expect-dump-fail REGEX: the dump must fail, its output must match
  *          REGEX (extended, case-insensitive), and the workload must still
  *          run unharmed; then verify
+ *   --expect-stopped: the workload stops itself (SIGSTOP) once it is ready:
+ *          the harness dumps it only once it is stopped, and after the
+ *          restore (or the --leave-running dump) it must be stopped, every
+ *          thread of it; SIGCONT then resumes it before the verification
+ *   --expect-restore-fail REGEX: dump with --leave-running, then the
+ *          restore must fail before it creates anything (the workload
+ *          still runs at the PID), its output matching REGEX; then verify
  *   --max-image-kb N: each dump's image directory must hold at most N KiB
  *          (a 1 GiB sparse file must not make a 1 GiB image)
  *   --expect-verify-fail REGEX: the workload's verification must fail (exit
@@ -86,9 +99,11 @@ static struct harness {
 	int timeout_s;
 	int settle_ms;
 	long max_image_kb; /* 0: no limit */
-	bool keep, counter_lines, own_cgroup, pty;
+	bool keep, counter_lines, own_cgroup, own_cgroups_v1, pty, expect_stopped;
 	char cgroup[PATH_MAX];	/* --own-cgroup: the workload's scratch cgroup v2 */
-	const char *name, *crf, *dir, *expect_fail, *expect_verify_fail;
+	char cgroups_v1[16][4096]; /* --own-cgroups-v1: one per v1 hierarchy */
+	int n_cgroups_v1;
+	const char *name, *crf, *dir, *expect_fail, *expect_verify_fail, *expect_restore_fail;
 	const char *dump_args[16], *restore_args[8];
 	int ndump_args, nrestore_args;
 	char **workload;
@@ -202,6 +217,10 @@ static void clean_up(void)
 	kill_all();
 	if (h.cgroup[0] && e2e_cgroup_remove(h.cgroup) < 0)
 		fprintf(stderr, "  could not remove the cgroup %s\n", h.cgroup);
+	for (int i = 0; i < h.n_cgroups_v1; i++)
+		if (e2e_cgroup_remove(h.cgroups_v1[i]) < 0)
+			fprintf(stderr, "  could not remove the cgroup %s\n", h.cgroups_v1[i]);
+	h.n_cgroups_v1 = 0;
 	if (h.keep) {
 		fprintf(stderr, "  kept: %s %s%s\n", h.work, h.dir,
 			h.mode == MODE_TWICE ? " (and .2)" : "");
@@ -216,6 +235,8 @@ static void clean_up(void)
 
 static const char *test_mode(void)
 {
+	if (h.expect_restore_fail)
+		return "expect-restore-fail";
 	return h.expect_fail ? "expect-dump-fail" : mode_names[h.mode];
 }
 
@@ -312,6 +333,12 @@ static pid_t spawn(char *const argv[], const char *out, bool append, bool worklo
 			dprintf(2, "harness: cannot enter %s: %s\n", h.cgroup, strerror(errno));
 			_exit(127);
 		}
+		for (int i = 0; i < h.n_cgroups_v1; i++)
+			if (e2e_cgroup_enter(h.cgroups_v1[i]) < 0) {
+				dprintf(2, "harness: cannot enter %s: %s\n", h.cgroups_v1[i],
+					strerror(errno));
+				_exit(127);
+			}
 	}
 	execvp(argv[0], argv);
 	dprintf(2, "harness: cannot run %s: %s\n", argv[0], strerror(errno));
@@ -351,7 +378,44 @@ static void note_time(const char *what, int64_t ms)
 		 (long long)ms);
 }
 
-/* The process must be alive, running (not stopped) and not traced. */
+/* --expect-stopped: every thread of @pid in a group stop (state T, not t: traced). */
+static void check_stopped(pid_t pid, const char *when)
+{
+	char path[64], state;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		fail("%s: %s: %s", when, path, strerror(errno));
+	while ((e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+
+		if (tid <= 0)
+			continue;
+		if (proc_stat(tid, &state) < 0 || state != 'T') {
+			closedir(d);
+			fail("%s: thread %d of PID %d is not stopped (state %c)", when, (int)tid,
+			     (int)pid, state);
+		}
+	}
+	closedir(d);
+}
+
+/* --expect-stopped: the workload stops itself after ready; dump it only then. */
+static void wait_stopped(void)
+{
+	char state;
+
+	while (proc_stat(h.pid, &state) >= 0 && state != 'T') {
+		if (now_ms() > h.deadline_ms)
+			fail("timeout (%d s) waiting for the workload to stop itself", h.timeout_s);
+		sleep_ms(5);
+	}
+}
+
+/* The process must be alive, running (not stopped; --expect-stopped: stopped) and not traced. */
 static void check_running(pid_t pid, const char *when)
 {
 	char path[64], status[4096], *tracer;
@@ -363,7 +427,9 @@ static void check_running(pid_t pid, const char *when)
 		fail("%s: PID %d does not exist", when, (int)pid);
 	if (state == 'Z' || state == 'X')
 		fail("%s: PID %d is dead (state %c)", when, (int)pid, state);
-	if (state == 'T' || state == 't')
+	if (h.expect_stopped && !h.expect_fail && !h.expect_restore_fail)
+		check_stopped(pid, when);
+	else if (state == 'T' || state == 't')
 		fail("%s: PID %d is left stopped (state %c)", when, (int)pid, state);
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -597,6 +663,8 @@ static void verify(void)
 {
 	int st;
 
+	if (h.expect_stopped && kill(h.pid, SIGCONT) < 0)
+		fail("SIGCONT to PID %d: %s", (int)h.pid, strerror(errno));
 	write_atomic(h.verify, "verify\n");
 	if (h.pty && pty_type("line-after-restore\n") < 0)
 		fail("type on the terminal: %s", strerror(errno));
@@ -644,6 +712,41 @@ static void check_counter_lines(void)
 		fail("the restored counter printed nothing on crf restore's stdout");
 }
 
+/*
+ * --expect-restore-fail: the restore must refuse before it forks anything,
+ * while the dumped workload still runs at its PID (a restore that went as
+ * far as creating the process would fail on that PID instead).
+ */
+static void run_refused_restore(void)
+{
+	const char *args[16] = {"restore", "-D", h.dir, "-d"};
+	char out[16384];
+	int64_t ms;
+	ssize_t n;
+	int fd, st;
+
+	dump(h.dir, true);
+	for (int i = 0; i < h.nrestore_args; i++)
+		args[4 + i] = h.restore_args[i];
+	snprintf(h.crf_log, sizeof(h.crf_log), "%s/crf-restore.log", h.work);
+	st = run_crf(args, h.crf_log, false, false, &ms);
+	note_time("restore", ms);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		fail("crf restore -D %s succeeded, but it should have refused", h.dir);
+	if (!WIFEXITED(st))
+		fail("crf restore -D %s: %s, instead of refusing", h.dir, describe_status(st));
+	fd = open(h.crf_log, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, out, sizeof(out) - 1);
+	if (fd >= 0)
+		close(fd);
+	out[n > 0 ? n : 0] = '\0';
+	if (!matches(out, h.expect_restore_fail))
+		fail("the refused restore's output does not match /%s/", h.expect_restore_fail);
+	check_running(h.pid, "after the refused restore");
+	check_maps_unchanged(maps_before, "after the refused restore");
+	verify();
+}
+
 static void run(void)
 {
 	int st;
@@ -659,9 +762,29 @@ static void run(void)
 			fail("cannot create a cgroup for the workload: %s", strerror(-r));
 		}
 	}
+	if (h.own_cgroups_v1) {
+		char name[64];
+		int n;
+
+		snprintf(name, sizeof(name), "crf-e2e-%d", (int)getpid());
+		n = e2e_cgroup_v1_create(name, h.cgroups_v1,
+					 (int)(sizeof(h.cgroups_v1) / sizeof(h.cgroups_v1[0])));
+		if (n < 0)
+			fail("cannot create the workload's cgroups v1: %s", strerror(-n));
+		h.n_cgroups_v1 = n;
+		if (!n)
+			printf("  note: no cgroup v1 hierarchy is mounted: the workload has v2 "
+			       "only\n");
+	}
 	h.pid = spawn(h.workload, h.log, false, true, h.pty);
 	wait_ready();
+	if (h.expect_stopped)
+		wait_stopped();
 	sleep_ms(h.settle_ms);
+	if (h.expect_restore_fail) {
+		run_refused_restore();
+		return;
+	}
 	if (h.expect_fail) {
 		dump(h.dir, h.mode == MODE_LEAVE);
 		if (take_exit(h.pid, &st))
@@ -708,7 +831,9 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]\n"
 		"               [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]\n"
-		"               [--settle MS] [--own-cgroup] [--pty] [--restore-arg ARG]...\n"
+		"               [--settle MS] [--own-cgroup] [--own-cgroups-v1] [--pty]\n"
+		"               [--restore-arg ARG]... [--expect-stopped]\n"
+		"               [--expect-restore-fail REGEX]\n"
 		"               [--expect-verify-fail REGEX] [--max-image-kb N]\n"
 		"               --crf PATH --dir DIR -- WORKLOAD [ARGS...]\n");
 	exit(2);
@@ -728,10 +853,13 @@ static void parse(int argc, char **argv)
 		{"counter-lines", no_argument, NULL, 'l'},
 		{"settle", required_argument, NULL, 's'},
 		{"own-cgroup", no_argument, NULL, 'g'},
+		{"own-cgroups-v1", no_argument, NULL, 'G'},
 		{"pty", no_argument, NULL, 'p'},
 		{"restore-arg", required_argument, NULL, 'r'},
 		{"expect-verify-fail", required_argument, NULL, 'v'},
 		{"max-image-kb", required_argument, NULL, 'M'},
+		{"expect-stopped", no_argument, NULL, 'S'},
+		{"expect-restore-fail", required_argument, NULL, 'R'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *base;
@@ -776,6 +904,9 @@ static void parse(int argc, char **argv)
 		case 'g':
 			h.own_cgroup = true;
 			break;
+		case 'G':
+			h.own_cgroups_v1 = true;
+			break;
 		case 'p':
 			h.pty = true;
 			break;
@@ -786,6 +917,12 @@ static void parse(int argc, char **argv)
 			h.max_image_kb = atol(optarg);
 			if (h.max_image_kb <= 0)
 				usage();
+			break;
+		case 'S':
+			h.expect_stopped = true;
+			break;
+		case 'R':
+			h.expect_restore_fail = optarg;
 			break;
 		case 'r':
 			if (h.nrestore_args == (int)(sizeof(h.restore_args) / sizeof(h.restore_args[0])))
