@@ -106,6 +106,9 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 		r = crf__fault("infected", true);
 	if (r >= 0)
 		r = crf_task_regs(p, &tc);
+	/* Its own mask, not one a sigsuspend it is stopped in has put in place. */
+	if (r >= 0)
+		tc.blocked = crf_parasite_blocked(p);
 	if (r >= 0)
 		r = crf_task_collect_parasite(pid, p, &tc);
 	if (r >= 0)
