@@ -25,6 +25,7 @@
 #include "inventory.h"
 #include "procfs.h"
 #include "pstree.h"
+#include "rst-tree.h"
 #include "task-attrs.h"
 #include "seccomp.h"
 #include "stop.h"
@@ -105,6 +106,9 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 		r = crf__fault("infected", true);
 	if (r >= 0)
 		r = crf_task_regs(p, &tc);
+	/* Its own mask, not one a sigsuspend it is stopped in has put in place. */
+	if (r >= 0)
+		tc.blocked = crf_parasite_blocked(p);
 	if (r >= 0)
 		r = crf_task_collect_parasite(pid, p, &tc);
 	if (r >= 0)
@@ -141,8 +145,15 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 static int dump_frozen(const struct crf_dump_opts *o, struct crf_plugin_set *set,
 		       struct crf_imgdir *dir, struct crf_pstree *t)
 {
-	int r = crf_cpu_write(dir);
+	int r = crf_pstree_fdtables(t);
 
+	if (r >= 0)
+		r = crf_pstree_check_fs(t);
+	/* What the restore would refuse is refused now, while the tree runs. */
+	if (r >= 0)
+		r = crf_rst_plan_check(t);
+	if (r >= 0)
+		r = crf_cpu_write(dir);
 	for (size_t i = 0; r >= 0 && i < t->n; i++)
 		if (!t->procs[i].zombie && (r = crf_stop_check()) >= 0)
 			r = dump_task(set, dir, t, &t->procs[i]);

@@ -11,7 +11,6 @@
 #include "infect.h"
 #include "ptrace.h"
 
-#define CRF_MAX_HELD 32
 
 struct crf_parasite {
 	pid_t pid;		/* the infected thread (the leader) */
@@ -36,10 +35,15 @@ struct crf_parasite {
 	bool sigtrap_ign;
 	struct crf_psite_sigaction sigtrap;
 
-	/* Signals the task dequeued while running crf's code. */
-	siginfo_t held[CRF_MAX_HELD];	/* blockable: queued again in the task */
-	size_t n_held;
-	int resend[CRF_MAX_HELD];	/* SIGSTOP, outside SIGTRAPs: sent again at the cure */
+	/*
+	 * Signals the task dequeued while running crf's code: blockable ones
+	 * (as many as came, each queued again in the task), and the others
+	 * (SIGSTOP, SIGTRAP from outside; each once, as the kernel keeps a
+	 * standard signal pending once), sent again at the cure.
+	 */
+	siginfo_t *held;
+	size_t n_held, cap_held;
+	int resend[64];
 	size_t n_resend;
 };
 

@@ -76,18 +76,31 @@ int crf_parasite_rw(struct crf_parasite *p, uint64_t addr, void *buf, size_t len
 	return 0;
 }
 
-static void hold(struct crf_parasite *p, const siginfo_t *si)
+/* 0, or -ENOMEM (logged): a signal that could not be kept fails the dump. */
+static int hold(struct crf_parasite *p, const siginfo_t *si)
 {
 	int sig = si->si_signo;
+	siginfo_t *v;
 
 	crf_debug("pid %d: signal %d arrived while infected, held", (int)p->pid, sig);
-	if (sig != SIGSTOP && sig != SIGTRAP && sig != SIGKILL && p->n_held < CRF_MAX_HELD)
-		p->held[p->n_held++] = *si;
-	else if (p->n_resend < CRF_MAX_HELD)
-		p->resend[p->n_resend++] = sig;
-	else
-		crf_warn("pid %d: too many signals while infected, signal %d dropped", (int)p->pid,
-			 sig);
+	if (sig == SIGSTOP || sig == SIGTRAP || sig == SIGKILL) {
+		for (size_t i = 0; i < p->n_resend; i++)
+			if (p->resend[i] == sig)
+				return 0;
+		if (p->n_resend < sizeof(p->resend) / sizeof(p->resend[0]))
+			p->resend[p->n_resend++] = sig;
+		return 0;
+	}
+	if (p->n_held == p->cap_held) {
+		v = reallocarray(p->held, p->cap_held ? 2 * p->cap_held : 8, sizeof(*v));
+		if (!v)
+			return crf_error_errno(ENOMEM, "pid %d: signal %d arrived while infected",
+					       (int)p->pid, sig);
+		p->held = v;
+		p->cap_held = p->cap_held ? 2 * p->cap_held : 8;
+	}
+	p->held[p->n_held++] = *si;
+	return 0;
 }
 
 int crf__psite_wait(struct crf_parasite *p, bool trap)
@@ -115,7 +128,9 @@ int crf__psite_wait(struct crf_parasite *p, bool trap)
 			/* The blob's int3: a kernel-generated SIGTRAP. */
 			if (trap && st.sig == SIGTRAP && si.si_code == SI_KERNEL)
 				return 0;
-			hold(p, &si);
+			r = hold(p, &si);
+			if (r < 0)
+				return r;
 			break;
 		default: /* a stale interrupt-stop or a group-stop: keep going */
 			break;
@@ -514,6 +529,7 @@ int crf_cure(struct crf_parasite *p)
 	if (p->mem_fd >= 0)
 		close(p->mem_fd);
 	crf_regs_free(&p->saved);
+	free(p->held);
 	free(p);
 	return r;
 }

@@ -107,6 +107,13 @@ void crf_parasite_area(const struct crf_parasite *p, uint64_t *start, size_t *le
 struct crf_regs;
 const struct crf_regs *crf_parasite_saved_regs(const struct crf_parasite *p);
 
+/*
+ * The task's blocked signals, read after its first resume: the mask it
+ * has of its own, where /proc/PID/status still shows the one a sigsuspend,
+ * ppoll or pselect it was stopped in had put in its place.
+ */
+uint64_t crf_parasite_blocked(const struct crf_parasite *p);
+
 /* One system call for crf_parasite_thread_calls(); @ret is its %rax. */
 struct crf_thread_call {
 	long nr;

@@ -196,6 +196,11 @@ const struct crf_regs *crf_parasite_saved_regs(const struct crf_parasite *p)
 	return &p->saved;
 }
 
+uint64_t crf_parasite_blocked(const struct crf_parasite *p)
+{
+	return p->sigmask;
+}
+
 static long host_syscall(void *task, long nr, const long args[6])
 {
 	return crf_parasite_syscall_raw(task, nr, args);

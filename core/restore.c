@@ -262,7 +262,8 @@ static int fd_room(const struct task_ctx *c)
 }
 
 /* Runs in each live restored process: never returns into crf's code on success. */
-static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd)
+static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd,
+			const struct crf_rst_fdtable *fdt)
 {
 	struct task_ctx *c = arg;
 	const Crf__Core__TaskCore *tc = c->tcs[crf_pstree_index(c->t, pid)];
@@ -270,12 +271,16 @@ static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd)
 	int r;
 
 	crf_rst_task_init(&t);
+	if (fdt)
+		t.fdt = *fdt;
 	/* The task's copy: what it adds is its own. */
 	t.objects = &c->objects;
 	r = crf_task_apply(tc);
 	if (r >= 0)
 		r = crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_TASK, c->dir, pid,
 					    &crf_restore_host_ops, &t);
+	if (r >= 0)
+		r = crf_task_apply_root(&t, tc);
 	if (r >= 0)
 		r = fill_state(&t, tc);
 	if (r >= 0)

@@ -304,8 +304,9 @@ int crf_rst_release(pid_t pid, int go_fd, const struct crf_rst_status *st)
 		if (st->seccomp)
 			return crf_error_errno(r, "pid %d: cannot release its seccomp state",
 					       (int)pid);
-		crf_warn("pid %d: the restorer's mapping stays in the task", (int)pid);
-		return crf_rst_go(go_fd);
+		/* Let go untraced, it would keep the restorer's mapping: a changed address space. */
+		return crf_error_errno(-r, "pid %d: cannot trace it to take the restorer's mapping out",
+				       (int)pid);
 	}
 	r = run_out(pid, tids, n, go_fd, st);
 	if (r < 0)

@@ -118,7 +118,7 @@ const char *crf__log_set_origin(const char *plugin);
  * the program's then, and a message written to it would land in the
  * program's log, pipe or terminal.
  */
-void crf__log_capture(void);
+void crf__log_capture(bool close_file);
 const char *crf__log_captured(void);
 
 /*

@@ -50,9 +50,12 @@ void crf__log_close(void)
 	log_file = NULL;
 }
 
-void crf__log_capture(void)
+void crf__log_capture(bool close_file)
 {
-	crf__log_close();
+	/* Not closed: its fd is another task's to close (a shared fd table). */
+	if (close_file)
+		crf__log_close();
+	log_file = NULL;
 	log_capturing = true;
 	log_captured[0] = '\0';
 }

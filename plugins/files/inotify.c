@@ -135,14 +135,25 @@ static int resolve_watch(const struct files_dump *d, int fd, const struct watch_
 	return r;
 }
 
-/* Unread events are not saved: say so. */
-static void warn_pending(struct files_dump *d, int fd)
+/*
+ * Events queued and not read yet cannot be queued again (reading them here
+ * would take them from a tree that may run on, and no call puts an event
+ * in): such an fd is refused, naming the count.
+ */
+static int refuse_pending(struct files_dump *d, int fd)
 {
 	int copy = files_cur_copy(d), n = 0;
 
-	if (copy >= 0 && ioctl(copy, FIONREAD, &n) == 0 && n > 0)
-		crf_warn("pid %d: inotify fd %d: %d bytes of events not read yet are dropped",
-			 d->pid, fd, n);
+	if (copy < 0)
+		return copy;
+	if (ioctl(copy, FIONREAD, &n) < 0)
+		return crf_error_errno(errno, "pid %d: inotify fd %d: FIONREAD", d->pid, fd);
+	if (n > 0)
+		return crf_error_errno(ENOTSUP,
+				       "pid %d: inotify fd %d has %d bytes of events not read yet, "
+				       "which crf cannot queue again",
+				       d->pid, fd, n);
+	return 0;
 }
 
 static int dump_watches(const struct files_dump *d, int fd, const char *text,
@@ -198,8 +209,7 @@ static int dump_inotify(struct files_dump *d, int fd, const char *text, Crf__Fil
 			     max);
 	if (r == 0)
 		qsort(in->watches, in->n_watches, sizeof(*in->watches), cmp_wd);
-	warn_pending(d, fd);
-	return r;
+	return r == 0 ? refuse_pending(d, fd) : r;
 }
 
 int files_inotify_dump(struct crf_ctx *ctx, const struct crf_object *obj)

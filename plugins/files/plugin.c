@@ -57,6 +57,7 @@ CRF_PLUGIN(
 				   "file-validation"),
 	.schemas = CRF_SCHEMAS(&crf__files__fd__descriptor, &crf__files__pipe__descriptor,
 			       &crf__files__shared_fd__descriptor, &crf__files__tty__descriptor,
-			       &crf__files__external__descriptor),
+			       &crf__files__external__descriptor,
+			       &crf__files__unlinked_file__descriptor),
 );
 /* clang-format on */

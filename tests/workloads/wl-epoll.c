@@ -250,16 +250,39 @@ static void check_inotify(const struct state *s)
 	unlink(s->file);
 }
 
-int main(void)
+/*
+ * "pending": an inotify event is queued and unread at the dump, which crf
+ * cannot queue again, so the dump must refuse; the refused dump must not
+ * have read it either.
+ */
+static void make_pending(const struct state *s, char *path, size_t len)
+{
+	int f;
+
+	snprintf(path, len, "%s/early", s->dir);
+	f = open(path, O_CREAT | O_WRONLY, 0600);
+	CHECK(f >= 0);
+	close(f);
+}
+
+int main(int argc, char **argv)
 {
 	static struct state s;
+	bool pending = argc > 1 && !strcmp(argv[1], "pending");
+	char early[PATH_MAX + 8];
 
 	wl_init("epoll");
 	setup_epoll(&s);
 	setup_moved(&s);
 	setup_inotify(&s);
+	if (pending)
+		make_pending(&s, early, sizeof(early));
 	wl_ready();
 	wl_wait_verify();
+	if (pending) {
+		next_event(s.in, 1, IN_CREATE);
+		unlink(early);
+	}
 	check_epoll(&s);
 	check_moved(&s);
 	check_inotify(&s);
