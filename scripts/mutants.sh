@@ -263,10 +263,10 @@ mutant files-shared-desc plugins/files/restore.c 'e2e-files-kill' \
 	'	if (e->has_same_as && !e->has_same_pid) {' '	if (0) {'
 mutant files-pipe-byte plugins/files/pipe.c 'e2e-pipes-kill' \
 	'the last byte buffered in each pipe is lost' \
-	'	while (m->has_data && done < m->data.len) {
-		n = write(p->ends[O_WRONLY], m->data.data + done, m->data.len - done);' \
-	'	while (m->has_data && done + 1 < m->data.len) {
-		n = write(p->ends[O_WRONLY], m->data.data + done, m->data.len - done - 1);'
+	'	for (done = 0; r == 0 && done < m->data.len; done += (size_t)n) {
+		n = splice(tmp[0], NULL, wr, NULL, m->data.len - done, SPLICE_F_NONBLOCK);' \
+	'	for (done = 0; r == 0 && done + 1 < m->data.len; done += (size_t)n) {
+		n = splice(tmp[0], NULL, wr, NULL, m->data.len - done - 1, SPLICE_F_NONBLOCK);'
 mutant files-pipe-size plugins/files/pipe.c 'e2e-pipes-kill' \
 	'a resized pipe comes back at the default size' \
 	'	if (fcntl(p->ends[O_WRONLY], F_GETPIPE_SZ) != (int)m->capacity &&' '	if (0 &&'
