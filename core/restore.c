@@ -267,7 +267,9 @@ static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd)
 	crf_rst_task_init(&t);
 	/* The task's copy: what it adds is its own. */
 	t.objects = &c->objects;
-	r = crf_task_apply(tc);
+	r = crf_rst_open_mem(&t);
+	if (r >= 0)
+		r = crf_task_apply(tc);
 	if (r >= 0)
 		r = crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_TASK, c->dir, pid,
 					    &crf_restore_host_ops, &t);

@@ -38,8 +38,9 @@ struct dump {
 	pid_t pid;
 	size_t page_size;
 	struct smaps maps;
-	int *kinds;	 /* enum mem_kind of each mapping, MEM_SKIP to leave out */
-	uint32_t n_vmas; /* mappings to save */
+	int *kinds;	   /* enum mem_kind of each mapping, MEM_SKIP to leave out */
+	uint32_t n_vmas;   /* mappings to save */
+	uint32_t mlockall; /* MCL_FUTURE | MCL_ONFAULT of mappings made later */
 	struct crf_rst_mm mm;
 	Crf__Mem__FileRef *exe;
 	struct crf_img *img, *blob;
@@ -72,6 +73,28 @@ static int read_maps(struct dump *d)
 }
 
 /*
+ * The parasite's area was mmap()ed by the task just now, so its VmFlags
+ * show what the task gives every new mapping: "lo" (and "lf") after
+ * mlockall(MCL_FUTURE [| MCL_ONFAULT]), "mg" after prctl(PR_SET_MEMORY_MERGE).
+ */
+static int read_def_flags(struct dump *d, uint64_t start, uint64_t end)
+{
+	uint64_t f = 0;
+
+	for (size_t i = 0; i < d->maps.n; i++)
+		if (d->maps.v[i].start < end && start < d->maps.v[i].end)
+			f |= d->maps.v[i].vmflags;
+	if (f & VMF_MG)
+		return crf_error_errno(ENOTSUP,
+				       "task %d: KSM merging of every mapping "
+				       "(prctl PR_SET_MEMORY_MERGE) is not restored",
+				       (int)d->pid);
+	if (f & VMF_LO)
+		d->mlockall = MCL_FUTURE | (f & VMF_LF ? MCL_ONFAULT : 0);
+	return 0;
+}
+
+/*
  * The parasite's memory is crf's, not the task's: cut its whole range (code,
  * stack, arguments, scratch; several VMAs) out of the list, so that none of
  * it is saved or comes back at restore.  Without a parasite (unit tests)
@@ -85,6 +108,9 @@ static int punch_parasite(struct dump *d)
 	r = crf_parasite_mapping(d->ctx, &start, &len);
 	if (r == -ENOTCONN)
 		return 0;
+	if (r < 0)
+		return r;
+	r = read_def_flags(d, start, start + len);
 	if (r < 0)
 		return r;
 	if (smaps_punch(&d->maps, start, start + len))
@@ -107,9 +133,15 @@ static int classify(struct dump *d)
 		if (!v->has_vmflags)
 			return crf_error_errno(EINVAL, "smaps of task %d: no VmFlags for %llx",
 					       (int)d->pid, (unsigned long long)v->start);
+		describe_vma(desc, sizeof(desc), v);
+		/* A flag this crf does not know is state it would lose. */
+		if (v->unknown[0])
+			return crf_error_errno(ENOTSUP,
+					       "task %d: cannot dump mapping %s: VmFlags '%s' is a "
+					       "flag this crf does not know",
+					       (int)d->pid, desc, v->unknown);
 		kind = mem_vma_kind(v, &why);
 		if (kind < 0) {
-			describe_vma(desc, sizeof(desc), v);
 			return crf_error_errno(ENOTSUP, "task %d: cannot dump mapping %s: %s",
 					       (int)d->pid, desc, why);
 		}
@@ -181,6 +213,8 @@ static int write_header(struct dump *d)
 	mm.n_vmas = d->n_vmas;
 	mm.page_size = d->page_size;
 	mm.pages = d->blob_name;
+	mm.has_mlockall = d->mlockall != 0;
+	mm.mlockall = d->mlockall;
 	e.entry_case = CRF__MEM__MM_ENTRY__ENTRY_MM;
 	e.mm = &mm;
 	return crf_img_write(d->img, &e.base);
@@ -264,8 +298,39 @@ out:
 	return r;
 }
 
+/* Page ranges as [start, end) pairs. */
+struct ranges {
+	uint64_t *v;
+	size_t n, cap; /* uint64_t used and allocated */
+};
+
+static int add_range(void *arg, uint64_t start, uint64_t end, bool zero)
+{
+	struct ranges *g = arg;
+	uint64_t *v;
+
+	(void)zero;
+	if (g->n && g->v[g->n - 1] == start) {
+		g->v[g->n - 1] = end;
+		return 0;
+	}
+	if (g->n + 2 > g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 16;
+
+		v = reallocarray(g->v, cap, sizeof(*v));
+		if (!v)
+			return crf_error_errno(ENOMEM, "guard regions");
+		g->v = v;
+		g->cap = cap;
+	}
+	g->v[g->n++] = start;
+	g->v[g->n++] = end;
+	return 0;
+}
+
 static int dump_vma(struct dump *d, const struct smaps_vma *v, enum mem_kind kind)
 {
+	struct ranges guards = {0};
 	Crf__Mem__MmEntry e = CRF__MEM__MM_ENTRY__INIT;
 	Crf__Mem__Vma vma = CRF__MEM__VMA__INIT;
 	char link[96];
@@ -303,12 +368,20 @@ static int dump_vma(struct dump *d, const struct smaps_vma *v, enum mem_kind kin
 		if (r < 0)
 			return r;
 	}
-	r = dump_pages(d, v, kind);
+	/* "gu" stays once a guard was installed: there may be none left. */
+	r = 0;
+	if (v->vmflags & VMF_GU)
+		r = mem_pagemap_walk_guards(&d->pm, v->start, v->end, add_range, &guards);
+	vma.n_guards = guards.n;
+	vma.guards = guards.v;
+	if (r >= 0)
+		r = dump_pages(d, v, kind);
 	e.entry_case = CRF__MEM__MM_ENTRY__ENTRY_VMA;
 	e.vma = &vma;
 	if (r >= 0)
 		r = crf_img_write(d->img, &e.base);
 	mem_fileref_free(vma.file);
+	free(guards.v);
 	if (r >= 0)
 		r = write_runs(d);
 	return r;

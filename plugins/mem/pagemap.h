@@ -13,8 +13,9 @@
 struct page_region;
 
 struct mem_pagemap {
-	int fd;	   /* /proc/PID/pagemap */
-	bool scan; /* PAGEMAP_SCAN answers; else entries are read */
+	int fd;	       /* /proc/PID/pagemap */
+	bool scan;     /* PAGEMAP_SCAN answers; else entries are read */
+	bool no_guard; /* PAGEMAP_SCAN does not know PAGE_IS_GUARD (before 6.14) */
 	size_t page_size;
 	struct page_region *vec;
 	uint64_t *ents;
@@ -34,10 +35,19 @@ void mem_pagemap_close(struct mem_pagemap *pm);
 /*
  * Walk the pages of [@start, @end) that are present or swapped out and are
  * not pages of a file: all of an anonymous mapping's pages that exist, and
- * the copied-on-write ones of a private file mapping.
+ * the copied-on-write ones of a private file mapping.  Guard regions' pages,
+ * which the kernel shows as swapped out, are not among them.
  */
 int mem_pagemap_walk(struct mem_pagemap *pm, uint64_t start, uint64_t end, mem_range_fn fn,
 		     void *arg);
+
+/*
+ * Walk the guard regions of [@start, @end) (MADV_GUARD_INSTALL): pages that
+ * fault with SIGSEGV, which hold no data.  Kernels without guard regions
+ * report none.
+ */
+int mem_pagemap_walk_guards(struct mem_pagemap *pm, uint64_t start, uint64_t end, mem_range_fn fn,
+			    void *arg);
 
 /*
  * Walk the pages of a shared anonymous mapping [@start, @end) that hold data:

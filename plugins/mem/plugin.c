@@ -4,6 +4,7 @@
 
 #include "mem.h"
 #include "mm.pb-c.h"
+#include "restore-check.h"
 #include "shmem.h"
 
 /* The descriptor reads best as one block. */
@@ -15,7 +16,7 @@ CRF_PLUGIN(
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = mem_probe,
 		[CRF_STAGE_DUMP_TASK] = mem_dump_task,
-		[CRF_STAGE_RESTORE_PREPARE] = mem_shm_restore_prepare,
+		[CRF_STAGE_RESTORE_PREPARE] = mem_restore_prepare,
 		[CRF_STAGE_RESTORE_TASK] = mem_restore_task,
 		[CRF_STAGE_RESTORE_FINISH] = mem_shm_restore_finish,
 		[CRF_STAGE_RESTORE_CLEANUP] = mem_shm_restore_cleanup,

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define CRF_PLUGIN_ABI_MAJOR 1
-#define CRF_PLUGIN_ABI_MINOR 3
+#define CRF_PLUGIN_ABI_MINOR 4
 
 /* The symbol every plugin exports (CRF_PLUGIN defines it). */
 #define CRF_PLUGIN_SYMBOL "crf_plugin_descriptor"
