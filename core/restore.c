@@ -310,7 +310,8 @@ static int wait_root(pid_t pid)
 }
 
 /* Create the tree, bring it to "ready", finish and let it go; or kill it all. */
-static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct crf_imgdir *dir)
+static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct crf_imgdir *dir,
+		    struct crf_objects *objects)
 {
 	pid_t root = rt->t->procs[0].pid;
 	int r;
@@ -318,6 +319,12 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 	r = crf_rst_tree_start(rt);
 	if (r >= 0)
 		r = crf_plugin_set_run(set, CRF_STAGE_RESTORE_FINISH, dir, root);
+	/*
+	 * Every task holds what it needs by now.  crf's copies go before the
+	 * tree runs: a writable fd on a memfd would make the program's
+	 * execveat() of it fail with ETXTBSY.
+	 */
+	crf__objects_free(objects);
 	if (r >= 0)
 		r = crf_rst_tree_release(rt);
 	if (r < 0) {
@@ -355,7 +362,7 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 					    &prepare_host_ops, &ctx.objects);
 	}
 	if (r >= 0)
-		r = run_tree(&rt, set, dir);
+		r = run_tree(&rt, set, dir, &ctx.objects);
 	/* Whatever happened: plugins let go of what restore-prepare took. */
 	c = crf_plugin_set_run(set, CRF_STAGE_RESTORE_CLEANUP, dir, root);
 	if (r >= 0)

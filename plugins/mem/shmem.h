@@ -60,7 +60,7 @@ int mem_shm_restore_prepare(struct crf_ctx *ctx);
  */
 int mem_shm_restore_fd(struct crf_ctx *ctx, uint64_t dev, uint64_t inode);
 
-/* restore-finish: see mem_sysv_finish(). */
+/* restore-finish: close the objects (every task maps its own), then mem_sysv_finish(). */
 int mem_shm_restore_finish(struct crf_ctx *ctx);
 
 /* restore-cleanup (success or not): close the objects; the tasks have their own mappings. */

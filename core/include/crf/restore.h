@@ -170,7 +170,8 @@ int crf_rst_at_fds_placed(struct crf_ctx *ctx, int (*fn)(void *arg), void *arg,
  * is inherited by every task forked after, so every task finds it; and in
  * restore-task, inside the task: an object first made there is that
  * task's alone.  The core's fds are closed with crf's own before the task
- * enters its restorer, and in crf after restore-cleanup.
+ * enters its restorer, and in crf once restore-finish is done (before the
+ * tree runs: a writable fd on a memfd would keep it from being executed).
  */
 int crf_rst_object(struct crf_ctx *ctx, const char *key, int (*create)(void *arg), void *arg,
 		   bool *created);
