@@ -86,7 +86,7 @@ static int read_def_flags(struct dump *d, uint64_t start, uint64_t end)
 			f |= d->maps.v[i].vmflags;
 	if (f & VMF_MG)
 		return crf_error_errno(ENOTSUP,
-				       "task %d: KSM merging of every mapping "
+				       "pid %d: KSM merging of every mapping "
 				       "(prctl PR_SET_MEMORY_MERGE) is not restored",
 				       (int)d->pid);
 	if (f & VMF_LO)
@@ -137,12 +137,19 @@ static int classify(struct dump *d)
 		/* A flag this crf does not know is state it would lose. */
 		if (v->unknown[0])
 			return crf_error_errno(ENOTSUP,
-					       "task %d: cannot dump mapping %s: VmFlags '%s' is a "
+					       "pid %d: cannot dump mapping %s: VmFlags '%s' is a "
 					       "flag this crf does not know",
 					       (int)d->pid, desc, v->unknown);
+		/* The key's allocation and its access rights (PKRU) are not restored. */
+		if (v->pkey)
+			return crf_error_errno(ENOTSUP,
+					       "pid %d: cannot dump mapping %s: it has memory "
+					       "protection key %u (pkey_mprotect), which crf does "
+					       "not restore",
+					       (int)d->pid, desc, v->pkey);
 		kind = mem_vma_kind(v, &why);
 		if (kind < 0) {
-			return crf_error_errno(ENOTSUP, "task %d: cannot dump mapping %s: %s",
+			return crf_error_errno(ENOTSUP, "pid %d: cannot dump mapping %s: %s",
 					       (int)d->pid, desc, why);
 		}
 		d->kinds[i] = kind;

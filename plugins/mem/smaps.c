@@ -4,7 +4,7 @@
  *
  * A mapping is a maps line, "start-end perms offset major:minor inode
  * [name]", which smaps follows with "Key: value" lines; the only one read is
- * VmFlags.  Field lines start with an upper-case key and mapping lines with a
+ * VmFlags (and ProtectionKey).  Field lines start with an upper-case key and mapping lines with a
  * lower-case hex address, which tells them apart.
  */
 #include <ctype.h>
@@ -150,9 +150,13 @@ static int parse_field(char *line, struct smaps *s)
 
 	if (!colon || !s->n)
 		return -EINVAL;
+	v = &s->v[s->n - 1];
+	if (colon - line == 13 && !memcmp(line, "ProtectionKey", 13)) {
+		v->pkey = (unsigned int)strtoul(colon + 1, NULL, 10);
+		return 0;
+	}
 	if (colon - line != 7 || memcmp(line, "VmFlags", 7))
 		return 0;
-	v = &s->v[s->n - 1];
 	colon++;
 	while (*colon == ' ')
 		colon++;
@@ -388,6 +392,8 @@ static const char *no_file_why(const struct smaps_vma *v)
 		return "an aio ring of io_setup() (not supported)";
 	if (name_starts(v->name, "/anon_hugepage"))
 		return "hugetlbfs memory (MAP_HUGETLB, not supported yet)";
+	if (!strcmp(v->name, "/secretmem (deleted)"))
+		return "secret memory of memfd_secret() (not supported)";
 	if (name_ends(v->name, " (deleted)"))
 		return "a mapping of a deleted file (not supported yet)";
 	return NULL;
@@ -411,8 +417,17 @@ static int plain_kind(const struct smaps_vma *v, const char **why)
 		return MEM_SYSV;
 	if ((*why = no_file_why(v)))
 		return -ENOTSUP;
+	if (!strcmp(v->name, "anon_inode:[io_uring]")) {
+		*why = "the rings of an io_uring instance (not supported)";
+		return -ENOTSUP;
+	}
+	if (!strcmp(v->name, "anon_inode:[perf_event]")) {
+		*why = "a perf event's ring buffer (not supported)";
+		return -ENOTSUP;
+	}
 	if (name_starts(v->name, "anon_inode:")) {
-		*why = "a mapping of an anonymous inode's fd (io_uring, perf, a driver...)";
+		*why = "a mapping of an anonymous inode's fd, a driver's or the kernel's (not "
+		       "supported)";
 		return -ENOTSUP;
 	}
 	if (v->name[0] != '/' || !v->inode) {

@@ -75,6 +75,7 @@ struct smaps_vma {
 	bool has_vmflags;   /* a VmFlags line was seen */
 	uint64_t vmflags;   /* enum smaps_vmflag */
 	char unknown[8];    /* the first VmFlags mnemonic not in enum smaps_vmflag, or "" */
+	unsigned int pkey;  /* "ProtectionKey:" (pkey_mprotect), 0 without one */
 	char *name;	    /* path, "[heap]"..., or "" for none */
 	char *vmflags_text; /* the VmFlags line's value, or NULL */
 };

@@ -179,7 +179,11 @@ static void test_vmflags(void **state)
 		{"7f00-7f01 rw-s 00000000 00:0f 9 /memfd:h (deleted)", "rd wr sh mr mw me ms ht",
 		 -ENOTSUP, "hugetlbfs"},
 		{"7f00-7f01 rw-s 00000000 00:0f 9 anon_inode:[io_uring]", "rd wr sh mr mw me ms de",
+		 -ENOTSUP, "io_uring"},
+		{"7f00-7f01 rw-s 00000000 00:0f 9 anon_inode:[foo]", "rd wr sh mr mw me ms de",
 		 -ENOTSUP, "anonymous inode"},
+		{"7f00-7f01 rw-s 00000000 00:0e 9 /secretmem (deleted)", "rd wr sh mr mw ms lo dd",
+		 -ENOTSUP, "memfd_secret"},
 		{"7f00-7f01 rw-s 00000000 08:01 9 /dev/fb0", "rd wr sh mr mw me ms io pf de",
 		 -ENOTSUP, "device memory"},
 	};
@@ -208,6 +212,12 @@ static void test_vmflags(void **state)
 	assert_string_equal(smaps_vmflag_name(VMF_GU), "gu");
 	smaps_vmflags("rd wr xy ?? ac", text);
 	assert_string_equal(text, "xy");
+	assert_int_equal(parse("7f00-7f01 rw-p 00000000 00:00 0 \nProtectionKey:        3\n"
+			       "VmFlags: rd wr mr mw me ac \n",
+			       &s),
+			 0);
+	assert_int_equal(s.v[0].pkey, 3);
+	smaps_free(&s);
 }
 
 /* Shared memory with no file: shared anonymous memory and shared memfd mappings are dumped. */
