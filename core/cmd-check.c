@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "commands.h"
+#include "privs.h"
 
 static const char help[] =
 	"Usage: crf check [OPTIONS]\n\n"
@@ -14,6 +15,7 @@ int cmd_check(struct crf_opts *o, int argc, char **argv)
 {
 	struct crf_config conf = { 0 };
 	struct crf_plugin_set set = { 0 };
+	char lacks[128];
 	int r, missing = 0;
 
 	r = crf_parse_command(o, argc, argv, NULL, NULL, help, NULL, NULL);
@@ -21,6 +23,10 @@ int cmd_check(struct crf_opts *o, int argc, char **argv)
 		return r > 0 ? CRF_EXIT_OK : CRF_EXIT_USAGE;
 	if (optind < argc)
 		return crf_usage_error(o, "unexpected argument '%s'", argv[optind]), CRF_EXIT_USAGE;
+	if (!crf_privileged(lacks, sizeof(lacks)))
+		crf_warn("not run as root (lacks %s): the features that need privileges "
+			 "read as missing; crf dump and restore need root",
+			 lacks);
 	r = crf_setup(o, &conf, &set, 0);
 	if (r >= 0)
 		missing = crf_plugin_set_probe(&set, false);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "privs.h"
 #include "dump.h"
 
 enum { OPT_LEAVE_RUNNING = OPT_COMMAND_BASE, OPT_FREEZE, OPT_SYNC, OPT_SHELL_JOB };
@@ -108,6 +109,8 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 		crf_error("no process with PID %d", (int)a.pid);
 		return CRF_EXIT_FAIL;
 	}
+	if (crf_require_privileges("crf dump") < 0)
+		return CRF_EXIT_FAIL;
 	r = crf_setup(o, &conf, &set, 0);
 	if (r >= 0 && crf_plugin_set_probe(&set, false) != 0)
 		r = -ENOTSUP;

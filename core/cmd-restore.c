@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "commands.h"
+#include "privs.h"
 #include "inventory.h"
 #include "restore.h"
 
@@ -80,6 +81,8 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv)
 		return crf_usage_error(o, "unexpected argument '%s'", argv[optind]), CRF_EXIT_USAGE;
 	if (!a.ro.dir)
 		return crf_usage_error(o, "no image directory given (-D DIR)"), CRF_EXIT_USAGE;
+	if (crf_require_privileges("crf restore") < 0)
+		return CRF_EXIT_FAIL;
 	r = crf_setup(o, &conf, &set, 0);
 	if (r >= 0)
 		r = crf_imgdir_open(a.ro.dir, CRF_IMGDIR_READ, &dir);

@@ -16,12 +16,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpu.h"
 #include "dump.h"
 #include "freeze.h"
 #include "infect.h"
 #include "inventory.h"
 #include "procfs.h"
 #include "pstree.h"
+#include "task-attrs.h"
+#include "seccomp.h"
 #include "task-dump.h"
 #include "util.h"
 
@@ -79,7 +82,8 @@ static int check_target(pid_t pid)
 }
 
 /* One frozen process: registers, task state, the plugins' dump-task, cure. */
-static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const struct crf_proc *pr)
+static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const struct crf_pstree *t,
+		     const struct crf_proc *pr)
 {
 	pid_t pid = pr->pid;
 	Crf__Core__TaskCore tc = CRF__CORE__TASK_CORE__INIT;
@@ -87,6 +91,9 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 	int r, c;
 
 	r = crf_task_collect_proc(pid, &tc);
+	/* Before the infection: crf's code may only run where seccomp is suspended. */
+	if (r >= 0)
+		r = crf_seccomp_dump(pr, &tc);
 	if (r >= 0)
 		r = crf_infect(pid, &p);
 	if (r >= 0)
@@ -96,10 +103,15 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 	if (r >= 0)
 		r = crf_task_collect_threads(pr, p, &tc);
 	if (r >= 0)
+		r = crf_attrs_dump(t, pr, p, &tc);
+	if (r >= 0)
+		r = crf_cpu_dump_task(p, &tc);
+	if (r >= 0)
 		r = crf_task_write(dir, &tc);
 	if (r >= 0)
 		r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_TASK, dir, pid, &crf_dump_host_ops,
 					    p);
+	crf_seccomp_free(&tc);
 	crf_task_free(&tc);
 	if (p) {
 		c = crf_cure(p);
@@ -117,11 +129,11 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 static int dump_frozen(const struct crf_dump_opts *o, struct crf_plugin_set *set,
 		       struct crf_imgdir *dir, struct crf_pstree *t)
 {
-	int r = 0;
+	int r = crf_cpu_write(dir);
 
 	for (size_t i = 0; r >= 0 && i < t->n; i++)
 		if (!t->procs[i].zombie)
-			r = dump_task(set, dir, &t->procs[i]);
+			r = dump_task(set, dir, t, &t->procs[i]);
 	if (r >= 0)
 		r = crf_pstree_write(dir, t);
 	if (r >= 0)

@@ -97,8 +97,12 @@ static bool has_tid(const struct crf_frozen *f, pid_t tid)
 	return false;
 }
 
-/* Wait for the interrupt- or group-stop of a seized and interrupted thread. */
-static int wait_stopped(pid_t tid)
+/*
+ * Wait for the interrupt- or group-stop of a seized and interrupted thread.
+ * The kernel reports a thread of a group that is stopped, or stopping,
+ * with the group stop's signal instead of SIGTRAP: that goes to *@stop_sig.
+ */
+static int wait_stopped(pid_t tid, int *stop_sig)
 {
 	struct crf_stop st;
 	int r;
@@ -114,6 +118,8 @@ static int wait_stopped(pid_t tid)
 		case CRF_STOP_EXITED:
 			return -ESRCH;
 		case CRF_STOP_EVENT:
+			if (st.sig != SIGTRAP)
+				*stop_sig = st.sig;
 			return 0;
 		case CRF_STOP_SIGNAL: /* deliver it now: see the top of the file */
 			r = crf_ptrace_resume(tid, false, st.sig);
@@ -124,6 +130,21 @@ static int wait_stopped(pid_t tid)
 		}
 		if (r < 0)
 			return r;
+	}
+}
+
+/*
+ * Only once the thread is stopped: from the seize to the stop the program
+ * still runs, and its own system calls must meet its filters.  A refusal
+ * is kept, not logged: it matters only for a thread under seccomp.
+ */
+static void suspend_seccomp(struct crf_frozen *f, pid_t tid)
+{
+	int r = crf_ptrace_suspend_seccomp(tid);
+
+	if (r < 0 && !f->seccomp_unsuspended) {
+		f->seccomp_unsuspended = r;
+		crf_debug("pid %d: no PTRACE_O_SUSPEND_SECCOMP: %s", (int)f->pid, strerror(-r));
 	}
 }
 
@@ -167,7 +188,9 @@ static int stop_new_threads(struct crf_frozen *f)
 			return r;
 	}
 	for (size_t i = first; i < f->n_tids;) {
-		r = wait_stopped(f->tids[i]);
+		r = wait_stopped(f->tids[i], &f->stop_sig);
+		if (r >= 0)
+			suspend_seccomp(f, f->tids[i]);
 		if (r == -ESRCH && f->tids[i] != f->pid) {
 			/* Gone: the tracer's report was its last word; forget it. */
 			memmove(&f->tids[i], &f->tids[i + 1], (--f->n_tids - i) * sizeof(pid_t));

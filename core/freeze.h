@@ -38,6 +38,18 @@ struct crf_frozen {
 	struct timespec frozen_at;
 	/* How long freezing took, from the first request to the last stop. */
 	double freeze_ms;
+	/*
+	 * The signal of the group stop the process is in (SIGSTOP, SIGTSTP,
+	 * SIGTTIN, SIGTTOU), as its threads reported their freeze stop; 0
+	 * when it was running.  The group stays stopped when crf detaches.
+	 */
+	int stop_sig;
+	/*
+	 * 0: every thread has PTRACE_O_SUSPEND_SECCOMP (crf's calls in the task
+	 * pass its seccomp filters); else the -errno the kernel refused it
+	 * with, and a thread under seccomp cannot be dumped (core/seccomp.c).
+	 */
+	int seccomp_unsuspended;
 };
 
 /* "auto", "cgroup", "ptrace" (NULL: auto); CRF_FREEZE_INVALID otherwise. */

@@ -114,12 +114,28 @@ int crf_ptrace_detach(pid_t tid, int sig)
 	return 0;
 }
 
+/*
+ * PTRACE_SETOPTIONS replaces every option at once, so each call asks for
+ * PTRACE_O_SUSPEND_SECCOMP again: once a thread has it (crf_ptrace_suspend_seccomp),
+ * dropping it here would let its filters judge crf's injected system calls.
+ * Where the kernel refuses it (crf under seccomp itself, no CAP_SYS_ADMIN,
+ * no CONFIG_CHECKPOINT_RESTORE) the thread never had it: ask without.
+ */
 int crf_ptrace_set_exitkill(pid_t tid, bool on)
 {
 	long opts = PTRACE_O_TRACESYSGOOD | (on ? PTRACE_O_EXITKILL : 0);
 
-	if (ptrace(PTRACE_SETOPTIONS, tid, 0, opts) < 0)
-		return crf_error_errno(errno, "thread %d: PTRACE_SETOPTIONS", (int)tid);
+	if (ptrace(PTRACE_SETOPTIONS, tid, 0, opts | PTRACE_O_SUSPEND_SECCOMP) == 0)
+		return 0;
+	if ((errno == EPERM || errno == EINVAL) && ptrace(PTRACE_SETOPTIONS, tid, 0, opts) == 0)
+		return 0;
+	return crf_error_errno(errno, "thread %d: PTRACE_SETOPTIONS", (int)tid);
+}
+
+int crf_ptrace_suspend_seccomp(pid_t tid)
+{
+	if (ptrace(PTRACE_SETOPTIONS, tid, 0, PTRACE_O_TRACESYSGOOD | PTRACE_O_SUSPEND_SECCOMP) < 0)
+		return -errno;
 	return 0;
 }
 

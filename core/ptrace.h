@@ -57,6 +57,17 @@ int crf_ptrace_detach(pid_t tid, int sig);
  */
 int crf_ptrace_set_exitkill(pid_t tid, bool on);
 
+/*
+ * Add PTRACE_O_SUSPEND_SECCOMP to the stopped, seized @tid: its seccomp
+ * filters or strict mode no longer judge its system calls until crf
+ * detaches (then the kernel drops every option), so crf's injected calls
+ * run whatever the program's filters say.  Asked only of a stopped thread:
+ * between the seize and the stop the program's own calls would escape its
+ * filters.  0 or -errno, not logged: -EPERM (crf itself is under seccomp, or
+ * lacks CAP_SYS_ADMIN), -EINVAL (a kernel without CONFIG_CHECKPOINT_RESTORE).
+ */
+int crf_ptrace_suspend_seccomp(pid_t tid);
+
 /* The blocked-signal mask of a stopped thread (PTRACE_GETSIGMASK/SETSIGMASK). */
 int crf_ptrace_get_sigmask(pid_t tid, uint64_t *mask);
 int crf_ptrace_set_sigmask(pid_t tid, uint64_t mask);

@@ -17,6 +17,7 @@
 #include "util.h"
 #include "image-internal.h"
 #include "restore-task.h"
+#include "xsave.h"
 
 #define PAGE_SIZE UINT64_C(4096)
 /* mmap()'s mapping types; MAP_DROPPABLE is Linux 6.11's. */
@@ -49,6 +50,7 @@ void crf_rst_task_init(struct crf_rst_task *t)
 	t->keep_fds_below = 3;
 	t->a.exe_fd = -1;
 	t->a.sas_flags = SS_DISABLE;
+	t->a.dumpable = -1;
 }
 
 void crf_rst_task_free(struct crf_rst_task *t)
@@ -78,11 +80,13 @@ void crf_rst_task_free(struct crf_rst_task *t)
 	free(t->timers);
 	free(t->pending);
 	free(t->xsave);
+	free(t->seccomp_buf);
 	for (size_t i = 0; i < t->n_threads; i++) {
 		free(t->threads[i].xsave);
 		free(t->threads[i].pending);
 	}
 	free(t->threads);
+	free(t->stop_waits);
 	crf_rst_task_init(t);
 }
 
@@ -338,38 +342,52 @@ int crf_rst_task_add_timer(struct crf_rst_task *t, const struct crf_rst_timer_ar
 
 int crf_rst_task_add_pending(struct crf_rst_task *t, const void *siginfo, bool shared)
 {
-	uint8_t(*v)[128];
-
-	/* The restorer's mask of shared signals has 64 bits. */
-	if (t->n_pending >= 64)
-		return crf_error_errno(E2BIG, "more than 64 pending signals");
-	v = reallocarray(t->pending, t->n_pending + 1, sizeof(*v));
-	if (!v)
+	/* The restorer queues the process-wide ones first (crf_rst_args.n_pending_shared). */
+	if (shared && t->n_pending > t->a.n_pending_shared)
+		return crf_error_errno(EINVAL, "a process-wide pending signal after the leader's");
+	if (grow(&t->pending, t->n_pending, &t->cap_pending, sizeof(*t->pending)))
 		return crf_error_errno(ENOMEM, "pending signal");
-	t->pending = v;
-	memcpy(t->pending[t->n_pending], siginfo, sizeof(*v));
+	memcpy(t->pending[t->n_pending++], siginfo, sizeof(*t->pending));
 	if (shared)
-		t->a.pending_shared_mask |= 1ull << t->n_pending;
-	else
-		t->a.pending_shared_mask &= ~(1ull << t->n_pending);
-	t->n_pending++;
+		t->a.n_pending_shared++;
+	return 0;
+}
+
+/*
+ * The signal-frame form of a saved XSAVE area (xsave.h): sized as this
+ * CPU's kernel sizes the task's own frames, or rt_sigreturn would restore
+ * the legacy part only.  @out is malloc'd; its length goes to @out_len.
+ */
+static int frame_xsave(const void *xsave, size_t len, uint8_t **out, size_t *out_len)
+{
+	const struct crf_xsave_layout *host = crf_xsave_host();
+	size_t size = host && len >= CRF_XSAVE_HDR_END ? crf_xsave_frame_size(host) : len;
+
+	*out = malloc(size ?: 1);
+	if (!*out)
+		return -ENOMEM;
+	if (host) {
+		*out_len = crf_xsave_to_frame(host, xsave, len, *out);
+		return 0;
+	}
+	memcpy(*out, xsave, len);
+	*out_len = len;
 	return 0;
 }
 
 int crf_rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len)
 {
 	uint8_t *p;
+	size_t n;
 
 	/* The legacy area alone is 512 bytes; the kernel's largest is far below 1 MiB. */
 	if (len < 512 || len > (1u << 20))
 		return crf_error_errno(EINVAL, "xsave area of %zu bytes", len);
-	p = malloc(len);
-	if (!p)
+	if (frame_xsave(xsave, len, &p, &n) < 0)
 		return crf_error_errno(ENOMEM, "xsave area");
-	memcpy(p, xsave, len);
 	free(t->xsave);
 	t->xsave = p;
-	t->xsave_len = len;
+	t->xsave_len = n;
 	return 0;
 }
 
@@ -472,9 +490,9 @@ int crf_rst_task_add_thread(struct crf_rst_task *t, const struct crf_rst_thread_
 {
 	struct crf_rst_thread *th, *v;
 
-	if (n_pending > 64 || xsave_len > (1u << 20))
-		return crf_error_errno(EINVAL, "thread %d: %zu pending signals, %zu bytes of XSAVE",
-				       (int)arg->set_tid[0], n_pending, xsave_len);
+	if (xsave_len > (1u << 20))
+		return crf_error_errno(EINVAL, "thread %d: %zu bytes of XSAVE",
+				       (int)arg->set_tid[0], xsave_len);
 	v = reallocarray(t->threads, t->n_threads + 1, sizeof(*v));
 	if (!v)
 		return crf_error_errno(ENOMEM, "thread %d", (int)arg->set_tid[0]);
@@ -482,18 +500,15 @@ int crf_rst_task_add_thread(struct crf_rst_task *t, const struct crf_rst_thread_
 	th = &v[t->n_threads];
 	memset(th, 0, sizeof(*th));
 	th->a = *arg;
-	th->xsave = xsave_len ? malloc(xsave_len) : NULL;
-	th->pending = n_pending ? malloc(n_pending * 128) : NULL;
-	if ((xsave_len && !th->xsave) || (n_pending && !th->pending)) {
+	th->pending = n_pending ? reallocarray(NULL, n_pending, sizeof(*th->pending)) : NULL;
+	if ((xsave_len && frame_xsave(xsave, xsave_len, &th->xsave, &th->xsave_len) < 0) ||
+	    (n_pending && !th->pending)) {
 		free(th->xsave);
 		free(th->pending);
 		return crf_error_errno(ENOMEM, "thread %d", (int)arg->set_tid[0]);
 	}
-	if (xsave_len)
-		memcpy(th->xsave, xsave, xsave_len);
 	if (n_pending)
-		memcpy(th->pending, pending, n_pending * 128);
-	th->xsave_len = xsave_len;
+		memcpy(th->pending, pending, n_pending * sizeof(*th->pending));
 	th->n_pending = n_pending;
 	t->n_threads++;
 	return 0;

@@ -85,8 +85,8 @@ struct crf_rst_task {
 	size_t n_blobs, cap_blobs;
 	struct crf_rst_timer_arg *timers;
 	size_t n_timers;
-	uint8_t (*pending)[128]; /* siginfo, in the order to queue them */
-	size_t n_pending;
+	uint8_t (*pending)[128]; /* siginfo, in the order to queue them, shared first */
+	size_t n_pending, cap_pending;
 	uint8_t *xsave;
 	size_t xsave_len;
 
@@ -103,6 +103,16 @@ struct crf_rst_task {
 	size_t n_hooks;
 	/* crf_rst_object(): the table inherited from restore-prepare, or NULL */
 	struct crf_objects *objects;
+	/* stopped children whose stop report to take (crf_rst_args.stop_waits_off) */
+	int32_t *stop_waits;
+	size_t n_stop_waits;
+	/*
+	 * seccomp (core/seccomp-restore.c): a->n_seccomp_filters struct
+	 * crf_rst_seccomp_filter, then their code, in one buffer; code_off
+	 * counts from the buffer's start until crf_rst_exec() places it
+	 */
+	uint8_t *seccomp_buf;
+	size_t seccomp_len;
 };
 
 /* Plugins' calls of crf/restore.h land here (ctx->task: a struct crf_rst_task). */
@@ -133,7 +143,10 @@ int crf_rst_task_at_fds_placed(struct crf_rst_task *t, int (*fn)(void *arg), voi
 
 /* Task state with arrays; each copies its input.  0 or -errno (logged). */
 int crf_rst_task_add_timer(struct crf_rst_task *t, const struct crf_rst_timer_arg *timer);
-/* A pending signal's 128-byte siginfo; @shared: process-wide, else for the thread. */
+/*
+ * A pending signal's 128-byte siginfo; @shared: process-wide, else for the
+ * leader.  The process-wide ones come first, each queue in its order.
+ */
 int crf_rst_task_add_pending(struct crf_rst_task *t, const void *siginfo, bool shared);
 /*
  * One more thread: @arg's scalars (the offsets are crf_rst_exec()'s to set),

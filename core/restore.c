@@ -18,9 +18,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cpu.h"
 #include "restore-task.h"
 #include "restore.h"
 #include "rst-tree.h"
+#include "task-attrs.h"
+#include "seccomp.h"
 #include "task-dump.h"
 #include "task-restore.h"
 
@@ -73,8 +76,8 @@ static int add_thread(struct crf_rst_task *t, const Crf__Core__ThreadCore *th)
 	uint8_t (*buf)[128] = NULL;
 	int r;
 
-	if (th->regs.len != sizeof(a.regs) || th->n_ns_tid < 1 ||
-	    th->n_ns_tid > CRF_RST_MAX_LEVELS || th->n_pending_private > 64)
+	/* The pending records were checked by crf_task_read(). */
+	if (th->regs.len != sizeof(a.regs) || th->n_ns_tid < 1 || th->n_ns_tid > CRF_RST_MAX_LEVELS)
 		return crf_error_errno(EBADMSG, "thread %d: bad record", (int)th->tid);
 	for (size_t i = 0; i < th->n_ns_tid; i++)
 		a.set_tid[i] = th->ns_tid[th->n_ns_tid - 1 - i];
@@ -101,15 +104,14 @@ static int add_thread(struct crf_rst_task *t, const Crf__Core__ThreadCore *th)
 		a.own_creds = 1;
 		fill_creds(&a.creds, th->creds);
 	}
+	crf_attrs_fill_thread(&a, th);
 	if (th->n_pending_private) {
 		buf = calloc(th->n_pending_private, sizeof(*buf));
 		if (!buf)
 			return crf_error_errno(ENOMEM, "thread %d", (int)th->tid);
 	}
-	for (size_t i = 0; i < th->n_pending_private; i++) {
-		memcpy(buf[i], th->pending_private[i].data,
-		       th->pending_private[i].len < 128 ? th->pending_private[i].len : 128);
-	}
+	for (size_t i = 0; i < th->n_pending_private; i++)
+		memcpy(buf[i], th->pending_private[i].data, sizeof(buf[i]));
 	r = crf_rst_task_add_thread(t, &a, th->xsave.data, th->xsave.len, buf,
 				    th->n_pending_private);
 	free(buf);
@@ -168,6 +170,7 @@ static int fill_state(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
 
 		r = crf_rst_task_add_timer(t, &ta);
 	}
+	/* Whole siginfo records: crf_task_read() checked them. */
 	for (size_t i = 0; r >= 0 && i < tc->n_pending_shared; i++)
 		r = crf_rst_task_add_pending(t, tc->pending_shared[i].data, true);
 	for (size_t i = 0; r >= 0 && i < tc->n_pending_private; i++)
@@ -176,6 +179,8 @@ static int fill_state(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
 		r = crf_rst_task_set_xsave(t, tc->xsave.data, tc->xsave.len);
 	if (r >= 0)
 		r = fill_threads(t, tc);
+	if (r >= 0)
+		r = crf_attrs_fill(t, tc);
 	return r;
 }
 
@@ -276,6 +281,8 @@ static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd)
 	if (r >= 0)
 		r = fill_state(&t, tc);
 	if (r >= 0)
+		r = crf_seccomp_fill(&t, tc);
+	if (r >= 0)
 		r = crf_rst_exec(&t, status_fd, go_fd);
 	report(status_fd, r, "setting up the task before the restorer failed (see above)");
 	crf_rst_task_free(&t);
@@ -351,6 +358,12 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 	r = crf_rst_plan(&t, &rt);
 	if (r >= 0)
 		r = read_cores(&ctx);
+	if (r >= 0)
+		r = crf_attrs_check_restore(&t, ctx.tcs, o->detach);
+	if (r >= 0)
+		r = crf_cpu_check_tree(dir, ctx.tcs, t.n);
+	if (r >= 0)
+		r = crf_seccomp_restore_check(ctx.tcs, t.n);
 	if (r >= 0)
 		r = fd_room(&ctx);
 	if (r >= 0) {

@@ -129,7 +129,8 @@ static int find_gap(struct spans *s, uint64_t len, uint64_t *out)
 /* Where things go in the restorer's mapping, as offsets from the args block. */
 struct layout {
 	uint64_t blob_len, args_len, total;
-	uint64_t vmas, pages, timers, pending, xsave, frame, threads;
+	uint64_t vmas, pages, timers, pending, xsave, frame, threads, stop_waits;
+	uint64_t seccomp;
 	uint64_t guards, names, bounce, bounce_len;
 };
 
@@ -171,6 +172,10 @@ static void plan(struct crf_rst_task *t, struct layout *l)
 	off = plan_threads(t, off);
 	l->threads = off = ALIGN(off, 64);
 	off += t->n_threads * sizeof(struct crf_rst_thread_arg);
+	l->stop_waits = off;
+	off += t->n_stop_waits * sizeof(*t->stop_waits);
+	l->seccomp = off = ALIGN(off, 64);
+	off += t->seccomp_len;
 	l->guards = off;
 	off += t->n_guards * sizeof(struct crf_rst_range_arg);
 	l->names = off;
@@ -349,6 +354,18 @@ static void pack_threads(const struct crf_rst_task *t, const struct layout *l, c
 	}
 }
 
+/* The filter table and its code (restore-task.h), their offsets made the block's. */
+static void pack_seccomp(const struct crf_rst_task *t, const struct layout *l,
+			 struct crf_rst_args *a)
+{
+	struct crf_rst_seccomp_filter *f = (void *)((char *)a + l->seccomp);
+
+	copy_array((char *)f, t->seccomp_buf, t->seccomp_len);
+	a->seccomp_filters_off = l->seccomp;
+	for (uint32_t i = 0; i < a->n_seccomp_filters; i++)
+		f[i].code_off += l->seccomp;
+}
+
 static void pack(struct crf_rst_task *t, const struct layout *l, uint64_t base,
 		 struct crf_rst_args *a)
 {
@@ -393,6 +410,10 @@ static void pack(struct crf_rst_task *t, const struct layout *l, uint64_t base,
 	a->threads_off = l->threads;
 	a->threads_ready = a->threads_go = 0;
 	pack_threads(t, l, p);
+	a->n_stop_waits = (uint32_t)t->n_stop_waits;
+	a->stop_waits_off = l->stop_waits;
+	copy_array(p + l->stop_waits, t->stop_waits, t->n_stop_waits * sizeof(*t->stop_waits));
+	pack_seccomp(t, l, a);
 }
 
 /*

@@ -20,6 +20,7 @@
 #include "infect.h"
 #include "procfs.h"
 #include "ptrace.h"
+#include "task-attrs.h"
 #include "task-dump.h"
 #include "util.h"
 
@@ -32,8 +33,6 @@ struct crf_rseq_conf {
 	uint32_t flags;
 	uint32_t pad;
 };
-
-#define MAX_PENDING 1024
 
 /* Both register sets as crf_regs_get() reads them, copied into the record's bytes. */
 static int regs_to_record(const struct crf_regs *regs, ProtobufCBinaryData *gp,
@@ -175,36 +174,6 @@ out:
 	free(pt);
 	free(ti);
 	return ret;
-}
-
-/* Queued signals, read without dequeuing them (PTRACE_PEEKSIGINFO). */
-static int pending(pid_t pid, bool shared, ProtobufCBinaryData **out, size_t *n)
-{
-	siginfo_t si;
-
-	*out = calloc(MAX_PENDING, sizeof(**out));
-	if (!*out)
-		return -ENOMEM;
-	for (*n = 0; *n < MAX_PENDING;) {
-		struct {
-			uint64_t off;
-			uint32_t flags;
-			int32_t nr;
-		} arg = { *n, shared ? 1 : 0, 1 };
-		long got = ptrace(PTRACE_PEEKSIGINFO, pid, &arg, &si);
-
-		if (got < 0)
-			return crf_error_errno(errno, "pid %d: PTRACE_PEEKSIGINFO", (int)pid);
-		if (got == 0)
-			return 0;
-		(*out)[*n].data = malloc(sizeof(si));
-		if (!(*out)[*n].data)
-			return -ENOMEM;
-		memcpy((*out)[*n].data, &si, sizeof(si));
-		(*out)[*n].len = sizeof(si);
-		(*n)++;
-	}
-	return 0;
 }
 
 int crf_creds_from_status(const struct crf_proc_status *st, Crf__Core__Creds **out)
@@ -380,14 +349,16 @@ int crf_task_thread_sched(pid_t tid, Crf__Core__ThreadCore *th)
 	return sched_read(tid, &o);
 }
 
-int crf_task_pending_private(pid_t tid, Crf__Core__ThreadCore *th)
+int crf_task_pending_private(pid_t tid, uint64_t cap, Crf__Core__ThreadCore *th, bool *stop)
 {
-	return pending(tid, false, &th->pending_private, &th->n_pending_private);
+	return crf_task_read_pending(tid, false, cap, &th->pending_private, &th->n_pending_private,
+				     stop);
 }
 
 int crf_task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc)
 {
 	struct crf_proc_status st;
+	bool stop = false;
 	_cleanup_free_ char *text = NULL;
 	char path[64];
 	int r;
@@ -409,9 +380,13 @@ int crf_task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc)
 	if (r >= 0)
 		r = proc_small(pid, tc);
 	if (r >= 0)
-		r = pending(pid, false, &tc->pending_private, &tc->n_pending_private);
+		r = crf_task_read_pending(pid, false, crf_task_pending_cap(tc),
+					  &tc->pending_private, &tc->n_pending_private, &stop);
 	if (r >= 0)
-		r = pending(pid, true, &tc->pending_shared, &tc->n_pending_shared);
+		r = crf_task_read_pending(pid, true, crf_task_pending_cap(tc), &tc->pending_shared,
+					  &tc->n_pending_shared, &stop);
+	if (stop)
+		crf_task_note_stop(tc, SIGSTOP);
 	return r < 0 ? r : 0;
 }
 
@@ -425,99 +400,4 @@ int crf_task_collect_parasite(pid_t pid, struct crf_parasite *p, Crf__Core__Task
 	if (r >= 0)
 		r = posix_timers(p, pid, tc);
 	return r < 0 ? r : 0;
-}
-
-static void free_bytes(ProtobufCBinaryData *b, size_t n)
-{
-	for (size_t i = 0; b && i < n; i++)
-		free(b[i].data);
-	free(b);
-}
-
-void crf_task_free_thread(Crf__Core__ThreadCore *th)
-{
-	if (!th)
-		return;
-	free(th->ns_tid);
-	free(th->comm);
-	free(th->regs.data);
-	free(th->xsave.data);
-	free_bytes(th->pending_private, th->n_pending_private);
-	free(th->affinity.data);
-	crf_creds_free(th->creds);
-	free(th);
-}
-
-void crf_task_free(Crf__Core__TaskCore *tc)
-{
-	for (size_t i = 0; i < tc->n_threads; i++)
-		crf_task_free_thread(tc->threads[i]);
-	free(tc->threads);
-	for (size_t i = 0; i < tc->n_sigactions; i++)
-		free(tc->sigactions[i]);
-	free(tc->sigactions);
-	for (size_t i = 0; i < tc->n_timers; i++)
-		free(tc->timers[i]);
-	free(tc->timers);
-	for (size_t i = 0; i < tc->n_rlimits; i++)
-		free(tc->rlimits[i]);
-	free(tc->rlimits);
-	crf_creds_free(tc->creds);
-	free_bytes(tc->pending_private, tc->n_pending_private);
-	free_bytes(tc->pending_shared, tc->n_pending_shared);
-	free(tc->itimers);
-	free(tc->regs.data);
-	free(tc->xsave.data);
-	free(tc->affinity.data);
-	free(tc->comm);
-	free(tc->cwd);
-	free(tc->root);
-	crf__core__task_core__init(tc);
-}
-
-int crf_task_write(struct crf_imgdir *dir, Crf__Core__TaskCore *tc)
-{
-	struct crf_img *img;
-	char name[64];
-	int r;
-
-	snprintf(name, sizeof(name), "core-%d.img", (int)tc->pid);
-	r = crf_img_create(dir, name, &crf__core__task_core__descriptor, &img);
-	if (r < 0)
-		return r;
-	r = crf_img_write(img, &tc->base);
-	if (r < 0) {
-		crf_img_abort(img);
-		return r;
-	}
-	return crf_img_close(img);
-}
-
-int crf_task_read(struct crf_imgdir *dir, pid_t pid, Crf__Core__TaskCore **tc)
-{
-	ProtobufCMessage *msg = NULL;
-	struct crf_img *img;
-	char name[64];
-	int r;
-
-	snprintf(name, sizeof(name), "core-%d.img", (int)pid);
-	r = crf_img_open(dir, name, &crf__core__task_core__descriptor, &img);
-	if (r < 0)
-		return r;
-	r = crf_img_read(img, &msg);
-	crf_img_close(img);
-	if (r == 0) {
-		crf_error("%s/%s: holds no task record", crf_imgdir_path(dir), name);
-		return -EBADMSG;
-	}
-	if (r < 0)
-		return r;
-	*tc = (Crf__Core__TaskCore *)msg;
-	if ((*tc)->regs.len != sizeof(struct user_regs_struct)) {
-		crf_error("%s/%s: registers of %zu bytes, expected %zu", crf_imgdir_path(dir),
-			  name, (*tc)->regs.len, sizeof(struct user_regs_struct));
-		protobuf_c_message_free_unpacked(msg, NULL);
-		return -EBADMSG;
-	}
-	return 0;
 }

@@ -3,7 +3,6 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -11,6 +10,8 @@
 
 #include <crf/log.h>
 
+#include "cpu.h"
+#include "task-attrs.h"
 #include "task-restore.h"
 
 static int apply_sched(const Crf__Core__TaskCore *tc)
@@ -35,9 +36,12 @@ int crf_task_apply(const Crf__Core__TaskCore *tc)
 {
 	int r;
 
-	if (personality(tc->personality) < 0)
-		return crf_error_errno(errno, "personality(%#x)", tc->personality);
+	/* The personality is the restorer's to set (crf_attrs_fill). */
 	r = apply_sched(tc);
+	if (r >= 0)
+		r = crf_attrs_apply(tc);
+	if (r >= 0)
+		r = crf_cpu_apply_task(tc);
 	if (r < 0)
 		return r;
 	umask((mode_t)tc->umask);

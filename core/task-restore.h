@@ -7,9 +7,10 @@
 
 /*
  * In the forked task, before the restorer: what crf's own code can set for
- * the task itself (personality, scheduling, nice, affinity, umask,
- * cwd, root, comm).  Resource limits, signals, timers, rseq and credentials are
- * left to the restorer, which sets them once crf's code is gone.  0 or -errno (logged).
+ * the task itself (scheduling, nice, affinity, the attributes of
+ * crf_attrs_apply(), umask, cwd, root, comm).  Resource limits, signals,
+ * timers, rseq, credentials and the personality are left to the restorer,
+ * which sets them once crf's code is gone.  0 or -errno (logged).
  */
 int crf_task_apply(const Crf__Core__TaskCore *tc);
 

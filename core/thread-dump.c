@@ -3,11 +3,11 @@
  * Each thread's own state (ThreadCore in core-PID.img).  Most of it is
  * readable from outside for a traced thread: registers, mask and private
  * queue (ptrace), robust list (get_robust_list takes a TID), rseq,
- * scheduling (sched_* and getpriority take a TID), comm.  Two things only
- * the thread itself can read, its alternate signal stack and its
- * clear_child_tid address (PR_GET_TID_ADDRESS): crf makes that very thread
- * run the two system calls (crf_parasite_thread_calls), the leader through
- * its parasite.
+ * scheduling (sched_* and getpriority take a TID), comm.  What only the
+ * thread itself can read, its alternate signal stack, its clear_child_tid
+ * address (PR_GET_TID_ADDRESS), its parent-death signal and its timer
+ * slack: crf makes that very thread run the system calls
+ * (crf_parasite_thread_calls), the leader through its parasite.
  */
 #include <errno.h>
 #include <signal.h>
@@ -22,6 +22,7 @@
 #include "procfs.h"
 #include "pstree.h"
 #include "ptrace.h"
+#include "task-attrs.h"
 #include "task-dump.h"
 #include "util.h"
 
@@ -132,12 +133,16 @@ static int robust_list(pid_t tid, Crf__Core__ThreadCore *th)
 	return 0;
 }
 
-/* sigaltstack (not for the leader: TaskCore has it) and clear_child_tid, in the thread. */
+/*
+ * What only the thread can read: clear_child_tid, and (not for the leader:
+ * TaskCore has it) its sigaltstack, parent-death signal and timer slack.
+ */
 static int thread_self(struct crf_parasite *p, pid_t tid, bool leader, Crf__Core__ThreadCore *th)
 {
-	struct crf_thread_call c[2];
+	struct crf_thread_call c[4];
 	uint64_t scratch, ctid = 0;
 	stack_t ss = { 0 };
+	int32_t pdeath = 0;
 	size_t size;
 	int r;
 
@@ -146,23 +151,32 @@ static int thread_self(struct crf_parasite *p, pid_t tid, bool leader, Crf__Core
 		return r;
 	c[0] = (struct crf_thread_call){ SYS_prctl, { PR_GET_TID_ADDRESS, (long)scratch } };
 	c[1] = (struct crf_thread_call){ SYS_sigaltstack, { 0, (long)scratch + 64 } };
+	c[2] = (struct crf_thread_call){SYS_prctl, {PR_GET_PDEATHSIG, (long)scratch + 128}};
+	c[3] = (struct crf_thread_call){SYS_prctl, {PR_GET_TIMERSLACK}};
 	if (leader)
 		c[0].ret = crf_parasite_syscall_raw(p, c[0].nr, c[0].args);
 	else
-		r = crf_parasite_thread_calls(p, tid, c, 2);
+		r = crf_parasite_thread_calls(p, tid, c, ARRAY_SIZE(c));
 	if (r < 0)
 		return r;
-	if (c[0].ret < 0)
-		return crf_error_errno((int)-c[0].ret, "thread %d: PR_GET_TID_ADDRESS", (int)tid);
-	if (!leader && c[1].ret < 0)
-		return crf_error_errno((int)-c[1].ret, "thread %d: sigaltstack", (int)tid);
+	for (size_t i = 0; i < (leader ? 1 : ARRAY_SIZE(c)); i++)
+		if (c[i].ret < 0)
+			return crf_error_errno((int)-c[i].ret, "thread %d: system call %ld",
+					       (int)tid, c[i].nr);
 	r = crf_parasite_rw(p, scratch, &ctid, sizeof(ctid), false);
 	if (r >= 0 && !leader)
 		r = crf_parasite_rw(p, scratch + 64, &ss, sizeof(ss), false);
+	if (r >= 0 && !leader)
+		r = crf_parasite_rw(p, scratch + 128, &pdeath, sizeof(pdeath), false);
 	th->clear_tid = ctid;
 	th->sas_sp = (uint64_t)(uintptr_t)ss.ss_sp;
 	th->sas_size = ss.ss_size;
 	th->sas_flags = (uint32_t)ss.ss_flags;
+	if (!leader) {
+		th->has_pdeath_signal = th->has_timer_slack_ns = true;
+		th->pdeath_signal = (uint32_t)pdeath;
+		th->timer_slack_ns = (uint64_t)c[3].ret;
+	}
 	return r < 0 ? r : 0;
 }
 
@@ -171,10 +185,11 @@ static int thread_self(struct crf_parasite *p, pid_t tid, bool leader, Crf__Core
  * list, clear_child_tid); every other thread's is complete.
  */
 static int collect_thread(const struct crf_proc *pr, pid_t tid, struct crf_parasite *p,
-			  const Crf__Core__Creds *c, Crf__Core__ThreadCore *th)
+			  Crf__Core__TaskCore *tc, Crf__Core__ThreadCore *th)
 {
+	const Crf__Core__Creds *c = tc->creds;
 	pid_t pid = pr->pid;
-	bool leader = tid == pid;
+	bool leader = tid == pid, stop = false;
 	int r;
 
 	th->tid = tid;
@@ -184,7 +199,9 @@ static int collect_thread(const struct crf_proc *pr, pid_t tid, struct crf_paras
 	if (r >= 0 && !leader)
 		r = crf_ptrace_get_sigmask(tid, &th->blocked);
 	if (r >= 0 && !leader)
-		r = crf_task_pending_private(tid, th);
+		r = crf_task_pending_private(tid, crf_task_pending_cap(tc), th, &stop);
+	if (stop)
+		crf_task_note_stop(tc, SIGSTOP);
 	if (r >= 0 && !leader)
 		r = crf_task_read_rseq(tid, &th->rseq_ptr, &th->rseq_len, &th->rseq_sig);
 	if (r >= 0 && !leader)
@@ -216,7 +233,7 @@ int crf_task_collect_threads(const struct crf_proc *pr, struct crf_parasite *p,
 			return -ENOMEM;
 		crf__core__thread_core__init(th);
 		tc->threads[tc->n_threads++] = th;
-		r = collect_thread(pr, tids[i], p, tc->creds, th);
+		r = collect_thread(pr, tids[i], p, tc, th);
 	}
 	if (r >= 0 && tc->threads[0]->tid != pid)
 		r = crf_error_errno(EINVAL, "pid %d: thread list does not start with the leader",

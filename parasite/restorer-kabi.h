@@ -32,6 +32,7 @@
 #define EINVAL		     22
 #define EIO		     5
 #define EPERM		     1
+#define EBUSY		     16
 
 /* Newer than the uapi headers of older systems. */
 #ifndef MADV_GUARD_INSTALL

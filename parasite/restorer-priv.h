@@ -43,8 +43,15 @@ void crf_rst_fail(struct crf_rst_args *a, long err, const char *what, uint64_t a
 /* The alternate stack's flags to set; SS_ONSTACK is a state, not a setting. */
 int32_t crf_rst_sas_flags(uint64_t size, int32_t flags);
 
-/* The process's credentials, set by each thread for itself (restorer.c). */
-void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c);
+/*
+ * The process's credentials, set by each thread for itself (restorer.c).
+ * The capabilities of @keep stay permitted and effective, and
+ * no_new_privs off, until crf_rst_restore_creds_kept() (@keep 0: none).
+ */
+void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c, uint64_t keep);
+/* The rest of @c once what @keep was kept for is done. */
+void crf_rst_restore_creds_kept(struct crf_rst_args *a, const struct crf_rst_creds *c,
+				uint64_t keep);
 
 /* restorer-vma.c */
 
@@ -71,5 +78,34 @@ void crf_rst_wait_threads(struct crf_rst_args *a);
 void crf_rst_release_threads(struct crf_rst_args *a);
 /* Return the leader into the program with its saved registers. */
 void crf_rst_leader_return(struct crf_rst_args *a) __attribute__((noreturn));
+
+/* restorer-attrs.c: task attributes (see there) */
+
+/* The attribute fields of the block are in range. */
+int crf_rst_attrs_ok(const struct crf_rst_args *a);
+/* personality(), once the mappings are built. */
+void crf_rst_set_personality(struct crf_rst_args *a);
+/* The dumpable flag and the leader's parent-death signal, after its credentials. */
+void crf_rst_after_creds(struct crf_rst_args *a);
+/* A thread's parent-death signal, after its credentials. */
+void crf_rst_thread_after_creds(struct crf_rst_args *a, const struct crf_rst_thread_arg *t);
+/* A thread's timer slack, after its scheduling. */
+void crf_rst_thread_slack(struct crf_rst_args *a, const struct crf_rst_thread_arg *t);
+/* After "go": the stop reports and SIGCHLD of the stopped children. */
+void crf_rst_take_stop_reports(struct crf_rst_args *a);
+/* restorer-seccomp.c: see there; all after go but the first two. */
+
+/* The filter table and every thread's seccomp step lie inside the block. */
+void crf_rst_check_seccomp(struct crf_rst_args *a);
+/* Whether any thread gets seccomp state (crf must trace the release with suspension). */
+uint32_t crf_rst_seccomp_any(const struct crf_rst_args *a);
+/* What crf_rst_restore_creds() must keep for the thread's step @s (the leader's: @leader). */
+uint64_t crf_rst_seccomp_keep(const struct crf_rst_args *a, const struct crf_rst_seccomp_arg *s,
+			      int leader);
+/* The leader: the filters every thread holds, with TSYNC, before the threads go. */
+void crf_rst_seccomp_shared(struct crf_rst_args *a);
+/* Each thread: its own filters, the credentials kept back (@c, @keep), strict mode. */
+void crf_rst_seccomp_own(struct crf_rst_args *a, const struct crf_rst_seccomp_arg *s,
+			 const struct crf_rst_creds *c, uint64_t keep);
 
 #endif

@@ -31,8 +31,9 @@ static int thread_ok(const struct crf_rst_args *a, const struct crf_rst_thread_a
 
 	return crf_rst_array_ok(a, t->xsave_off, t->xsave_len + 4ul, 1) &&
 	       crf_rst_array_ok(a, t->frame_off, CRF_RST_FRAME_SIZE, 1) &&
-	       crf_rst_array_ok(a, t->pending_off, t->n_pending, 128) && t->n_pending <= 64 &&
-	       t->n_set_tid >= 1 && t->n_set_tid <= CRF_RST_MAX_LEVELS &&
+	       crf_rst_array_ok(a, t->pending_off, t->n_pending, 128) && t->pdeath_signal >= 0 &&
+	       t->pdeath_signal <= CRF_RST_NSIG && t->n_set_tid >= 1 &&
+	       t->n_set_tid <= CRF_RST_MAX_LEVELS &&
 	       t->stack_top_off >= a->args_len + CRF_RST_THREAD_STACK && t->stack_top_off <= room;
 }
 
@@ -207,6 +208,7 @@ static void thread_state(struct crf_rst_args *a, const struct crf_rst_thread_arg
 	if (r < 0)
 		FAIL(a, r, "thread prctl(PR_SET_NAME)");
 	thread_sched(a, t);
+	crf_rst_thread_slack(a, t);
 	thread_pending(a, t);
 	if (t->rseq_len) {
 		r = sys4(__NR_rseq, t->rseq_ptr, t->rseq_len, 0, t->rseq_sig);
@@ -225,13 +227,17 @@ void crf_restorer_thread_main(struct crf_rst_args *a, struct crf_rst_thread_arg 
 {
 	struct ret_state rs = { t->regs, at(a, t->xsave_off), at(a, t->frame_off), t->xsave_len,
 				t->sas_flags, t->blocked, t->sas_sp, t->sas_size };
+	const struct crf_rst_creds *creds = t->own_creds ? &t->creds : &a->creds;
+	uint64_t keep = crf_rst_seccomp_keep(a, &t->seccomp, 0);
 
 	thread_state(a, t);
-	crf_rst_restore_creds(a, t->own_creds ? &t->creds : &a->creds);
+	crf_rst_restore_creds(a, creds, keep);
+	crf_rst_thread_after_creds(a, t);
 	__atomic_add_fetch(&a->threads_ready, 1, __ATOMIC_SEQ_CST);
 	sys3(__NR_futex, &a->threads_ready, FUTEX_WAKE_PRIVATE, 1);
 	while (!__atomic_load_n(&a->threads_go, __ATOMIC_SEQ_CST))
 		sys4(__NR_futex, &a->threads_go, FUTEX_WAIT_PRIVATE, 0, 0);
+	crf_rst_seccomp_own(a, &t->seccomp, creds, keep);
 	jump_to_program(&rs);
 }
 

@@ -84,6 +84,9 @@ static void report(struct crf_rst_args *a, long result)
 	st.area_start = a->blob_start;
 	st.area_len = a->blob_len;
 	st.syscall_insn = (uint64_t)(unsigned long)crf_restorer_syscall_insn;
+	st.stop_signal = a->stop_signal;
+	/* Only once ready: a failure may come from arguments not checked yet. */
+	st.seccomp = result == 0 ? crf_rst_seccomp_any(a) : 0;
 	sys3(__NR_write, a->status_fd, &st, sizeof(st));
 }
 
@@ -98,8 +101,12 @@ void crf_rst_fail(struct crf_rst_args *a, long err, const char *what, uint64_t a
 		msg_hex(a, n, addr);
 	}
 	report(a, err < 0 ? err : -EIO);
+	/*
+	 * After go the status fd is closed: crf, which traces the task then,
+	 * reads the message from exit_group's unused arguments (rst-release.c).
+	 */
 	for (;;)
-		sys1(__NR_exit_group, 1);
+		sys3(__NR_exit_group, 1, (long)a->error, err < 0 ? err : -EIO);
 }
 
 static void check_args(struct crf_rst_args *a)
@@ -109,13 +116,15 @@ static void check_args(struct crf_rst_args *a)
 	if (!crf_rst_array_ok(a, a->vmas_off, a->n_vmas, sizeof(struct crf_rst_vma_arg)) ||
 	    !crf_rst_array_ok(a, a->pages_off, a->n_pages, sizeof(struct crf_rst_pages_arg)) ||
 	    !crf_rst_array_ok(a, a->timers_off, a->n_timers, sizeof(struct crf_rst_timer_arg)) ||
-	    !crf_rst_array_ok(a, a->pending_off, a->n_pending, 128) || a->n_pending > 64 ||
+	    !crf_rst_array_ok(a, a->pending_off, a->n_pending, 128) || !crf_rst_attrs_ok(a) ||
 	    !crf_rst_array_ok(a, a->xsave_off, a->xsave_len + 4ul, 1) ||
 	    !crf_rst_array_ok(a, a->frame_off, CRF_RST_FRAME_SIZE, 1) ||
-	    a->auxv_len > sizeof(a->auxv) / sizeof(a->auxv[0]) || a->creds.n_groups > CRF_RST_MAX_GROUPS)
+	    a->auxv_len > sizeof(a->auxv) / sizeof(a->auxv[0]) ||
+	    a->creds.n_groups > CRF_RST_MAX_GROUPS)
 		FAIL(a, -EINVAL, "restorer: argument block out of bounds");
 	crf_rst_check_vmas(a);
 	crf_rst_check_threads(a);
+	crf_rst_check_seccomp(a);
 }
 
 /*
@@ -284,7 +293,7 @@ static void queue_pending(struct crf_rst_args *a)
 		int sig = *(const int32_t *)info;
 		long r;
 
-		if (a->pending_shared_mask & (1ull << i))
+		if (i < a->n_pending_shared)
 			r = sys3(__NR_rt_sigqueueinfo, pid, sig, info);
 		else
 			r = sys4(__NR_rt_tgsigqueueinfo, pid, pid, sig, info);
@@ -321,17 +330,41 @@ static void restore_signals(struct crf_rst_args *a)
 	}
 }
 
-static void capset(struct crf_rst_args *a, const struct crf_rst_creds *c, uint64_t eff)
+static void capset(struct crf_rst_args *a, const struct crf_rst_creds *c, uint64_t eff,
+		   uint64_t prm)
 {
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2] = {
-		{(uint32_t)eff, (uint32_t)c->cap_prm, (uint32_t)c->cap_inh},
-		{eff >> 32, c->cap_prm >> 32, c->cap_inh >> 32},
+		{(uint32_t)eff, (uint32_t)prm, (uint32_t)c->cap_inh},
+		{eff >> 32, prm >> 32, c->cap_inh >> 32},
 	};
 	long r = sys2(__NR_capset, &h, d);
 
 	if (r < 0)
 		FAIL_AT(a, r, "capset, effective", eff);
+}
+
+/*
+ * A change of uid from 0 empties the effective set even when the permitted
+ * one is kept (PR_SET_KEEPCAPS): make crf's permitted set effective again
+ * for the steps that need CAP_SETPCAP (securebits, the ambient set), with
+ * the saved inheritable set the ambient one needs.
+ */
+static void capset_kept(struct crf_rst_args *a, const struct crf_rst_creds *c)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+	long r = sys2(__NR_capget, &h, d);
+
+	if (r < 0)
+		FAIL(a, r, "capget");
+	d[0].effective = d[0].permitted;
+	d[1].effective = d[1].permitted;
+	d[0].inheritable = (uint32_t)c->cap_inh;
+	d[1].inheritable = c->cap_inh >> 32;
+	r = sys2(__NR_capset, &h, d);
+	if (r < 0)
+		FAIL(a, r, "capset with the permitted set kept");
 }
 
 /* Drop from the bounding set what the saved task lacked, while we may. */
@@ -376,20 +409,33 @@ static void set_ids(struct crf_rst_args *a, const struct crf_rst_creds *c)
 		FAIL_AT(a, -EPERM, "setfsuid", c->fsuid);
 }
 
+/* Permitted and effective as saved, then no_new_privs (it cannot be undone). */
+static void finish_creds(struct crf_rst_args *a, const struct crf_rst_creds *c)
+{
+	long r;
+
+	capset(a, c, c->cap_eff, c->cap_prm);
+	if (c->no_new_privs) {
+		r = sys5(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		if (r < 0)
+			FAIL(a, r, "prctl(PR_SET_NO_NEW_PRIVS)");
+	}
+}
+
 /*
  * Credentials come last: each step may take away the right to do the next.
  * Order: groups and gids, bounding set, uids (keeping the permitted set),
- * capabilities with all permitted ones effective, securebits, ambient
- * set, then the saved effective set and no_new_privs.
+ * crf's permitted capabilities effective, securebits, ambient set, then
+ * the saved permitted and effective sets and no_new_privs.
  */
-void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c)
+void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c, uint64_t keep)
 {
 	long r;
 
 	if (!a->restore_creds)
 		return;
 	set_ids(a, c);
-	capset(a, c, c->cap_prm);
+	capset_kept(a, c);
 	if ((uint64_t)sys1(__NR_prctl, PR_GET_SECUREBITS) != c->securebits) {
 		r = sys2(__NR_prctl, PR_SET_SECUREBITS, c->securebits);
 		if (r < 0)
@@ -405,12 +451,16 @@ void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c
 		if (r < 0)
 			FAIL_AT(a, r, "raise ambient capability", cap);
 	}
-	capset(a, c, c->cap_eff);
-	if (c->no_new_privs) {
-		r = sys5(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-		if (r < 0)
-			FAIL(a, r, "prctl(PR_SET_NO_NEW_PRIVS)");
-	}
+	capset(a, c, c->cap_eff | keep, c->cap_prm | keep);
+	if (!keep)
+		finish_creds(a, c);
+}
+
+void crf_rst_restore_creds_kept(struct crf_rst_args *a, const struct crf_rst_creds *c,
+				uint64_t keep)
+{
+	if (a->restore_creds && keep)
+		finish_creds(a, c);
 }
 
 /* Tell crf we are ready and wait for its word; no word means crf gave up. */
@@ -439,11 +489,12 @@ static void restore_rlimits(struct crf_rst_args *a)
 
 void crf_restorer_main(struct crf_rst_args *a)
 {
-	uint64_t all = ~0ull;
+	uint64_t all = ~0ull, keep;
 
 	/* No handler of crf's may run once its code is gone. */
 	sys4(__NR_rt_sigprocmask, SIG_SETMASK, &all, 0, sizeof(all));
 	check_args(a);
+	keep = crf_rst_seccomp_keep(a, &a->seccomp, 1);
 	unmap_crf(a);
 	/*
 	 * Before the saved mappings: the kernel refuses to change the exe
@@ -453,6 +504,7 @@ void crf_restorer_main(struct crf_rst_args *a)
 	crf_rst_map_vmas(a);
 	crf_rst_read_pages(a);
 	crf_rst_finish_vmas(a);
+	crf_rst_set_personality(a);
 	close_fds(a);
 	restore_rlimits(a);
 	map_vdso(a);
@@ -460,8 +512,12 @@ void crf_restorer_main(struct crf_rst_args *a)
 	crf_rst_leader_thread(a);
 	crf_rst_create_threads(a);
 	crf_rst_wait_threads(a);
-	crf_rst_restore_creds(a, &a->creds);
+	crf_rst_restore_creds(a, &a->creds, keep);
+	crf_rst_after_creds(a);
 	handshake(a);
+	crf_rst_take_stop_reports(a);
+	crf_rst_seccomp_shared(a);
 	crf_rst_release_threads(a);
+	crf_rst_seccomp_own(a, &a->seccomp, &a->creds, keep);
 	crf_rst_leader_return(a);
 }

@@ -117,6 +117,28 @@ struct crf_rst_creds {
 	uint32_t securebits, no_new_privs;
 };
 
+/*
+ * seccomp (parasite/restorer-seccomp.c).  A filter: n_insns struct
+ * sock_filter at code_off, installed with flags (SECCOMP_FILTER_FLAG_LOG).
+ */
+struct crf_rst_seccomp_filter {
+	uint64_t code_off;
+	uint32_t n_insns, flags;
+};
+
+/*
+ * A thread's own seccomp step, after "go": its own filters (n of the
+ * filter table from first), then strict mode.  Installing a filter needs
+ * CAP_SYS_ADMIN or no_new_privs: a thread that installs one keeps
+ * CAP_SYS_ADMIN and leaves no_new_privs off until it did (see
+ * crf_rst_restore_creds).
+ */
+struct crf_rst_seccomp_arg {
+	uint32_t mode; /* SECCOMP_MODE_*: 0 none, 1 strict, 2 filter */
+	uint32_t first, n;
+	uint32_t pad;
+};
+
 struct crf_rst_thread_arg {
 	int32_t set_tid[CRF_RST_MAX_LEVELS];	/* innermost first (clone3's order) */
 	uint32_t n_set_tid;
@@ -137,6 +159,12 @@ struct crf_rst_thread_arg {
 	/* own_creds: the thread had credentials of its own, else the process's */
 	uint32_t own_creds, pad2;
 	struct crf_rst_creds creds;
+
+	/* Task attributes (core/task-attrs.c). */
+	uint64_t timer_slack_ns; /* PR_SET_TIMERSLACK after its scheduling; 0: leave */
+	int32_t pdeath_signal;	 /* PR_SET_PDEATHSIG after its credentials */
+	uint32_t pad3;
+	struct crf_rst_seccomp_arg seccomp;
 };
 
 struct crf_rst_args {
@@ -166,8 +194,9 @@ struct crf_rst_args {
 	int32_t sas_flags, pad0;
 	int64_t itimer[3][4];		/* ITIMER_REAL/VIRTUAL/PROF: interval s, us, value s, us */
 	/* pending: n_pending siginfo of 128 bytes at pending_off, each queued
-	 * to the task itself (shared: rt_sigqueueinfo; private: rt_tgsigqueueinfo) */
-	uint64_t pending_shared_mask;	/* bit i set: the i-th pending is shared */
+	 * to the task itself, in order: the first n_pending_shared to the
+	 * process (rt_sigqueueinfo), the others to the leader (rt_tgsigqueueinfo) */
+	uint64_t n_pending_shared;
 
 	/* rseq */
 	uint64_t rseq_ptr;
@@ -208,6 +237,32 @@ struct crf_rst_args {
 	int32_t status_fd, go_fd;
 	char error[160];		/* the restorer's scratch for its message */
 
+	/* Task attributes (core/task-attrs.c). */
+	uint32_t set_personality; /* personality() once the mappings are built
+				   * (READ_IMPLIES_EXEC would add PROT_EXEC to them) */
+	uint32_t personality;
+	/* after the credentials, which reset both: PR_SET_DUMPABLE (-1: leave)
+	 * and the leader's PR_SET_PDEATHSIG */
+	int32_t dumpable, pdeath_signal;
+	/* the group stop to return into (crf_rst_status.stop_signal), 0: none */
+	int32_t stop_signal;
+	/* After "go", once crf has put the stopped children back in their group
+	 * stop: take the stop report of each of the n_stop_waits children at
+	 * stop_waits_off (int32 PIDs, as this task names them), which the
+	 * program had taken; with drop_sigchld, the SIGCHLD their stops sent,
+	 * when the program had none pending. */
+	uint32_t n_stop_waits, drop_sigchld;
+	uint32_t pad4;
+	uint64_t stop_waits_off;
+	/* seccomp, installed after go while crf traces every thread with
+	 * PTRACE_O_SUSPEND_SECCOMP (core/rst-release.c): the table's first
+	 * n_seccomp_shared filters, which every thread holds, by the leader
+	 * with SECCOMP_FILTER_FLAG_TSYNC before the threads go; then each
+	 * thread its own step (the leader's here, the others' in their args) */
+	uint32_t n_seccomp_filters, n_seccomp_shared;
+	uint64_t seccomp_filters_off;
+	struct crf_rst_seccomp_arg seccomp;
+
 	/* mappings' VmFlags (ABI 1.4 of crf/restore.h) */
 	uint32_t n_guards, n_names;	/* at guards_off, names_off */
 	uint64_t guards_off, names_off;
@@ -231,6 +286,13 @@ struct crf_rst_status {
 	 * that mapping once it is back in its program (rst-release.c). */
 	uint64_t area_start, area_len;
 	uint64_t syscall_insn;
+	/* the group stop's signal crf puts the task back in (SIGSTOP), 0: none */
+	int32_t stop_signal;
+	/* Nonzero: the task installs seccomp state after go, which only works
+	 * while crf traces it with PTRACE_O_SUSPEND_SECCOMP; a restorer that
+	 * fails after go passes its message's address and its -errno as the
+	 * second and third arguments of exit_group, for crf to read. */
+	uint32_t seccomp;
 };
 
 #endif

@@ -171,5 +171,14 @@ expect 1 "written with plugin 'files' 0.1.0, which is disabled by --disable" \
 expect 1 "no-such-dir" "$CRF" restore -D "$T/no-such-dir" && one_error
 expect 1 "no-such-dir" "$CRF" show "$T/no-such-dir"
 
+# Not root: dump and restore say so once, instead of blaming kernel features.
+nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+expect 1 "crf dump needs root \(CAP_SYS_ADMIN and CAP_SYS_PTRACE\); this process lacks CAP_SYS_ADMIN, CAP_SYS_PTRACE" \
+	"${nobody[@]}" "$CRF" dump -t $$ -D "$T/nobody" && one_error
+[[ ! -e $T/nobody ]] || { echo "FAIL: a refused dump made $T/nobody"; failed=$((failed + 1)); }
+expect 1 "crf restore needs root \(CAP_SYS_ADMIN and CAP_SYS_PTRACE\)" \
+	"${nobody[@]}" "$CRF" restore -D "$T/img" && one_error
+expect 1 "warning: not run as root \(lacks CAP_SYS_ADMIN, CAP_SYS_PTRACE\)" "${nobody[@]}" "$CRF" check
+
 echo "cli: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

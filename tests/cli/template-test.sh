@@ -27,6 +27,10 @@ libdir=$(dirname "$(find "$T/root" -name 'libcrf.so.1' | head -1)")
 crf=$(find "$T/root" -path '*/bin/crf' | head -1)
 confdir=$(find "$T/root" -type d -path '*/etc/crf' | head -1)
 [[ -x $crf && -d $confdir ]] || { echo "FAIL: crf or /etc/crf not installed"; exit 1; }
+# The installed crf finds its libcrf by its RUNPATH, without LD_LIBRARY_PATH.
+runpath=$(readelf -d "$crf" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+[[ -n $runpath && $T/root$runpath == "$libdir" ]] ||
+	{ echo "FAIL: installed crf's RUNPATH is '$runpath', not where libcrf went ($libdir)"; exit 1; }
 cp "$T/hello/hello.conf" "$confdir/plugins.d/90-hello.conf"
 plugindir=$(dirname "$(find "$T/root" -name crf-mem.so | head -1)")
 

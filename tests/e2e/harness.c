@@ -4,8 +4,8 @@
  *
  *   harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]
  *           [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]
- *           [--settle MS] [--pty] [--restore-arg ARG]...
- *           [--expect-verify-fail REGEX]
+ *           [--settle MS] [--pty] [--restore-arg ARG]... [--expect-stopped]
+ *           [--expect-restore-fail REGEX] [--expect-verify-fail REGEX]
  *           --crf PATH --dir DIR -- WORKLOAD [ARGS...]
  *
  * The workload (tests/workloads) sets up its state, creates the file named
@@ -33,6 +33,13 @@
  *   --expect-dump-fail REGEX: the dump must fail, its output must match
  *          REGEX (extended, case-insensitive), and the workload must still
  *          run unharmed; then verify
+ *   --expect-stopped: the workload stops itself (SIGSTOP) once it is ready:
+ *          the harness dumps it only once it is stopped, and after the
+ *          restore (or the --leave-running dump) it must be stopped, every
+ *          thread of it; SIGCONT then resumes it before the verification
+ *   --expect-restore-fail REGEX: dump with --leave-running, then the
+ *          restore must fail before it creates anything (the workload
+ *          still runs at the PID), its output matching REGEX; then verify
  *   --expect-verify-fail REGEX: the workload's verification must fail (exit
  *          status 1) with a "wl-NAME: FAIL: ..." line that matches REGEX:
  *          the harness self-test's fake crf corrupts memory on purpose, and
@@ -83,9 +90,9 @@ static struct harness {
 	enum mode mode;
 	int timeout_s;
 	int settle_ms;
-	bool keep, counter_lines, own_cgroup, pty;
+	bool keep, counter_lines, own_cgroup, pty, expect_stopped;
 	char cgroup[PATH_MAX];	/* --own-cgroup: the workload's scratch cgroup v2 */
-	const char *name, *crf, *dir, *expect_fail, *expect_verify_fail;
+	const char *name, *crf, *dir, *expect_fail, *expect_verify_fail, *expect_restore_fail;
 	const char *dump_args[16], *restore_args[8];
 	int ndump_args, nrestore_args;
 	char **workload;
@@ -213,6 +220,8 @@ static void clean_up(void)
 
 static const char *test_mode(void)
 {
+	if (h.expect_restore_fail)
+		return "expect-restore-fail";
 	return h.expect_fail ? "expect-dump-fail" : mode_names[h.mode];
 }
 
@@ -348,7 +357,44 @@ static void note_time(const char *what, int64_t ms)
 		 (long long)ms);
 }
 
-/* The process must be alive, running (not stopped) and not traced. */
+/* --expect-stopped: every thread of @pid in a group stop (state T, not t: traced). */
+static void check_stopped(pid_t pid, const char *when)
+{
+	char path[64], state;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		fail("%s: %s: %s", when, path, strerror(errno));
+	while ((e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+
+		if (tid <= 0)
+			continue;
+		if (proc_stat(tid, &state) < 0 || state != 'T') {
+			closedir(d);
+			fail("%s: thread %d of PID %d is not stopped (state %c)", when, (int)tid,
+			     (int)pid, state);
+		}
+	}
+	closedir(d);
+}
+
+/* --expect-stopped: the workload stops itself after ready; dump it only then. */
+static void wait_stopped(void)
+{
+	char state;
+
+	while (proc_stat(h.pid, &state) >= 0 && state != 'T') {
+		if (now_ms() > h.deadline_ms)
+			fail("timeout (%d s) waiting for the workload to stop itself", h.timeout_s);
+		sleep_ms(5);
+	}
+}
+
+/* The process must be alive, running (not stopped; --expect-stopped: stopped) and not traced. */
 static void check_running(pid_t pid, const char *when)
 {
 	char path[64], status[4096], *tracer;
@@ -360,7 +406,9 @@ static void check_running(pid_t pid, const char *when)
 		fail("%s: PID %d does not exist", when, (int)pid);
 	if (state == 'Z' || state == 'X')
 		fail("%s: PID %d is dead (state %c)", when, (int)pid, state);
-	if (state == 'T' || state == 't')
+	if (h.expect_stopped && !h.expect_fail && !h.expect_restore_fail)
+		check_stopped(pid, when);
+	else if (state == 'T' || state == 't')
 		fail("%s: PID %d is left stopped (state %c)", when, (int)pid, state);
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -569,6 +617,8 @@ static void verify(void)
 {
 	int st;
 
+	if (h.expect_stopped && kill(h.pid, SIGCONT) < 0)
+		fail("SIGCONT to PID %d: %s", (int)h.pid, strerror(errno));
 	write_atomic(h.verify, "verify\n");
 	if (h.pty && pty_type("line-after-restore\n") < 0)
 		fail("type on the terminal: %s", strerror(errno));
@@ -616,6 +666,41 @@ static void check_counter_lines(void)
 		fail("the restored counter printed nothing on crf restore's stdout");
 }
 
+/*
+ * --expect-restore-fail: the restore must refuse before it forks anything,
+ * while the dumped workload still runs at its PID (a restore that went as
+ * far as creating the process would fail on that PID instead).
+ */
+static void run_refused_restore(void)
+{
+	const char *args[16] = {"restore", "-D", h.dir, "-d"};
+	char out[16384];
+	int64_t ms;
+	ssize_t n;
+	int fd, st;
+
+	dump(h.dir, true);
+	for (int i = 0; i < h.nrestore_args; i++)
+		args[4 + i] = h.restore_args[i];
+	snprintf(h.crf_log, sizeof(h.crf_log), "%s/crf-restore.log", h.work);
+	st = run_crf(args, h.crf_log, false, false, &ms);
+	note_time("restore", ms);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		fail("crf restore -D %s succeeded, but it should have refused", h.dir);
+	if (!WIFEXITED(st))
+		fail("crf restore -D %s: %s, instead of refusing", h.dir, describe_status(st));
+	fd = open(h.crf_log, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, out, sizeof(out) - 1);
+	if (fd >= 0)
+		close(fd);
+	out[n > 0 ? n : 0] = '\0';
+	if (!matches(out, h.expect_restore_fail))
+		fail("the refused restore's output does not match /%s/", h.expect_restore_fail);
+	check_running(h.pid, "after the refused restore");
+	check_maps_unchanged(maps_before, "after the refused restore");
+	verify();
+}
+
 static void run(void)
 {
 	int st;
@@ -633,7 +718,13 @@ static void run(void)
 	}
 	h.pid = spawn(h.workload, h.log, false, true, h.pty);
 	wait_ready();
+	if (h.expect_stopped)
+		wait_stopped();
 	sleep_ms(h.settle_ms);
+	if (h.expect_restore_fail) {
+		run_refused_restore();
+		return;
+	}
 	if (h.expect_fail) {
 		dump(h.dir, h.mode == MODE_LEAVE);
 		if (take_exit(h.pid, &st))
@@ -681,6 +772,7 @@ static void usage(void)
 		"usage: harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]\n"
 		"               [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]\n"
 		"               [--settle MS] [--own-cgroup] [--pty] [--restore-arg ARG]...\n"
+		"               [--expect-stopped] [--expect-restore-fail REGEX]\n"
 		"               [--expect-verify-fail REGEX]\n"
 		"               --crf PATH --dir DIR -- WORKLOAD [ARGS...]\n");
 	exit(2);
@@ -703,6 +795,8 @@ static void parse(int argc, char **argv)
 		{"pty", no_argument, NULL, 'p'},
 		{"restore-arg", required_argument, NULL, 'r'},
 		{"expect-verify-fail", required_argument, NULL, 'v'},
+		{"expect-stopped", no_argument, NULL, 'S'},
+		{"expect-restore-fail", required_argument, NULL, 'R'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *base;
@@ -752,6 +846,12 @@ static void parse(int argc, char **argv)
 			break;
 		case 'v':
 			h.expect_verify_fail = optarg;
+			break;
+		case 'S':
+			h.expect_stopped = true;
+			break;
+		case 'R':
+			h.expect_restore_fail = optarg;
 			break;
 		case 'r':
 			if (h.nrestore_args == (int)(sizeof(h.restore_args) / sizeof(h.restore_args[0])))
