@@ -183,6 +183,12 @@ static int check_vm(const struct crf_rst_vma *v)
 	if (v->vm & ~VM_KNOWN || (v->vm && !(v->vm & CRF_RST_VM_EXACT)))
 		return crf_error_errno(EINVAL, "mapping %#" PRIx64 ": unknown flags %#x", v->start,
 				       v->vm);
+	if (v->premap && ((v->premap % PAGE_SIZE) || v->fd >= 0 || v->sysv ||
+			  (v->flags & MAP_TYPE_MASK) != MAP_PRIVATE || v->premap > USER_END))
+		return crf_error_errno(EINVAL,
+				       "mapping %#" PRIx64 ": made before at %#" PRIx64
+				       ", but not as private anonymous memory",
+				       v->start, v->premap);
 	if (v->anon_name && (!v->anon_name[0] || strlen(v->anon_name) > CRF_RST_ANON_NAME_MAX))
 		return crf_error_errno(EINVAL, "mapping %#" PRIx64 ": bad name '%.100s'", v->start,
 				       v->anon_name);
@@ -243,6 +249,7 @@ int crf_rst_task_add_vma(struct crf_rst_task *t, const struct crf_rst_vma *vma)
 		.fd = vma->fd,
 		.shmid = vma->sysv ? vma->shmid : -1,
 		.vm = vma->vm,
+		.premap = vma->premap,
 	};
 	/* The steps that do not depend on the pages; crf_rst_exec() adds the rest. */
 	if (vma->flags & MAP_LOCKED)

@@ -297,6 +297,13 @@ static int restore_session(void *arg, pid_t pid)
 	return crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_SESSION, c->dir, pid, NULL, NULL);
 }
 
+static int restore_premap(void *arg, pid_t pid)
+{
+	const struct task_ctx *c = arg;
+
+	return crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_PREMAP, c->dir, pid, NULL, NULL);
+}
+
 static int exit_status(int status)
 {
 	if (WIFEXITED(status))
@@ -370,6 +377,7 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 		rt.pid_wait_ms = o->pid_wait_ms;
 		rt.task_fn = restore_task;
 		rt.session_fn = restore_session;
+		rt.premap_fn = restore_premap;
 		rt.task_arg = &ctx;
 		r = crf_plugin_set_run_task(set, CRF_STAGE_RESTORE_PREPARE, dir, root,
 					    &prepare_host_ops, &ctx.objects);

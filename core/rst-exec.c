@@ -266,9 +266,39 @@ static int check_guards(struct crf_rst_task *t)
 	return 0;
 }
 
+/*
+ * The mappings made before the fork lie outside the saved address space:
+ * moving one into place must not land on another not moved yet.  Their
+ * span goes to the restorer, which keeps it while it unmaps crf.
+ */
+static int check_premaps(struct crf_rst_task *t)
+{
+	t->a.premap_start = t->a.premap_end = 0;
+	for (size_t i = 0; i < t->n_vmas; i++) {
+		const struct crf_rst_vma_arg *v = &t->vmas[i];
+		uint64_t len = v->end - v->start;
+
+		if (!v->premap)
+			continue;
+		for (size_t k = 0; k < t->n_vmas; k++)
+			if (v->premap < t->vmas[k].end && t->vmas[k].start < v->premap + len)
+				return crf_error_errno(EINVAL,
+						       "mapping %#" PRIx64 " made at %#" PRIx64
+						       ", inside saved mapping %#" PRIx64,
+						       v->start, v->premap, t->vmas[k].start);
+		if (!t->a.premap_end || v->premap < t->a.premap_start)
+			t->a.premap_start = v->premap;
+		if (v->premap + len > t->a.premap_end)
+			t->a.premap_end = v->premap + len;
+	}
+	return 0;
+}
+
 /* Sort the mappings, refuse overlaps, mark those pages are read into, plan each. */
 static int check_layout(struct crf_rst_task *t)
 {
+	int r;
+
 	if (t->n_vmas)
 		qsort(t->vmas, t->n_vmas, sizeof(*t->vmas), cmp_vma);
 	for (size_t i = 1; i < t->n_vmas; i++)
@@ -292,11 +322,16 @@ static int check_layout(struct crf_rst_task *t)
 			return crf_error_errno(EINVAL,
 					       "pages %#" PRIx64 " are in a shared file mapping",
 					       p->vaddr);
+		if (v->premap)
+			return crf_error_errno(EINVAL,
+					       "pages %#" PRIx64 " are in a mapping made before",
+					       p->vaddr);
 		v->fill = 1;
 	}
 	for (size_t i = 0; i < t->n_vmas; i++)
 		plan_vma(&t->vmas[i]);
-	return check_guards(t);
+	r = check_premaps(t);
+	return r < 0 ? r : check_guards(t);
 }
 
 /* The saved vDSO, moved to where ARCH_MAP_VDSO_64 wants it on this kernel. */

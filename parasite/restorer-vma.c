@@ -118,16 +118,42 @@ static void name_vmas(struct crf_rst_args *a)
 	}
 }
 
+/*
+ * The mappings made before the fork, with the pages this task still shares
+ * with its parent and its children, go into place with their page tables;
+ * then what is left of their span (others' mappings) goes.
+ */
+static void move_premapped(struct crf_rst_args *a)
+{
+	const struct crf_rst_vma_arg *v = at(a, a->vmas_off);
+	long r;
+
+	for (uint32_t i = 0; i < a->n_vmas; i++, v++) {
+		if (!v->premap)
+			continue;
+		r = sys5(__NR_mremap, v->premap, v->end - v->start, v->end - v->start,
+			 MREMAP_MAYMOVE | MREMAP_FIXED, v->start);
+		if (r < 0 || (uint64_t)r != v->start)
+			FAIL_AT(a, r, "mremap of the mapping made before the fork to", v->start);
+	}
+	if (a->premap_end > a->premap_start) {
+		r = sys2(__NR_munmap, a->premap_start, a->premap_end - a->premap_start);
+		if (r < 0)
+			FAIL_AT(a, r, "munmap of the premap span", a->premap_start);
+	}
+}
+
 void crf_rst_map_vmas(struct crf_rst_args *a)
 {
 	const struct crf_rst_vma_arg *v = at(a, a->vmas_off);
 
+	move_premapped(a);
 	for (uint32_t i = 0; i < a->n_vmas; i++, v++) {
 		long r;
 
 		if (v->shmid >= 0) {
 			attach_sysv(a, v);
-		} else {
+		} else if (!v->premap) {
 			/*
 			 * MAP_GROWSDOWN is kept: the VMA must grow as the
 			 * saved stack did.  Its guard gap lies below start,

@@ -133,12 +133,25 @@ static void check_args(struct crf_rst_args *a)
  */
 static void unmap_crf(struct crf_rst_args *a)
 {
-	uint64_t end = a->blob_start + a->blob_len;
+	uint64_t keep[2][2] = {{a->blob_start, a->blob_start + a->blob_len},
+			       {a->premap_start, a->premap_end}};
+	uint64_t from = 0, end;
 	long r;
 
-	r = sys2(__NR_munmap, 0, a->blob_start);
-	if (r < 0)
-		FAIL_AT(a, r, "munmap below", a->blob_start);
+	/* The mappings made before the fork stay until they are moved (crf_rst_map_vmas). */
+	if (keep[1][0] < keep[0][0] && keep[1][1] > keep[1][0]) {
+		keep[1][0] = keep[0][0], keep[1][1] = keep[0][1];
+		keep[0][0] = a->premap_start, keep[0][1] = a->premap_end;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (keep[i][1] <= keep[i][0])
+			continue;
+		r = keep[i][0] > from ? sys2(__NR_munmap, from, keep[i][0] - from) : 0;
+		if (r < 0)
+			FAIL_AT(a, r, "munmap below", keep[i][0]);
+		from = keep[i][1];
+	}
+	end = from;
 	/* The larger task size only exists with 5-level paging. */
 	r = sys2(__NR_munmap, end, TASK_SIZE_56 - end);
 	if (r == -EINVAL)

@@ -19,6 +19,7 @@ static const char *const stage_names[CRF_STAGE__COUNT] = {
 	[CRF_STAGE_RESTORE_FINISH] = "restore-finish",
 	[CRF_STAGE_RESTORE_CLEANUP] = "restore-cleanup",
 	[CRF_STAGE_RESTORE_SESSION] = "restore-session",
+	[CRF_STAGE_RESTORE_PREMAP] = "restore-premap",
 };
 
 const char *crf_stage_name(enum crf_stage stage)

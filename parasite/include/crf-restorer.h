@@ -40,6 +40,7 @@ struct crf_rst_vma_arg {
 	uint32_t steps;		/* CRF_RST_STEP_*: what else to do to it */
 	uint32_t vm;		/* crf_rst_vma.vm, which steps come from (crf's) */
 	uint32_t pad2;
+	uint64_t premap;	/* nonzero: mremap() it from there, pages in */
 };
 
 /*
@@ -272,6 +273,9 @@ struct crf_rst_args {
 	int32_t mem_fd;
 	uint32_t mlockall;		/* mlockall() flags, set last; 0: none */
 	uint64_t bounce_off, bounce_len;
+	/* the span of the mappings made before the fork (crf_rst_vma.premap),
+	 * which unmapping crf leaves until they are moved; 0, 0: none */
+	uint64_t premap_start, premap_end;
 };
 
 #define CRF_RST_FRAME_SIZE 1024

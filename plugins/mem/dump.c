@@ -22,6 +22,7 @@
 #include <crf/plugin.h>
 #include <crf/restore.h>
 
+#include "cow.h"
 #include "mem.h"
 #include "mmfields.h"
 #include "pagemap.h"
@@ -47,6 +48,7 @@ struct dump {
 	char blob_name[64];
 	struct mem_pagemap pm;
 	struct mem_pages pages;
+	struct mem_cow cow; /* pages still shared with the parent */
 };
 
 static void describe_vma(char *buf, size_t len, const struct smaps_vma *v)
@@ -222,6 +224,8 @@ static int write_header(struct dump *d)
 	mm.pages = d->blob_name;
 	mm.has_mlockall = d->mlockall != 0;
 	mm.mlockall = d->mlockall;
+	mm.has_cow_parent = d->cow.parent != 0;
+	mm.cow_parent = d->cow.parent;
 	e.entry_case = CRF__MEM__MM_ENTRY__ENTRY_MM;
 	e.mm = &mm;
 	return crf_img_write(d->img, &e.base);
@@ -305,39 +309,45 @@ out:
 	return r;
 }
 
-/* Page ranges as [start, end) pairs. */
-struct ranges {
-	uint64_t *v;
-	size_t n, cap; /* uint64_t used and allocated */
-};
-
-static int add_range(void *arg, uint64_t start, uint64_t end, bool zero)
+/* The pages of mapping @i still shared with the parent, after its page runs. */
+static int write_shared(struct dump *d, size_t i)
 {
-	struct ranges *g = arg;
-	uint64_t *v;
+	Crf__Mem__MmEntry e = CRF__MEM__MM_ENTRY__INIT;
+	Crf__Mem__PageRuns pr = CRF__MEM__PAGE_RUNS__INIT;
+	const struct mem_ranges *g = &d->cow.shared[i];
+	size_t total = g->n / 2, max = total < RUNS_PER_RECORD ? total : RUNS_PER_RECORD;
+	Crf__Mem__PageRange *ranges, **ptrs;
+	int r = 0;
 
-	(void)zero;
-	if (g->n && g->v[g->n - 1] == start) {
-		g->v[g->n - 1] = end;
+	if (!total)
 		return 0;
+	ranges = calloc(max, sizeof(*ranges));
+	ptrs = calloc(max, sizeof(*ptrs));
+	if (!ranges || !ptrs)
+		r = crf_error_errno(ENOMEM, "shared page records");
+	e.entry_case = CRF__MEM__MM_ENTRY__ENTRY_PAGES;
+	e.pages = &pr;
+	pr.shared = ptrs;
+	for (size_t done = 0; r >= 0 && done < total; done += pr.n_shared) {
+		pr.n_shared = total - done < max ? total - done : max;
+		for (size_t k = 0; k < pr.n_shared; k++) {
+			crf__mem__page_range__init(&ranges[k]);
+			ranges[k].vaddr = g->v[2 * (done + k)];
+			ranges[k].len = g->v[2 * (done + k) + 1] - ranges[k].vaddr;
+			ptrs[k] = &ranges[k];
+		}
+		r = crf_img_write(d->img, &e.base);
 	}
-	if (g->n + 2 > g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 16;
-
-		v = reallocarray(g->v, cap, sizeof(*v));
-		if (!v)
-			return crf_error_errno(ENOMEM, "guard regions");
-		g->v = v;
-		g->cap = cap;
-	}
-	g->v[g->n++] = start;
-	g->v[g->n++] = end;
-	return 0;
+	free(ranges);
+	free(ptrs);
+	return r;
 }
 
-static int dump_vma(struct dump *d, const struct smaps_vma *v, enum mem_kind kind)
+static int dump_vma(struct dump *d, size_t i)
 {
-	struct ranges guards = {0};
+	const struct smaps_vma *v = &d->maps.v[i];
+	enum mem_kind kind = d->kinds[i];
+	struct mem_ranges guards = {0};
 	Crf__Mem__MmEntry e = CRF__MEM__MM_ENTRY__INIT;
 	Crf__Mem__Vma vma = CRF__MEM__VMA__INIT;
 	char link[96];
@@ -378,7 +388,7 @@ static int dump_vma(struct dump *d, const struct smaps_vma *v, enum mem_kind kin
 	/* "gu" stays once a guard was installed: there may be none left. */
 	r = 0;
 	if (v->vmflags & VMF_GU)
-		r = mem_pagemap_walk_guards(&d->pm, v->start, v->end, add_range, &guards);
+		r = mem_pagemap_walk_guards(&d->pm, v->start, v->end, mem_ranges_add, &guards);
 	vma.n_guards = guards.n;
 	vma.guards = guards.v;
 	if (r >= 0)
@@ -391,6 +401,8 @@ static int dump_vma(struct dump *d, const struct smaps_vma *v, enum mem_kind kin
 	free(guards.v);
 	if (r >= 0)
 		r = write_runs(d);
+	if (r >= 0)
+		r = write_shared(d, i);
 	return r;
 }
 
@@ -424,6 +436,8 @@ static int dump_all(struct dump *d)
 	if (r >= 0)
 		r = read_mm(d);
 	if (r >= 0)
+		r = mem_cow_find(d->ctx, d->pid, &d->maps, d->kinds, &d->cow);
+	if (r >= 0)
 		r = open_images(d);
 	if (r >= 0)
 		r = write_header(d);
@@ -433,7 +447,7 @@ static int dump_all(struct dump *d)
 		r = mem_pages_init(&d->pages, d->pid, method, d->blob, d->page_size);
 	for (size_t i = 0; r >= 0 && i < d->maps.n; i++)
 		if (d->kinds[i] != MEM_SKIP)
-			r = dump_vma(d, &d->maps.v[i], d->kinds[i]);
+			r = dump_vma(d, i);
 	return r;
 }
 
@@ -482,6 +496,7 @@ int mem_dump_task(struct crf_ctx *ctx)
 	mem_pages_fini(&d.pages);
 	mem_pagemap_close(&d.pm);
 	mem_fileref_free(d.exe);
+	mem_cow_free(&d.cow);
 	free(d.kinds);
 	smaps_free(&d.maps);
 	if (r < 0)

@@ -30,6 +30,30 @@
 #define VEC_LEN	 512
 #define ENTS_LEN 512
 
+int mem_ranges_add(void *arg, uint64_t start, uint64_t end, bool zero)
+{
+	struct mem_ranges *g = arg;
+	uint64_t *v;
+
+	(void)zero;
+	if (g->n && g->v[g->n - 1] == start) {
+		g->v[g->n - 1] = end;
+		return 0;
+	}
+	if (g->n + 2 > g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 16;
+
+		v = reallocarray(g->v, cap, sizeof(*v));
+		if (!v)
+			return crf_error_errno(ENOMEM, "page ranges");
+		g->v = v;
+		g->cap = cap;
+	}
+	g->v[g->n++] = start;
+	g->v[g->n++] = end;
+	return 0;
+}
+
 int mem_pagemap_open(struct mem_pagemap *pm, pid_t pid, size_t page_size)
 {
 	char path[64];

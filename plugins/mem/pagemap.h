@@ -28,6 +28,15 @@ struct mem_pagemap {
  */
 typedef int (*mem_range_fn)(void *arg, uint64_t start, uint64_t end, bool zero);
 
+/* Page ranges as [start, end) pairs, in address order. */
+struct mem_ranges {
+	uint64_t *v;
+	size_t n, cap; /* uint64_t used and allocated */
+};
+
+/* A mem_range_fn that appends to the struct mem_ranges @arg (merging touching ranges). */
+int mem_ranges_add(void *arg, uint64_t start, uint64_t end, bool zero);
+
 /* Open @pid's pagemap; 0 or -errno (logged). */
 int mem_pagemap_open(struct mem_pagemap *pm, pid_t pid, size_t page_size);
 void mem_pagemap_close(struct mem_pagemap *pm);

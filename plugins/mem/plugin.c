@@ -20,6 +20,7 @@ CRF_PLUGIN(
 		[CRF_STAGE_RESTORE_TASK] = mem_restore_task,
 		[CRF_STAGE_RESTORE_FINISH] = mem_shm_restore_finish,
 		[CRF_STAGE_RESTORE_CLEANUP] = mem_shm_restore_cleanup,
+		[CRF_STAGE_RESTORE_PREMAP] = mem_restore_premap,
 	),
 	.config_keys = CRF_STRINGS("read-method"),
 	.schemas = CRF_SCHEMAS(&crf__mem__mm_entry__descriptor,

@@ -230,7 +230,20 @@ int mem_restore_check(struct crf_ctx *ctx)
 
 int mem_restore_prepare(struct crf_ctx *ctx)
 {
+	struct mem_shm *m;
 	int r = mem_restore_check(ctx);
 
-	return r < 0 ? r : mem_shm_restore_prepare(ctx);
+	if (r >= 0)
+		r = mem_shm_restore_prepare(ctx);
+	m = crf_ctx_priv(ctx);
+	if (r >= 0 && m)
+		r = mem_premap_plan(ctx, &m->premap);
+	return r;
+}
+
+int mem_restore_premap(struct crf_ctx *ctx)
+{
+	struct mem_shm *m = crf_ctx_priv(ctx);
+
+	return m ? mem_premap_task(ctx, m->premap) : 0;
 }

@@ -48,6 +48,7 @@ struct restore {
 	uint32_t n_vmas;
 	uint64_t last_end;	  /* of the previous mapping */
 	const Crf__Mem__Vma *cur; /* the mapping page runs belong to */
+	bool cur_premapped;	  /* made before the fork, pages in (premap.h) */
 	Crf__Mem__MmEntry *cur_rec;
 	struct mem_vdso_layout vdso;
 };
@@ -184,6 +185,14 @@ static const char *anon_name(const Crf__Mem__Vma *v, char *buf, size_t len)
 	return buf;
 }
 
+/* Where the restore-premap stage made mapping @v, or 0. */
+static uint64_t premap_slot(const struct restore *s, const Crf__Mem__Vma *v)
+{
+	const struct mem_shm *m = crf_ctx_priv(s->ctx);
+
+	return m ? mem_premap_slot(m->premap, crf_ctx_pid(s->ctx), v->start, v->end) : 0;
+}
+
 static int add_vma(struct restore *s, const Crf__Mem__Vma *v)
 {
 	char name[96];
@@ -200,6 +209,7 @@ static int add_vma(struct restore *s, const Crf__Mem__Vma *v)
 		.anon_name = anon_name(v, name, sizeof(name)),
 		.guards = v->guards,
 		.n_guards = (uint32_t)v->n_guards / 2,
+		.premap = s->cur_premapped ? premap_slot(s, v) : 0,
 	};
 
 	/*
@@ -234,6 +244,7 @@ static int on_vma(struct restore *s, const Crf__Mem__Vma *v)
 	s->last_end = v->end;
 	s->n_vmas++;
 	s->cur = v;
+	s->cur_premapped = premap_slot(s, v) != 0;
 	switch (v->kind) {
 	case CRF__MEM__VMA_KIND__VDSO:
 		mem_vdso_layout_add(&s->vdso, MEM_VDSO, v->start, v->end);
@@ -258,6 +269,9 @@ static int on_pages(struct restore *s, const Crf__Mem__PageRuns *pr)
 	if (!v || (!kind_is_anon(v->kind) && v->kind != CRF__MEM__VMA_KIND__FILE_PRIVATE))
 		return corrupt(s, "page runs without an anonymous or private mapping before them",
 			       v ? v->start : 0);
+	/* Its pages are in already: the restore-premap stage read them. */
+	if (s->cur_premapped)
+		return 0;
 	for (size_t i = 0; i < pr->n_runs; i++) {
 		const Crf__Mem__PageRun *run = pr->runs[i];
 

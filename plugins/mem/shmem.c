@@ -407,6 +407,7 @@ static void free_state(struct mem_shm *m)
 	for (size_t i = 0; i < m->n; i++)
 		close(m->v[i].fd);
 	mem_sysv_cleanup(m);
+	mem_premap_free(m->premap);
 	free(m->v);
 	free(m->sysv);
 	free(m);

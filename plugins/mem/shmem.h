@@ -19,6 +19,7 @@
 #include <crf/plugin.h>
 
 #include "mm.pb-c.h"
+#include "premap.h"
 #include "smaps.h"
 
 struct mem_shm_obj {
@@ -40,6 +41,8 @@ struct mem_shm {
 	struct mem_sysv_obj *sysv;
 	size_t n_sysv, cap_sysv;
 	bool finished; /* restore-finish ran: the segments are the tree's */
+	/* the mappings made before forks (premap.h), or NULL */
+	struct mem_premap *premap;
 };
 
 /*

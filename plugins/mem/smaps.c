@@ -492,6 +492,12 @@ uint64_t mem_vma_madv(uint64_t vmflags)
 	return madv;
 }
 
+bool mem_vma_cow_eligible(enum mem_kind kind, int prot, uint64_t vmflags)
+{
+	return kind == MEM_ANON_PRIVATE && (prot & PROT_WRITE) &&
+	       !(vmflags & (VMF_GD | VMF_LO | VMF_LF | VMF_GU | VMF_DP | VMF_SH | VMF_MS));
+}
+
 uint32_t mem_vma_rst_vm(uint64_t vmflags)
 {
 	uint32_t vm = CRF_RST_VM_EXACT;

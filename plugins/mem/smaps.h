@@ -141,6 +141,15 @@ int mem_vma_map_flags(enum mem_kind kind, uint64_t vmflags);
 /* The advice to apply again, as a mask of (1 << MADV_x). */
 uint64_t mem_vma_madv(uint64_t vmflags);
 
+/*
+ * Whether a mapping of @kind, @prot and @vmflags may keep pages shared
+ * copy-on-write with the parent: a plain writable private anonymous mapping,
+ * which the restore can make in the parent before it forks the child and
+ * move into place (no stack, lock, guard region or MAP_DROPPABLE).  The dump
+ * and the restore must agree on it.
+ */
+bool mem_vma_cow_eligible(enum mem_kind kind, int prot, uint64_t vmflags);
+
 /* The CRF_RST_VM_* bits of crf/restore.h that @vmflags asks for (restore side). */
 uint32_t mem_vma_rst_vm(uint64_t vmflags);
 

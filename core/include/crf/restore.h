@@ -57,6 +57,12 @@ struct crf_rst_vma {
 	 * No pages may be added in them. */
 	const uint64_t *guards;
 	uint32_t n_guards;
+	/* Nonzero: the mapping exists already, made with prot and flags at
+	 * this address by the restore-premap stage (private anonymous memory,
+	 * pages in), and the restorer moves it into place with mremap(); no
+	 * pages may be added in it.  The range must be free in the saved
+	 * address space. */
+	uint64_t premap;
 };
 
 /*
