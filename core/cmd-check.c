@@ -33,6 +33,10 @@ int cmd_check(struct crf_opts *o, int argc, char **argv)
 	for (size_t i = 0; r >= 0 && missing >= 0 && i < set.graph.n_order; i++) {
 		const struct crf_plugin_info *pi = &set.p[set.graph.order[CRF_ORDER_DUMP][i]];
 
+		/* What the plugin saves, and what not yet: the probes alone would not say. */
+		if (pi->st.desc && pi->st.desc->description)
+			printf("%-8s %s\n", pi->st.name, pi->st.desc->description);
+
 		for (size_t j = 0; j < pi->st.n_probes; j++) {
 			const struct crf_probe_result *p = &pi->st.probes[j];
 

@@ -11,7 +11,14 @@
 #include "privs.h"
 #include "dump.h"
 
-enum { OPT_LEAVE_RUNNING = OPT_COMMAND_BASE, OPT_FREEZE, OPT_SYNC, OPT_SHELL_JOB };
+enum {
+	OPT_LEAVE_RUNNING = OPT_COMMAND_BASE,
+	OPT_FREEZE,
+	OPT_SYNC,
+	OPT_SHELL_JOB,
+	OPT_INHERIT_STDIO,
+	OPT_EXTERNAL,
+};
 
 static const char help[] =
 	"Usage: crf dump -t PID -D DIR [OPTIONS]\n\n"
@@ -24,7 +31,13 @@ static const char help[] =
 	"                         is killed, so a crash cannot lose them\n"
 	"      --shell-job        the tree may have fds on a terminal it does not own\n"
 	"                         (its shell's): save them, to be restored with\n"
-	"                         crf restore --shell-job on that command's terminal\n";
+	"                         crf restore --shell-job on that command's terminal\n"
+	"      --external RES     the pipe or FIFO RES (pipe:[INODE], fifo:[INODE]), which\n"
+	"                         a process outside the tree holds too, is saved as\n"
+	"                         external: crf restore --inherit-fd fd[N]:RES will\n"
+	"                         connect an fd of its own in its place (repeatable)\n"
+	"      --inherit-stdio    do not save fds 0-2 that are not terminals: they will\n"
+	"                         be crf restore --inherit-stdio's own\n";
 
 struct dump_args {
 	pid_t pid;
@@ -71,6 +84,14 @@ static int handle(void *data, int c, const char *arg)
 	case OPT_SHELL_JOB:
 		a->o->shell_job = true;
 		return 0;
+	case OPT_INHERIT_STDIO:
+		a->o->inherit_stdio = true;
+		return 0;
+	case OPT_EXTERNAL:
+		if (strncmp(arg, "pipe:[", 6) && strncmp(arg, "fifo:[", 6))
+			return crf_usage_error(a->o, "--external %s: not pipe:[INODE] or fifo:[INODE]",
+					       arg);
+		return strv_push(&a->o->external, arg) < 0 ? -ENOMEM : 0;
 	case OPT_FREEZE:
 		if (strcmp(arg, "auto") && strcmp(arg, "cgroup") && strcmp(arg, "ptrace"))
 			return crf_usage_error(a->o, "--freeze must be auto, cgroup or ptrace");
@@ -89,6 +110,8 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 		{ "freeze", required_argument, NULL, OPT_FREEZE },
 		{ "sync", no_argument, NULL, OPT_SYNC },
 		{ "shell-job", no_argument, NULL, OPT_SHELL_JOB },
+		{ "inherit-stdio", no_argument, NULL, OPT_INHERIT_STDIO },
+		{ "external", required_argument, NULL, OPT_EXTERNAL },
 		{ 0 },
 	};
 	struct dump_args a = { .o = o, .freeze = "auto" };

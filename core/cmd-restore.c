@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* crf restore -D DIR */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
 #include "privs.h"
 #include "inventory.h"
 #include "restore.h"
 
-enum { OPT_PID_WAIT = OPT_COMMAND_BASE, OPT_SHELL_JOB };
+enum {
+	OPT_PID_WAIT = OPT_COMMAND_BASE,
+	OPT_SHELL_JOB,
+	OPT_INHERIT_STDIO,
+	OPT_INHERIT_FD,
+	OPT_FILE_VALIDATION,
+};
 
 static const char help[] =
 	"Usage: crf restore -D DIR [OPTIONS]\n\n"
@@ -18,19 +26,46 @@ static const char help[] =
 	"original PIDs.  The inventory and every image are verified (checksums,\n"
 	"plugins) before anything is created.  Without -d, crf waits for the\n"
 	"restored tree and exits with its exit status (128+N if killed by signal N).\n"
-	"The restored processes' fds 0, 1 and 2 are crf restore's own, unless they\n"
-	"were terminals.\n\n"
+	"The restored processes' fds, 0-2 included, are what they were at the dump.\n\n"
 	"  -D, --images-dir DIR   the dump to restore\n"
 	"  -d, --detach           return once the tree runs\n"
 	"      --pid-wait=MS      wait this long for a zombie holding a PID (default 5000)\n"
 	"      --shell-job        a tree dumped with --shell-job: its fds on its shell's\n"
-	"                         terminal are opened on crf restore's terminal, and\n"
-	"                         its group gets the foreground back if it had it\n";
+	"                         terminal are opened on crf restore's terminal, which\n"
+	"                         gets the job's settings and window size, and its\n"
+	"                         group gets the foreground back if it had it (run\n"
+	"                         without -d then: crf restore waits for the job as\n"
+	"                         its shell did)\n"
+	"      --inherit-fd fd[N]:RES  a dump with RES saved as external (crf dump\n"
+	"                         --external): crf restore's fd N takes its place\n"
+	"                         (repeatable)\n"
+	"      --inherit-stdio    a dump made with --inherit-stdio: its processes' fds\n"
+	"                         0-2 are crf restore's own\n"
+	"      --file-validation=strict|lax\n"
+	"                         how a file reopened by path may have changed since\n"
+	"                         the dump: lax (the default) accepts one that only\n"
+	"                         grew, for fds that read or append; strict accepts\n"
+	"                         no change of size or mtime\n";
 
 struct restore_args {
 	struct crf_restore_opts ro;
 	struct crf_opts *o;
 };
+
+/*
+ * --inherit-fd fd[N]:RESOURCE: fd N must be open now, before crf opens
+ * anything that could take its number.
+ */
+static int inherit_fd(struct crf_opts *o, const char *arg)
+{
+	int fd = -1, n = 0;
+
+	if (sscanf(arg, "fd[%d]:%n", &fd, &n) != 1 || !n || fd < 0 || !arg[n])
+		return crf_usage_error(o, "--inherit-fd %s: not fd[N]:RESOURCE", arg);
+	if (fcntl(fd, F_GETFD) < 0)
+		return crf_usage_error(o, "--inherit-fd %s: crf restore has no fd %d", arg, fd);
+	return strv_push(&o->inherit_fd, arg) < 0 ? -ENOMEM : 0;
+}
 
 static int handle(void *data, int c, const char *arg)
 {
@@ -54,6 +89,16 @@ static int handle(void *data, int c, const char *arg)
 	case OPT_SHELL_JOB:
 		a->o->shell_job = true;
 		return 0;
+	case OPT_INHERIT_STDIO:
+		a->o->inherit_stdio = true;
+		return 0;
+	case OPT_INHERIT_FD:
+		return inherit_fd(a->o, arg);
+	case OPT_FILE_VALIDATION:
+		if (strcmp(arg, "strict") && strcmp(arg, "lax"))
+			return crf_usage_error(a->o, "--file-validation must be strict or lax");
+		a->o->file_validation = arg;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -65,6 +110,9 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv)
 		{ "detach", no_argument, NULL, 'd' },
 		{ "pid-wait", required_argument, NULL, OPT_PID_WAIT },
 		{ "shell-job", no_argument, NULL, OPT_SHELL_JOB },
+		{ "inherit-stdio", no_argument, NULL, OPT_INHERIT_STDIO },
+		{ "inherit-fd", required_argument, NULL, OPT_INHERIT_FD },
+		{ "file-validation", required_argument, NULL, OPT_FILE_VALIDATION },
 		{ 0 },
 	};
 	struct restore_args a = { .o = o };
@@ -83,9 +131,23 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv)
 		return crf_usage_error(o, "no image directory given (-D DIR)"), CRF_EXIT_USAGE;
 	if (crf_require_privileges("crf restore") < 0)
 		return CRF_EXIT_FAIL;
-	r = crf_setup(o, &conf, &set, 0);
+	/* The shell, not crf, decides who has the terminal once crf restore exits. */
+	if (a.ro.detach && o->shell_job)
+		crf_warn("-d with --shell-job: once crf restore exits, an interactive shell takes "
+			 "its terminal back, and a job that had the foreground is left in the "
+			 "background (stopped when it reads the terminal); restore such a job "
+			 "without -d to keep it in the foreground");
+	/*
+	 * The plugin set is the dump's own: the plugins its inventory names,
+	 * each checked (enabled, loaded, a version that reads it) before
+	 * anything is created; the others are left out.
+	 */
+	r = crf_imgdir_open(a.ro.dir, CRF_IMGDIR_READ, &dir);
 	if (r >= 0)
-		r = crf_imgdir_open(a.ro.dir, CRF_IMGDIR_READ, &dir);
+		r = crf_inventory_plugins(dir, &o->sel.image);
+	o->sel.image_set = true;
+	if (r >= 0)
+		r = crf_setup(o, &conf, &set, CRF_SET_DEFER_LOAD);
 	if (r >= 0)
 		r = crf_inventory_check(dir, &set, &root);
 	if (r >= 0 && crf_plugin_set_probe(&set, false) != 0)

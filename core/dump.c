@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cpu.h"
+#include "dump-objects.h"
 #include "dump.h"
 #include "freeze.h"
 #include "infect.h"
@@ -90,7 +91,9 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 	struct crf_parasite *p = NULL;
 	int r, c;
 
-	r = crf_task_collect_proc(pid, &tc);
+	r = crf_dump_task_objects(set, dir, pid);
+	if (r >= 0)
+		r = crf_task_collect_proc(pid, &tc);
 	/* Before the infection: crf's code may only run where seccomp is suspended. */
 	if (r >= 0)
 		r = crf_seccomp_dump(pr, &tc);

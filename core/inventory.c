@@ -119,29 +119,80 @@ static int read_inventory(struct crf_imgdir *dir, Crf__Core__Inventory **inv)
 	return 0;
 }
 
+/* "MAJOR.MINOR..." into two numbers; false when @v does not start so. */
+static bool parse_version(const char *v, unsigned long *major, unsigned long *minor)
+{
+	char *end;
+
+	if (*v < '0' || *v > '9')
+		return false;
+	*major = strtoul(v, &end, 10);
+	if (*end != '.' || end[1] < '0' || end[1] > '9')
+		return false;
+	*minor = strtoul(end + 1, &end, 10);
+	return true;
+}
+
+bool crf_plugin_version_reads(const char *here, const char *written)
+{
+	unsigned long hmaj, hmin, wmaj, wmin;
+
+	if (!parse_version(here, &hmaj, &hmin) || !parse_version(written, &wmaj, &wmin))
+		return !strcmp(here, written);
+	if (hmaj != wmaj)
+		return false;
+	return hmaj == 0 ? hmin == wmin : hmin >= wmin;
+}
+
 static int check_plugin(const struct crf_plugin_set *set, const Crf__Core__PluginVersion *pv)
 {
-	for (size_t i = 0; i < set->n; i++) {
-		const struct crf_plugin_info *pi = &set->p[i];
+	const struct crf_plugin_info *pi = NULL;
 
-		if (strcmp(pi->st.name, pv->name))
-			continue;
-		if (!pi->st.enabled) {
-			crf_error("the dump was written with plugin '%s' %s, which is %s", pv->name,
-				  pv->version, pi->why_off);
-			return -ENOPKG;
-		}
-		if (pi->st.desc->abi_major != pv->abi_major) {
-			crf_error("the dump was written with plugin '%s' of ABI %u.%u; %s has ABI %u.%u",
-				  pv->name, pv->abi_major, pv->abi_minor, pi->path,
-				  pi->st.desc->abi_major, pi->st.desc->abi_minor);
-			return -EPROTO;
-		}
-		return 0;
+	for (size_t i = 0; i < set->n && !pi; i++)
+		if (!strcmp(set->p[i].st.name, pv->name))
+			pi = &set->p[i];
+	if (!pi) {
+		crf_error("the dump was written with plugin '%s' %s, which is not configured here",
+			  pv->name, pv->version);
+		return -ENOPKG;
 	}
-	crf_error("the dump was written with plugin '%s' %s, which is not configured here",
-		  pv->name, pv->version);
-	return -ENOPKG;
+	if (!pi->st.enabled) {
+		crf_error("the dump was written with plugin '%s' %s, which is %s", pv->name,
+			  pv->version, pi->why_off);
+		return -ENOPKG;
+	}
+	if (!pi->st.desc) {
+		crf_error("the dump was written with plugin '%s' %s, which cannot be used here: %s",
+			  pv->name, pv->version, pi->load_error ? pi->load_error : "not loaded");
+		return -ENOPKG;
+	}
+	if (pi->st.desc->abi_major != pv->abi_major) {
+		crf_error("the dump was written with plugin '%s' of ABI %u.%u; %s has ABI %u.%u",
+			  pv->name, pv->abi_major, pv->abi_minor, pi->path, pi->st.desc->abi_major,
+			  pi->st.desc->abi_minor);
+		return -EPROTO;
+	}
+	if (!crf_plugin_version_reads(pi->st.desc->version, pv->version)) {
+		crf_error(
+			"the dump was written with plugin '%s' %s; %s is version %s, which cannot "
+			"read it (a plugin reads the images of its own major version and of its "
+			"own or an older minor one; a 0.x version only those of its own minor)",
+			pv->name, pv->version, pi->path, pi->st.desc->version);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int crf_inventory_plugins(struct crf_imgdir *dir, struct strv *names)
+{
+	Crf__Core__Inventory *inv = NULL;
+	int r = read_inventory(dir, &inv);
+
+	for (size_t i = 0; r >= 0 && i < inv->n_plugins; i++)
+		r = strv_push(names, inv->plugins[i]->name);
+	if (inv)
+		protobuf_c_message_free_unpacked(&inv->base, NULL);
+	return r < 0 ? r : 0;
 }
 
 static int verify_file(struct crf_imgdir *dir, const char *name)

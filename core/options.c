@@ -180,6 +180,43 @@ static int load_config(const struct crf_opts *o, struct crf_config *conf)
 	return 0;
 }
 
+/* A list option as a key of the files plugin: its words joined by spaces. */
+static int set_files_list(struct crf_config *conf, const char *key, const struct strv *v,
+			  const char *option)
+{
+	_cleanup_free_ char *value = NULL;
+
+	if (!v->n)
+		return 0;
+	value = strv_join(v, " ");
+	if (!value)
+		return crf_error_errno(ENOMEM, "%s", option);
+	return crf_config_set(conf, "files", key, value, option);
+}
+
+/*
+ * Terminals, fds 0-2 and what lies outside the tree are the files
+ * plugin's: the options are its INI keys, so that a configuration can say
+ * them once for every dump and restore.
+ */
+static int set_files_keys(const struct crf_opts *o, struct crf_config *conf)
+{
+	int r = 0;
+
+	if (o->shell_job)
+		r = crf_config_set(conf, "files", "shell-job", "yes", "--shell-job");
+	if (r >= 0 && o->inherit_stdio)
+		r = crf_config_set(conf, "files", "inherit-stdio", "yes", "--inherit-stdio");
+	if (r >= 0 && o->file_validation)
+		r = crf_config_set(conf, "files", "file-validation", o->file_validation,
+				   "--file-validation");
+	if (r >= 0)
+		r = set_files_list(conf, "external", &o->external, "--external");
+	if (r >= 0)
+		r = set_files_list(conf, "inherit-fd", &o->inherit_fd, "--inherit-fd");
+	return r;
+}
+
 int crf_setup(const struct crf_opts *o, struct crf_config *conf, struct crf_plugin_set *set,
 	      unsigned flags)
 {
@@ -188,12 +225,8 @@ int crf_setup(const struct crf_opts *o, struct crf_config *conf, struct crf_plug
 	int r;
 
 	r = load_config(o, conf);
-	/*
-	 * Terminals are the files plugin's: the option is its INI key, so that
-	 * a configuration can say it once for every dump and restore.
-	 */
-	if (r >= 0 && o->shell_job)
-		r = crf_config_set(conf, "files", "shell-job", "yes", "--shell-job");
+	if (r >= 0)
+		r = set_files_keys(o, conf);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < o->plugin_dirs.n && r >= 0; i++)
@@ -221,5 +254,8 @@ void crf_opts_free(struct crf_opts *o)
 	strv_free(&o->sel.only);
 	strv_free(&o->sel.disable);
 	strv_free(&o->sel.enable);
+	strv_free(&o->sel.image);
+	strv_free(&o->external);
+	strv_free(&o->inherit_fd);
 	crf__log_close();
 }

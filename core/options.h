@@ -25,6 +25,16 @@ struct crf_opts {
 	int progress;		/* --progress: 0 auto, 1 always, -1 never */
 	/* dump and restore --shell-job: sets the files plugin's key, shell-job = yes */
 	bool shell_job;
+	/*
+	 * What lies outside the tree, the files plugin's keys too: dump and
+	 * restore --inherit-stdio (inherit-stdio = yes), dump --external
+	 * (external = the words), restore --inherit-fd (inherit-fd = the
+	 * words) and --file-validation (file-validation).
+	 */
+	bool inherit_stdio;
+	struct strv external;
+	struct strv inherit_fd;
+	const char *file_validation;
 };
 
 enum {

@@ -120,6 +120,11 @@ static int set_enabled(struct crf_plugin_info *pi, const struct crf_conf_section
 		free(pi->why_off);
 		pi->why_off = strdup("disabled by --disable");
 	}
+	if (sel->image_set && !strv_contains(&sel->image, name)) {
+		pi->st.enabled = false;
+		free(pi->why_off);
+		pi->why_off = strdup("off: the dump was written without it");
+	}
 	if (!pi->st.enabled && !pi->why_off)
 		return -ENOMEM;
 	pi->st.why_off = pi->why_off;
@@ -332,9 +337,10 @@ static int load_all(struct crf_plugin_set *set, const struct crf_config *conf,
 
 	for (size_t i = 0; i < set->n; i++) {
 		struct crf_plugin_info *pi = &set->p[i];
-		int r = crf_plugin_load(pi, dirs, pi->st.enabled);
+		bool defer = flags & CRF_SET_DEFER_LOAD;
+		int r = crf_plugin_load(pi, dirs, pi->st.enabled && !defer);
 
-		if (r < 0 && pi->st.enabled) {
+		if (r < 0 && pi->st.enabled && !defer) {
 			if (!(flags & CRF_SET_TOLERANT))
 				return r;
 			if (!first)
@@ -491,4 +497,23 @@ int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 			first = r;
 	}
 	return first;
+}
+
+int crf_plugin_set_dispatch(struct crf_plugin_set *set, struct crf_imgdir *images,
+			    const struct crf_object *obj)
+{
+	struct crf_ctx ctx = make_ctx(set, CRF_STAGE_DUMP_TASK, images, obj->pid);
+	const struct crf_registry_entry *e = crf__registry_find(&set->registry, obj);
+	const char *old;
+	int r;
+
+	if (!e)
+		return -ENOTSUP;
+	if (!e->kind->dump)
+		return 0;
+	ctx.plugin = e->owner;
+	old = crf__log_set_origin(e->owner->name);
+	r = e->kind->dump(&ctx, obj);
+	crf__log_set_origin(old);
+	return r > 0 ? 0 : r;
 }

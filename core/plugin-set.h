@@ -36,6 +36,14 @@ struct crf_select {
 	bool only_set;
 	struct strv disable;	/* --disable */
 	struct strv enable;	/* --enable */
+	/*
+	 * restore: the plugins that wrote the dump (its inventory).  Any other
+	 * is switched off, whatever the configuration says; these keep the
+	 * configuration's and the options' choice, which the inventory check
+	 * then refuses if it is "off".
+	 */
+	struct strv image;
+	bool image_set;
 };
 
 struct crf_plugin_set {
@@ -51,6 +59,9 @@ enum {
 	/* Keep going past load and graph errors (for `crf plugins`); the
 	 * first error is still returned. */
 	CRF_SET_TOLERANT = 1 << 0,
+	/* Record why an enabled plugin's object cannot be used (load_error),
+	 * but neither log it nor fail: restore names the dump with it. */
+	CRF_SET_DEFER_LOAD = 1 << 1,
 };
 
 int crf_plugin_set_build(struct crf_plugin_set *set, const struct crf_config *conf,
@@ -77,6 +88,16 @@ int crf_plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage,
 int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 			    struct crf_imgdir *images, pid_t pid,
 			    const struct crf_host_ops *ops, void *task);
+
+/*
+ * Dispatch @obj, an object the core met in a frozen task, to the handler
+ * that claims it and run the handler's dump (when it has one) as its
+ * plugin, in the dump-task stage for @obj->pid.  0, -ENOTSUP after one
+ * error naming the object when no enabled handler claims it, or the
+ * handler's error.
+ */
+int crf_plugin_set_dispatch(struct crf_plugin_set *set, struct crf_imgdir *images,
+			    const struct crf_object *obj);
 
 /* The plugin named @name, or NULL. */
 struct crf_plugin_info *crf_plugin_set_find(struct crf_plugin_set *set, const char *name);

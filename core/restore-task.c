@@ -47,7 +47,6 @@ void crf_rst_task_init(struct crf_rst_task *t)
 	memset(t, 0, sizeof(*t));
 	t->mm.exe_fd = -1;
 	t->mem_fd = -1;
-	t->keep_fds_below = 3;
 	t->a.exe_fd = -1;
 	t->a.sas_flags = SS_DISABLE;
 	t->a.dumpable = -1;
@@ -403,7 +402,7 @@ int crf_rst_task_keep_fd(struct crf_rst_task *t, int fd, int number, bool cloexe
 	int r = 0;
 
 	/* A number given twice is found by crf_rst_exec(), sorting: n log n, not n². */
-	if (fd < 0 || number < t->keep_fds_below)
+	if (fd < 0 || number < 0)
 		r = crf_error_errno(EBADF, "program fd %d (from fd %d): not a number to restore",
 				    number, fd);
 	if (r == 0 && grow(&t->fds, t->n_fds, &t->cap_fds, sizeof(*t->fds)))

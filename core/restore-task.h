@@ -95,8 +95,7 @@ struct crf_rst_task {
 
 	struct crf_rst_mm mm;
 	bool have_mm;
-	uint64_t vdso;	    /* the saved [vdso] start, 0: none */
-	int keep_fds_below; /* fds under this survive the exec (3) */
+	uint64_t vdso;		/* the saved [vdso] start, 0: none */
 	struct crf_rst_fd *fds; /* crf_rst_keep_fd(), in the order given */
 	size_t n_fds, cap_fds;
 	struct crf_rst_hook *hooks; /* crf_rst_at_fds_placed(), in the order given */
@@ -179,7 +178,7 @@ int crf_rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *)
 int crf_rst_fd_room(uint64_t need, bool must);
 
 /*
- * In the forked task, last: close crf's fds from t->keep_fds_below up, move
+ * In the forked task, last: close every fd of crf's (0-2 included), move
  * the restorer's fds in @a above every program fd number (CRF_RST_FD_BASE
  * at least), and install t->fds at their numbers, in place (rst-fds.c).
  * 0 or -errno (logged).
@@ -190,7 +189,7 @@ int crf_rst_move_fds(struct crf_rst_task *t, struct crf_rst_args *a);
  * In the forked task: put the restorer and its arguments in a place free in
  * both crf's and the saved address space, move the restorer's fds to
  * CRF_RST_FD_BASE and up (or above the highest program fd of t->fds), close
- * every other fd from t->keep_fds_below up, install t->fds at their
+ * every other fd (0-2 included: they are the program's), install t->fds at their
  * numbers, run t->hooks, and jump into the restorer with @status_fd (write
  * end) and @go_fd (read end) for the handshake.  Never returns on success; the restorer reports
  * its own failures on @status_fd.  -errno (logged) when it could not jump.

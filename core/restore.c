@@ -284,7 +284,8 @@ static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd)
 		r = crf_seccomp_fill(&t, tc);
 	if (r >= 0)
 		r = crf_rst_exec(&t, status_fd, go_fd);
-	report(status_fd, r, "setting up the task before the restorer failed (see above)");
+	report(status_fd, r,
+	       crf__log_captured() ?: "setting up the task before the restorer failed (see above)");
 	crf_rst_task_free(&t);
 	return r;
 }

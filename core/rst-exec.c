@@ -526,11 +526,12 @@ int crf_rst_exec(struct crf_rst_task *t, int status_fd, int go_fd)
 	if (r < 0)
 		return r;
 	/*
-	 * crf's log file goes with crf's fds: a message written to it later
-	 * would land in the program fd that took its number.  Errors still
-	 * reach stderr, which the program shares with crf restore.
+	 * crf's log file and stderr go with crf's fds: a message written to
+	 * them later would land in the program fd that took the number (its
+	 * fd 2 is the program's own).  The first error is kept for the report
+	 * on @status_fd instead.
 	 */
-	crf__log_close();
+	crf__log_capture();
 	r = crf_rst_move_fds(t, a);
 	for (size_t i = 0; r == 0 && i < t->n_hooks; i++)
 		r = t->hooks[i].fn(t->hooks[i].arg);

@@ -133,13 +133,14 @@ static int32_t **restorer_fds(struct crf_rst_args *a, size_t *n)
 }
 
 /*
- * Close every fd of crf from t->keep_fds_below up but the program's and
- * the restorer's; *@high: the highest one left.
+ * Close every fd of crf but the program's and the restorer's, 0-2 too:
+ * the program's fds 0-2 are what it had (or closed), never crf restore's;
+ * *@high: the highest one left.
  */
 static int close_others(const struct crf_rst_task *t, int32_t *const *s, size_t n_s, int *high)
 {
 	_cleanup_free_ int *keep = calloc(t->n_fds + n_s + 1, sizeof(int));
-	int next = t->keep_fds_below;
+	int next = 0;
 	size_t n = 0;
 
 	if (!keep)

@@ -111,10 +111,25 @@ void crf__log_close(void);
 enum crf_log_level crf__log_level(void);
 /* Name the plugin whose code runs on this thread (NULL: the core); returns the old one. */
 const char *crf__log_set_origin(const char *plugin);
+/*
+ * From now on, write no message anywhere: keep the first error's text
+ * (with its origin) for crf__log_captured(), NULL until there is one.  For
+ * a restored task once the program's fds are at their numbers: its fd 2 is
+ * the program's then, and a message written to it would land in the
+ * program's log, pipe or terminal.
+ */
+void crf__log_capture(void);
+const char *crf__log_captured(void);
 
 /* Add every kind of @owner's descriptor; 0 or -ENOMEM. */
 int crf__registry_add(struct crf_registry *reg, struct crf_plugin_state *owner);
 void crf__registry_free(struct crf_registry *reg);
+/*
+ * The entry (handler and owner) that claims @obj, as crf_kind_find()
+ * finds it; NULL after logging the same one error.
+ */
+const struct crf_registry_entry *crf__registry_find(const struct crf_registry *reg,
+						    const struct crf_object *obj);
 
 /* Run @plugin's hook for @ctx->stage with the log origin set; 0 when it has none. */
 int crf__run_hook(struct crf_ctx *ctx, struct crf_plugin_state *plugin);

@@ -18,6 +18,9 @@ static __thread const char *log_origin;
  * thread-local origin is unset): hooks run one at a time.
  */
 static const char *_Atomic log_hook_origin;
+/* crf__log_capture(): messages are kept here, not written; the first error only. */
+static bool log_capturing;
+static char log_captured[256];
 
 static const char *const level_label[] = {
 	[CRF_LOG_ERROR] = "error: ",
@@ -44,6 +47,18 @@ void crf__log_close(void)
 	if (log_file)
 		fclose(log_file);
 	log_file = NULL;
+}
+
+void crf__log_capture(void)
+{
+	crf__log_close();
+	log_capturing = true;
+	log_captured[0] = '\0';
+}
+
+const char *crf__log_captured(void)
+{
+	return log_capturing && log_captured[0] ? log_captured : NULL;
 }
 
 enum crf_log_level crf__log_level(void)
@@ -78,6 +93,20 @@ static void emit(FILE *f, enum crf_log_level level, const char *msg)
 			n && msg[n - 1] == '\n' ? "" : "\n");
 }
 
+static void capture(const char *msg)
+{
+	const char *origin = log_origin ? log_origin : log_hook_origin;
+	size_t n = 0, len;
+
+	if (origin)
+		n = (size_t)snprintf(log_captured, sizeof(log_captured), "%s: ", origin);
+	if (n >= sizeof(log_captured))
+		return;
+	len = strnlen(msg, sizeof(log_captured) - n - 1);
+	memcpy(log_captured + n, msg, len);
+	log_captured[n + len] = '\0';
+}
+
 void crf_logv(enum crf_log_level level, const char *fmt, va_list ap)
 {
 	char buf[2048];
@@ -88,6 +117,12 @@ void crf_logv(enum crf_log_level level, const char *fmt, va_list ap)
 	if (!crf_log_enabled(level))
 		return;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (log_capturing) {
+		if (level == CRF_LOG_ERROR && !log_captured[0])
+			capture(buf);
+		errno = saved;
+		return;
+	}
 	/* Errors always reach stderr; with a log file, the rest goes there only. */
 	if (level == CRF_LOG_ERROR || !log_file)
 		emit(stderr, level, buf);

@@ -18,9 +18,10 @@
 enum { F_ID, F_PARENT, F_DEV, F_ROOT, F_MOUNT_POINT, F_OPTIONS, N_FIXED };
 
 struct mount_line {
-	const char *root;
+	char *root;
 	char *mount_point;
 	const char *fstype;
+	const char *options; /* the superblock's */
 };
 
 static const char *const separators = " \n";
@@ -43,7 +44,8 @@ static int split_line(char *line, struct mount_line *m)
 		return -EINVAL;
 	m->fstype = strtok_r(NULL, separators, &save);
 	/* Then the mount source and the superblock options, always present. */
-	if (!m->fstype || !strtok_r(NULL, separators, &save) || !strtok_r(NULL, separators, &save))
+	if (!m->fstype || !strtok_r(NULL, separators, &save) ||
+	    !(m->options = strtok_r(NULL, separators, &save)))
 		return -EINVAL;
 	m->root = field[F_ROOT];
 	m->mount_point = field[F_MOUNT_POINT];
@@ -118,4 +120,96 @@ int crf_cgroup2_mount_from_mountinfo(FILE *f, char *path, size_t len)
 	if (ferror(f))
 		return -EIO;
 	return found ? 0 : -ENOENT;
+}
+
+/* Are the @n bytes at @item one of the comma-separated items of @list? */
+static bool in_list(const char *item, size_t n, const char *list)
+{
+	for (const char *l = list; *l;) {
+		size_t k = strcspn(l, ",");
+
+		if (k == n && !strncmp(l, item, n))
+			return true;
+		l += k + (l[k] == ',');
+	}
+	return false;
+}
+
+/* Is every comma-separated item of @want one of @have's? */
+static bool all_in(const char *want, const char *have)
+{
+	for (const char *w = want; *w;) {
+		size_t n = strcspn(w, ",");
+
+		if (!in_list(w, n, have))
+			return false;
+		w += n + (w[n] == ',');
+	}
+	return true;
+}
+
+static bool is_hierarchy(const struct mount_line *m, const char *controllers)
+{
+	if (!*controllers)
+		return !strcmp(m->fstype, "cgroup2");
+	return !strcmp(m->fstype, "cgroup") && all_in(controllers, m->options);
+}
+
+/* The part of @path below the mount's @root, or NULL when @root does not hold it. */
+static const char *below_root(const char *root, const char *path)
+{
+	size_t n = strlen(root);
+
+	if (!strcmp(root, "/"))
+		return path;
+	if (strncmp(path, root, n) || (path[n] && path[n] != '/'))
+		return NULL;
+	return path + n;
+}
+
+/* @mnt followed by @rest ("/a/b" or ""), without a double slash. */
+static int join(char *dir, size_t len, const char *mnt, const char *rest)
+{
+	if (!strcmp(mnt, "/") && *rest)
+		mnt = "";
+	if ((size_t)snprintf(dir, len, "%s%s", mnt, rest) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int crf_cgroup_dir_from_mountinfo(FILE *f, const char *controllers, const char *path, char *dir,
+				  size_t len)
+{
+	bool mounted = false, found = false;
+	struct mount_line m;
+	char *line = NULL;
+	const char *rest;
+	size_t cap = 0;
+	int r = 0;
+
+	while (!found && getline(&line, &cap, f) >= 0) {
+		if (!line[strspn(line, separators)])
+			continue;
+		r = split_line(line, &m);
+		if (r >= 0 && is_hierarchy(&m, controllers)) {
+			mounted = true;
+			r = unescape(m.root);
+			if (r >= 0)
+				r = unescape(m.mount_point);
+			rest = r >= 0 ? below_root(m.root, path) : NULL;
+			if (rest)
+				r = join(dir, len, m.mount_point, rest);
+			found = rest != NULL;
+		}
+		if (r < 0)
+			break;
+	}
+	free(line);
+	if (r < 0)
+		return r;
+	if (ferror(f))
+		return -EIO;
+	if (found)
+		return 0;
+	return mounted ? -EXDEV : -ENOENT;
 }

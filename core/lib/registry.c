@@ -8,6 +8,7 @@
  * and who switched it off.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@ static const char *const class_names[CRF_OBJ__COUNT] = {
 	[CRF_OBJ_FD] = "fd",
 	[CRF_OBJ_VMA] = "vma",
 	[CRF_OBJ_NS] = "ns",
+	[CRF_OBJ_CGROUP] = "cgroup",
+	[CRF_OBJ_FDTABLE] = "fdtable",
 };
 
 const char *crf_object_class_name(enum crf_object_class cls)
@@ -74,41 +77,100 @@ static const char *kind_off(const struct crf_plugin_state *owner, const struct c
 	return NULL;
 }
 
-int crf_kind_find(struct crf_ctx *ctx, const struct crf_object *obj,
-		  const struct crf_kind **kind)
+/*
+ * The object as a message names it.  An fd by its number, a mapping by its
+ * range and file, a namespace by the kernel's name for it ("net:[4026532281]"),
+ * a cgroup by its hierarchy and path, an fd table by its lowest fd.
+ */
+static void describe(const struct crf_object *obj, char *buf, size_t len)
 {
-	const struct crf_registry *reg = ctx->registry;
-	const char *cls = crf_object_class_name(obj->cls);
 	const char *desc = obj->desc ? obj->desc : "?";
 	const char *name = obj->kind ? obj->kind : "unknown";
-	const struct crf_registry_entry *off = NULL;
 
+	switch (obj->cls) {
+	case CRF_OBJ_VMA:
+		snprintf(buf, len, "mapping %s (kind '%s')", desc, name);
+		break;
+	case CRF_OBJ_NS:
+		snprintf(buf, len, "namespace %s (kind '%s')", desc, name);
+		break;
+	case CRF_OBJ_CGROUP:
+		snprintf(buf, len, "cgroup %s (kind '%s')", desc, name);
+		break;
+	case CRF_OBJ_FDTABLE:
+		snprintf(buf, len, "fd table: %s (kind '%s')", desc, name);
+		break;
+	default:
+		snprintf(buf, len, "%s %d (%s, kind '%s')", crf_object_class_name(obj->cls),
+			 obj->id, desc, name);
+		break;
+	}
+}
+
+/* No plugin at all declares the kind: one error naming the object. */
+static void no_handler(const struct crf_object *obj, const char *what)
+{
+	/*
+	 * The core dispatches a namespace only when it is not crf's own, so a
+	 * task in it would come back in crf restore's: say why it matters.
+	 */
+	if (obj->cls == CRF_OBJ_NS)
+		crf_error("pid %d: namespace %s is not the one crf runs in, and no plugin handles "
+			  "namespaces of kind '%s'",
+			  (int)obj->pid, obj->desc ? obj->desc : "?",
+			  obj->kind ? obj->kind : "unknown");
+	else
+		crf_error("pid %d: %s: no plugin handles this kind", (int)obj->pid, what);
+}
+
+static const struct crf_registry_entry *find_entry(const struct crf_registry *reg,
+						   const struct crf_object *obj,
+						   const struct crf_registry_entry **off)
+{
+	*off = NULL;
 	for (size_t i = 0; reg && i < reg->n; i++) {
 		const struct crf_registry_entry *e = &reg->entries[i];
 
 		if (!kind_claims(e->kind, obj))
 			continue;
-		if (e->owner->enabled && !kind_off(e->owner, e->kind)) {
-			*kind = e->kind;
-			return 0;
-		}
-		if (!off)
-			off = e;
+		if (e->owner->enabled && !kind_off(e->owner, e->kind))
+			return e;
+		if (!*off)
+			*off = e;
 		if (!e->owner->enabled)
 			break;
 	}
-	if (!off) {
-		crf_error("pid %d: %s %d (%s, kind '%s'): no plugin handles this kind",
-			  (int)obj->pid, cls, obj->id, desc, name);
-	} else if (off->owner->enabled) {
-		crf_error("pid %d: %s %d (%s, kind '%s') is handled by plugin '%s', whose '%s' "
-			  "handler is %s",
-			  (int)obj->pid, cls, obj->id, desc, name, off->owner->name,
-			  off->kind->name, kind_off(off->owner, off->kind));
-	} else {
-		crf_error("pid %d: %s %d (%s, kind '%s') is handled by plugin '%s', which is %s",
-			  (int)obj->pid, cls, obj->id, desc, name, off->owner->name,
-			  off->owner->why_off ? off->owner->why_off : "disabled");
-	}
-	return -ENOTSUP;
+	return NULL;
+}
+
+const struct crf_registry_entry *crf__registry_find(const struct crf_registry *reg,
+						    const struct crf_object *obj)
+{
+	const struct crf_registry_entry *off, *e = find_entry(reg, obj, &off);
+	char what[768];
+
+	if (e)
+		return e;
+	describe(obj, what, sizeof(what));
+	if (!off)
+		no_handler(obj, what);
+	else if (off->owner->enabled)
+		crf_error("pid %d: %s is handled by plugin '%s', whose '%s' handler is %s",
+			  (int)obj->pid, what, off->owner->name, off->kind->name,
+			  kind_off(off->owner, off->kind));
+	else
+		crf_error("pid %d: %s is handled by plugin '%s', which is %s", (int)obj->pid, what,
+			  off->owner->name, off->owner->why_off ? off->owner->why_off : "disabled");
+	return NULL;
+}
+
+int crf_kind_find(struct crf_ctx *ctx, const struct crf_object *obj,
+		  const struct crf_kind **kind)
+{
+	const struct crf_registry_entry *e = crf__registry_find(ctx->registry, obj);
+
+	if (!e)
+		return -ENOTSUP;
+	*kind = e->kind;
+	return 0;
 }

@@ -3,15 +3,31 @@
 #include <crf/plugin.h>
 
 #include "cgroup.h"
+#include "cgroup.pb-c.h"
 
 /* The descriptor reads best as one block. */
 /* clang-format off */
 CRF_PLUGIN(
 	.name = "cgroup",
-	.version = "0.1.0",
-	.description = "cgroup v2 membership and limits; the cgroup v2 freezer",
+	/* 0.2.0: cgroup.img (0.1.0 saved nothing, so its dumps are not restored). */
+	.version = "0.2.0",
+	.description = "every task's cgroups, v2 and v1 (never created); limits and settings: "
+		       "not yet",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = cgroup_probe,
+		[CRF_STAGE_DUMP_PREPARE] = cgroup_dump_prepare,
+		[CRF_STAGE_DUMP_TASK] = cgroup_dump_task,
+		[CRF_STAGE_DUMP_FINISH] = cgroup_dump_finish,
+		[CRF_STAGE_DUMP_CLEANUP] = cgroup_dump_cleanup,
+		[CRF_STAGE_RESTORE_PREPARE] = cgroup_restore_prepare,
+		[CRF_STAGE_RESTORE_TASK] = cgroup_restore_task,
+		[CRF_STAGE_RESTORE_FINISH] = cgroup_restore_finish,
+		[CRF_STAGE_RESTORE_CLEANUP] = cgroup_restore_cleanup,
 	),
+	.kinds = CRF_KINDS(
+		{ .cls = CRF_OBJ_CGROUP, .name = "v2" },
+		{ .cls = CRF_OBJ_CGROUP, .name = "v1" }
+	),
+	.schemas = CRF_SCHEMAS(&crf__cgroup__task_cgroups__descriptor),
 );
 /* clang-format on */

@@ -13,7 +13,8 @@
 CRF_PLUGIN(
 	.name = "devices",
 	.version = "0.1.0",
-	.description = "tun/tap devices; GPU and vendor hooks come from out-of-tree plugins",
+	.description = "probes only; tun/tap: not yet (a device fd is refused); GPU and vendor "
+		       "devices come from out-of-tree plugins",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = devices_probe,
 	),

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The fd table walk: every open fd of the task is classified into a kind
- * and handed to the handler that claims it (crf_kind_find), so that an fd
- * no enabled plugin can save stops the dump with a message naming it.
+ * The fd table walk: every open fd of the task, 0-2 included, is
+ * classified into a kind and handed to the handler that claims it
+ * (crf_kind_find), so that an fd no enabled plugin can save stops the
+ * dump with a message naming it.  fds 0-2 are saved like any other: a
+ * daemon's log file, /dev/null, a pipe to another process of the tree; a
+ * closed one stays closed.
  *
- * The files plugin itself handles fds 0, 1 and 2 ("stdio") that are not
- * terminals: they are not saved but connected, at restore, to crf
- * restore's own standard streams, as a job started by a script expects;
- * and regular files, directories and stateless character devices
- * (regfile.c), saved in files-PID.img.  Terminals, at any fd, are the
- * "tty" kind (tty.c).  The other kinds (pipes, eventfd...) come with their
- * handlers.
+ * The files plugin itself handles regular files, directories and
+ * stateless character devices (regfile.c), terminals at any fd ("tty",
+ * tty.c), pipes and FIFOs (pipe.c) and the anonymous-inode kinds.  With
+ * --inherit-stdio (the key "inherit-stdio") an fd 0-2 that is not a
+ * terminal is the "stdio" kind instead: not saved, but given crf
+ * restore's own fd of its number, as crf once did for every dump.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -130,6 +132,8 @@ static int dump_fd(struct crf_ctx *ctx, struct files_dump *d, int dirfd, int fd)
 	obj.desc = link;
 	d->cur_fd = fd;
 	obj.kind = fd_kind(d, fd, link, &d->cur_st, buf, sizeof(buf));
+	if (d->inherit_stdio && fd <= 2 && !files_is_tty(&obj))
+		obj.kind = "stdio";
 	r = crf_kind_find(ctx, &obj, &kind);
 	if (r == 0 && kind->dump)
 		r = kind->dump(ctx, &obj);
@@ -234,11 +238,16 @@ int files_dump_task(struct crf_ctx *ctx)
 			       .tree = files_tree_get(ctx),
 			       .cur_fd = -1,
 			       .cur_copy = -1};
+	struct files_ext *x = files_ext_get(ctx);
 	char path[64], name[64];
 	int r;
 
-	if (!d.tree)
+	if (!d.tree || !x)
 		return -ENOMEM;
+	r = files_ext_note_task(x, d.pid);
+	if (r < 0)
+		return r;
+	d.inherit_stdio = files_ext_inherit_stdio(x);
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", d.pid);
 	snprintf(name, sizeof(name), "files-%d.img", d.pid);
@@ -282,13 +291,21 @@ int files_dump_finish(struct crf_ctx *ctx)
 
 	if (r >= 0)
 		r = files_pipes_dump_finish(ctx);
+	if (r >= 0)
+		r = files_ext_dump_finish(ctx);
 	return r < 0 ? r : files_shared_dump_finish(ctx);
 }
 
-/* The ptys before the shared descriptions: one of those may be a pty's slave. */
+/*
+ * What the dump needs from outside first, before anything is made; the
+ * ptys before the shared descriptions: one of those may be a pty's slave.
+ */
 int files_restore_prepare(struct crf_ctx *ctx)
 {
-	int r = files_pipes_restore_prepare(ctx);
+	int r = files_ext_restore_prepare(ctx);
+
+	if (r >= 0)
+		r = files_pipes_restore_prepare(ctx);
 
 	if (r >= 0)
 		r = files_ttys_restore_prepare(ctx);
@@ -304,20 +321,32 @@ int files_cleanup(struct crf_ctx *ctx)
 		files_descs_free(tree->descs);
 		files_ttys_free(tree->ttys);
 		files_locks_free(tree->locks);
+		files_ext_free(tree->ext);
 		free(tree);
 	}
 	crf_ctx_set_priv(ctx, NULL);
 	return 0;
 }
 
-bool files_is_stdio(const struct crf_object *obj)
-{
-	return obj->cls == CRF_OBJ_FD && obj->id >= 0 && obj->id <= 2;
-}
-
 int files_stdio_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 {
-	crf_debug("fd %d (%s) will be connected to crf restore's fd %d", obj->id, obj->desc,
-		  obj->id);
-	return 0;
+	Crf__Files__Fd e = CRF__FILES__FD__INIT;
+	struct files_dump *d = NULL;
+	const struct stat *st;
+	int r;
+
+	r = files_fd_begin(ctx, obj, &e, &d);
+	if (r == 0)
+		r = files_cur_stat(d, &st);
+	if (r < 0)
+		return r;
+	e.mode = st->st_mode;
+	e.has_inherit_stdio = e.inherit_stdio = true;
+	r = files_ext_add(d->tree->ext, "stdio", d->pid, obj->id);
+	if (r == 0)
+		r = files_fd_write(d, &e);
+	if (r == 0)
+		crf_debug("pid %d: fd %d (%s) will be crf restore's fd %d (--inherit-stdio)",
+			  d->pid, obj->id, obj->desc, obj->id);
+	return r;
 }

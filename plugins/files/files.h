@@ -6,15 +6,20 @@
 #define CRF_PLUGIN_FILES_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include <crf/image.h>
 #include <crf/plugin.h>
+
+#include "policy.h"
 
 struct files_pipes;
 struct files_descs;
 struct files_ttys;
 struct files_locks;
+struct files_ext;
 
 /*
  * What the plugin keeps from one hook to the next, across the tasks of one
@@ -25,6 +30,7 @@ struct files_tree {
 	struct files_descs *descs; /* shared.c */
 	struct files_ttys *ttys;   /* tty.c, tty-restore.c */
 	struct files_locks *locks; /* locks.c: the dump's POSIX locks of a task */
+	struct files_ext *ext;	   /* external.c: what lies outside the tree */
 };
 
 /* The plugin's files_tree, created on first use; NULL after logging ENOMEM. */
@@ -49,6 +55,8 @@ struct files_dump {
 	 */
 	char *cur_fdinfo;
 	int cur_copy;
+	/* --inherit-stdio: fds 0-2 that are not terminals are the "stdio" kind */
+	bool inherit_stdio;
 };
 
 /* The whole fdinfo of the fd being dumped, read once per fd; 0 or -errno (not logged). */
@@ -76,15 +84,69 @@ struct Crf__Files__Fd;
 int files_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, struct Crf__Files__Fd *e,
 		   struct files_dump **dp);
 
+/*
+ * What lies outside the tree (external.c): the plugin's keys "external"
+ * (crf dump --external RESOURCE...), "inherit-fd" (crf restore --inherit-fd
+ * fd[N]:RESOURCE...), "inherit-stdio" and "file-validation", read once per
+ * dump or restore (files_ext_get(), NULL after logging why), and
+ * external.img, which lists the resources a dump needs from the restore.
+ */
+struct files_ext *files_ext_get(struct crf_ctx *ctx);
+void files_ext_free(struct files_ext *x);
+/* A yes/no key of the plugin: 1, 0 (also when unset), or -EINVAL (logged). */
+int files_config_bool(struct crf_ctx *ctx, const char *key);
+bool files_ext_inherit_stdio(const struct files_ext *x);
+/* restore: the rule of --file-validation (lax when @x is NULL). */
+enum files_validation files_ext_validation(const struct files_ext *x);
+/* restore: the dump has no external.img (fds 0-2 were not saved then). */
+bool files_ext_old_dump(const struct files_ext *x);
+/* dump-task: the task @pid is in the tree (outside holders are looked for elsewhere). */
+int files_ext_note_task(struct files_ext *x, pid_t pid);
+/* dump: whether --external named @name ("pipe:[123]"); it counts as met. */
+bool files_ext_named(struct files_ext *x, const char *name);
+/* dump: @name (first held as fd @fd of @pid) goes to external.img; 0 or -ENOMEM (logged). */
+int files_ext_add(struct files_ext *x, const char *name, int pid, int fd);
+/* dump-finish: refuse an --external name the tree does not hold; write external.img. */
+int files_ext_dump_finish(struct crf_ctx *ctx);
+/*
+ * restore-prepare, before anything else: every resource external.img lists
+ * must be given (--inherit-fd, --inherit-stdio), and every --inherit-fd
+ * must name one of them; 0 or -errno (logged).
+ */
+int files_ext_restore_prepare(struct crf_ctx *ctx);
+/* restore: crf restore's fd that --inherit-fd gives for @name, or -ENOENT (logged). */
+int files_ext_fd(const struct files_ext *x, const char *name);
+
+/*
+ * A pipe or FIFO the tree lacks an end of, to look for outside the tree:
+ * files_ext_find_holders() reads the fds of every process but the tree's
+ * and crf's once, and fills in the first that holds each (pid 0: none).
+ * 0 or -errno (logged).
+ */
+struct files_lookout {
+	uint64_t dev, ino;
+	bool fifo;
+	pid_t pid; /* found: the holder, its fd, its fd's flags and its name */
+	int fd;
+	unsigned int flags;
+	char comm[20];
+};
+int files_ext_find_holders(const struct files_ext *x, struct files_lookout *v, size_t n);
+
 /* The probe hook: taking fds from a task, comparing them, reading their state. */
 int files_probe(struct crf_ctx *ctx);
 
 /* dump-task: walk the fd table, handing each fd to its kind's handler. */
 int files_dump_task(struct crf_ctx *ctx);
 
-/* The "stdio" kind: fds 0-2, connected to crf restore's own at restore. */
-bool files_is_stdio(const struct crf_object *obj);
+/*
+ * The "stdio" kind, with --inherit-stdio only (the walk names an fd 0-2
+ * that is not a terminal so): not saved, but given crf restore's own fd of
+ * its number at restore (files_stdio_reopen(), an fd O_CLOEXEC or -errno,
+ * logged).  Without it, fds 0-2 are saved as the kind they are.
+ */
 int files_stdio_dump(struct crf_ctx *ctx, const struct crf_object *obj);
+int files_stdio_reopen(const struct Crf__Files__Fd *e);
 
 /*
  * Regular files, directories and /dev/{null,zero,random,urandom}: saved by
@@ -95,8 +157,12 @@ bool files_is_plain_chr(const struct crf_object *obj);
 int files_regfile_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 int files_restore_task(struct crf_ctx *ctx);
 
-/* Reopen the file of @e as it was; our fd (O_CLOEXEC) or -errno (logged). */
-int files_regfile_reopen(const struct Crf__Files__Fd *e);
+/*
+ * Reopen the file of @e as it was (a regular file must be the dump's, or
+ * have changed only as --file-validation allows); our fd (O_CLOEXEC) or
+ * -errno (logged).
+ */
+int files_regfile_reopen(struct crf_ctx *ctx, const struct Crf__Files__Fd *e);
 
 /* dump-finish and restore-prepare: the hooks, calling pipe.c's and shared.c's. */
 int files_dump_finish(struct crf_ctx *ctx);

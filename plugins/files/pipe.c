@@ -36,6 +36,10 @@ struct files_pipe {
 	uint8_t *data;
 	size_t len;
 	int ends[3];		/* restore: a description per O_ACCMODE, or -1 */
+	/* dump: the ends the tree holds (1 << O_ACCMODE), and its first fd */
+	unsigned int held;
+	int pid, fd;
+	bool external; /* named by --external: held outside too, not saved */
 };
 
 /* @index: the dump's pipes by (dev, inode), struct pipe_key, for tsearch(3). */
@@ -177,6 +181,35 @@ static int peek(struct files_pipe *p, int rd)
 	return r;
 }
 
+/* What --external and --inherit-fd call the pipe @p: "pipe:[INODE]" or "fifo:[INODE]". */
+static void pipe_name(const struct files_pipe *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s:[%llu]", p->fifo ? "fifo" : "pipe", (unsigned long long)p->ino);
+}
+
+/*
+ * A pipe --external names is held outside the tree too: its bytes and its
+ * capacity are that outside pipe's, not the tree's to save.  1 when it is
+ * one (listed in external.img), 0 when not, or -errno (logged).
+ */
+static int pipe_note_external(struct files_dump *d, struct files_pipe *p)
+{
+	char name[64];
+	int r;
+
+	pipe_name(p, name, sizeof(name));
+	if (!files_ext_named(d->tree->ext, name))
+		return 0;
+	r = files_ext_add(d->tree->ext, name, p->pid, p->fd);
+	if (r < 0)
+		return r;
+	p->external = true;
+	crf_info("pid %d: fd %d (%s) is external (--external): crf restore --inherit-fd "
+		 "will give it",
+		 p->pid, p->fd, name);
+	return 1;
+}
+
 /* The pipe behind @copy, seen for the first time: capacity and bytes. */
 static int pipe_new(struct files_dump *d, const struct crf_object *obj, int copy,
 		    unsigned int flags, const struct stat *st)
@@ -192,6 +225,11 @@ static int pipe_new(struct files_dump *d, const struct crf_object *obj, int copy
 		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, obj->id);
 	if (!strcmp(obj->kind, "fifo") && !(p->fifo = strdup(obj->desc)))
 		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, obj->id);
+	p->pid = d->pid;
+	p->fd = obj->id;
+	r = pipe_note_external(d, p);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	cap = fcntl(copy, F_GETPIPE_SZ);
 	if (cap < 0)
 		return crf_error_errno(errno, "pid %d: F_GETPIPE_SZ of fd %d", d->pid, obj->id);
@@ -241,6 +279,7 @@ static int describe(struct files_dump *d, const struct crf_object *obj, Crf__Fil
 	e->mode = st->st_mode;
 	e->has_pipe = true;
 	e->pipe = (uint32_t)i;
+	d->tree->pipes->v[i].held |= 1u << (e->flags & O_ACCMODE);
 	return r;
 }
 
@@ -262,6 +301,67 @@ int files_pipe_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	return r;
 }
 
+/* The tree lacks a read or a write end of @p (an O_RDWR FIFO end is both). */
+static bool pipe_half(const struct files_pipe *p)
+{
+	unsigned int rd = 1u << O_RDONLY | 1u << O_RDWR, wr = 1u << O_WRONLY | 1u << O_RDWR;
+
+	return !p->external && (!(p->held & rd) || !(p->held & wr));
+}
+
+static int refuse_outside(const struct files_pipe *p, const struct files_lookout *w)
+{
+	unsigned int mode = w->flags & O_ACCMODE;
+	char name[64];
+
+	pipe_name(p, name, sizeof(name));
+	return crf_error_errno(ENOTSUP,
+			       "pid %d: fd %d (%s%s%s): the %s of the %s is held outside the tree "
+			       "(pid %d '%s', fd %d); pass --external %s to crf dump to save it as "
+			       "external, and --inherit-fd fd[N]:%s to crf restore to connect its "
+			       "fd N in its place",
+			       p->pid, p->fd, p->fifo ? p->fifo : name, p->fifo ? ", " : "",
+			       p->fifo ? name : "",
+			       mode == O_RDONLY	  ? "read end"
+			       : mode == O_WRONLY ? "write end"
+						  : "other end",
+			       p->fifo ? "FIFO" : "pipe", (int)w->pid, w->comm, w->fd, name, name);
+}
+
+/*
+ * A pipe whose other end is closed everywhere is the tree's own: it is
+ * restored with that end closed, so a reader still gets the bytes, then
+ * EOF.  One whose other end a process outside the tree holds cannot be
+ * recreated (that process is not restored): refused, unless --external
+ * named it.  Only pipes with a missing end are looked for, all at once.
+ */
+static int pipes_check_outside(const struct files_tree *tree)
+{
+	const struct files_pipes *ps = tree ? tree->pipes : NULL;
+	struct files_lookout *v;
+	size_t n = 0;
+	int r;
+
+	for (size_t i = 0; ps && i < ps->n; i++)
+		n += pipe_half(&ps->v[i]);
+	if (!n)
+		return 0;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return crf_error_errno(ENOMEM, "pipes");
+	n = 0;
+	for (size_t i = 0; i < ps->n; i++)
+		if (pipe_half(&ps->v[i]))
+			v[n++] = (struct files_lookout){
+				.dev = ps->v[i].dev, .ino = ps->v[i].ino, .fifo = !!ps->v[i].fifo};
+	r = files_ext_find_holders(tree->ext, v, n);
+	for (size_t i = 0, k = 0; r == 0 && i < ps->n; i++)
+		if (pipe_half(&ps->v[i]) && v[k++].pid)
+			r = refuse_outside(&ps->v[i], &v[k - 1]);
+	free(v);
+	return r;
+}
+
 int files_pipes_dump_finish(struct crf_ctx *ctx)
 {
 	struct files_tree *tree = crf_ctx_priv(ctx);
@@ -269,6 +369,9 @@ int files_pipes_dump_finish(struct crf_ctx *ctx)
 	struct crf_img *img;
 	int r;
 
+	r = pipes_check_outside(tree);
+	if (r < 0)
+		return r;
 	r = crf_img_create(crf_ctx_images(ctx), PIPES_IMG, &crf__files__pipe__descriptor, &img);
 	if (r < 0)
 		return r;
@@ -283,6 +386,7 @@ int files_pipes_dump_finish(struct crf_ctx *ctx)
 		m.data.data = ps->v[i].data;
 		m.data.len = ps->v[i].len;
 		m.fifo = ps->v[i].fifo;
+		m.has_external = m.external = ps->v[i].external;
 		r = crf_img_write(img, &m.base);
 	}
 	if (r < 0) {
@@ -352,6 +456,44 @@ static int pipe_create(struct files_pipe *p, const Crf__Files__Pipe *m)
 	return 0;
 }
 
+/*
+ * An external pipe: every end is a new open of the pipe or FIFO that
+ * --inherit-fd gave (through /proc/self/fd, which reaches the pipe itself,
+ * whichever end crf restore holds), so the tree's O_NONBLOCK is never set
+ * on crf restore's caller's description.  The read end first: a FIFO's
+ * write end opens without blocking only once it has a reader.
+ */
+static int pipe_connect(const struct files_tree *tree, struct files_pipe *p,
+			const Crf__Files__Pipe *m)
+{
+	static const int modes[] = {O_RDONLY, O_WRONLY, O_RDWR};
+	char name[64], path[64];
+	struct stat st;
+	int fd;
+
+	p->ino = m->inode;
+	if (m->fifo && !(p->fifo = strdup(m->fifo)))
+		return crf_error_errno(ENOMEM, "FIFO %s", m->fifo);
+	pipe_name(p, name, sizeof(name));
+	fd = files_ext_fd(tree->ext, name);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return crf_error_errno(ENOTSUP,
+				       "--inherit-fd fd[%d]:%s: crf restore's fd %d is "
+				       "not a pipe or FIFO",
+				       fd, name, fd);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	for (int i = 0; i < 3; i++) {
+		p->ends[modes[i]] = open(path, modes[i] | O_NONBLOCK | O_CLOEXEC);
+		if (p->ends[modes[i]] < 0)
+			return crf_error_errno(errno, "--inherit-fd fd[%d]:%s: open its %s end", fd,
+					       name, modes[i] == O_RDONLY ? "read" : "write");
+	}
+	crf_info("%s is crf restore's fd %d (--inherit-fd)", name, fd);
+	return 0;
+}
+
 int files_pipes_restore_prepare(struct crf_ctx *ctx)
 {
 	struct files_tree *tree = files_tree_get(ctx);
@@ -371,6 +513,8 @@ int files_pipes_restore_prepare(struct crf_ctx *ctx)
 			r = crf_error_errno(ENOMEM, "pipes");
 		else if (m->id != tree->pipes->n - 1)
 			r = crf_error_errno(EBADMSG, "%s: pipe %u out of order", PIPES_IMG, m->id);
+		else if (m->has_external && m->external)
+			r = pipe_connect(tree, p, m);
 		else
 			r = pipe_create(p, m);
 		crf__files__pipe__free_unpacked(m, NULL);

@@ -25,12 +25,13 @@ CRF_PLUGIN(
 		[CRF_STAGE_RESTORE_CLEANUP] = files_cleanup,
 		[CRF_STAGE_RESTORE_SESSION] = files_tty_restore_session,
 	),
-	/* Before "stdio": a terminal on fds 0-2 is saved. */
+	/* "stdio": the walk's name for fds 0-2 that are not terminals, with --inherit-stdio. */
 	.kinds = CRF_KINDS(
+		/* The fd table itself, which the core dispatches: walked by dump-task. */
+		{ .cls = CRF_OBJ_FDTABLE, .name = "fdtable" },
 		{ .cls = CRF_OBJ_FD, .name = "tty", .match = files_is_tty,
 		  .dump = files_tty_dump },
-		{ .cls = CRF_OBJ_FD, .name = "stdio", .match = files_is_stdio,
-		  .dump = files_stdio_dump },
+		{ .cls = CRF_OBJ_FD, .name = "stdio", .dump = files_stdio_dump },
 		{ .cls = CRF_OBJ_FD, .name = "file", .dump = files_regfile_dump },
 		{ .cls = CRF_OBJ_FD, .name = "dir", .dump = files_regfile_dump },
 		{ .cls = CRF_OBJ_FD, .name = "symlink", .dump = files_regfile_dump },
@@ -47,9 +48,15 @@ CRF_PLUGIN(
 		{ .cls = CRF_OBJ_FD, .name = "pipe", .dump = files_pipe_dump },
 		{ .cls = CRF_OBJ_FD, .name = "fifo", .dump = files_pipe_dump }
 	),
-	/* shell-job: dump an external terminal as such, restore it as crf restore's (tty.c). */
-	.config_keys = CRF_STRINGS("shell-job"),
+	/*
+	 * shell-job: dump an external terminal as such, restore it as crf
+	 * restore's (tty.c); the others: what lies outside the tree
+	 * (external.c) and how changed files are judged (restore.c).
+	 */
+	.config_keys = CRF_STRINGS("shell-job", "inherit-stdio", "external", "inherit-fd",
+				   "file-validation"),
 	.schemas = CRF_SCHEMAS(&crf__files__fd__descriptor, &crf__files__pipe__descriptor,
-			       &crf__files__shared_fd__descriptor, &crf__files__tty__descriptor),
+			       &crf__files__shared_fd__descriptor, &crf__files__tty__descriptor,
+			       &crf__files__external__descriptor),
 );
 /* clang-format on */

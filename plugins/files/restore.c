@@ -7,7 +7,9 @@
  *
  * A file is reopened by its path with its saved flags (O_PATH ones with
  * O_PATH), never created, and must be the file of the dump: a regular
- * file with another device, inode or size is refused, naming the path.  A
+ * file with another device or inode, or that changed in a way the
+ * --file-validation rule does not allow (policy.c), is refused, naming
+ * the path and the change.  fds 0-2 are restored like the others.  A
  * dup is a copy of the fd it shares its description with, so one offset
  * moves for both; a description shared with other tasks is a copy of the
  * one crf's top process made for the tree in restore-prepare (shared.c).
@@ -82,29 +84,48 @@ static int opened_find(const struct opened *o, int number)
 	return -1;
 }
 
-static int check_same(const Crf__Files__Fd *e, int fd)
+/*
+ * A refusal of check_same(): it names the fd, the path and what changed
+ * (not as ESTALE, whose text would blame a file handle).
+ */
+static int changed(const Crf__Files__Fd *e, const char *what)
 {
+	crf_error("fd %d: %s changed since the dump: %s", e->fd, e->path, what);
+	return -ENOTRECOVERABLE;
+}
+
+/*
+ * The file reopened for @e must be the dump's: a regular file the same
+ * inode, changed only as the --file-validation rule allows (policy.c).
+ */
+static int check_same(struct crf_ctx *ctx, const Crf__Files__Fd *e, int fd)
+{
+	const struct files_tree *tree = crf_ctx_priv(ctx);
+	struct files_file_id was, is;
+	const char *why;
+	char buf[160];
 	struct stat st;
 
 	if (fstat(fd, &st) < 0)
 		return crf_error_errno(errno, "fd %d: %s", e->fd, e->path);
 	if ((st.st_mode & S_IFMT) != (e->mode & S_IFMT) || (e->has_rdev && st.st_rdev != e->rdev))
-		return crf_error_errno(ESTALE, "fd %d: %s is not the file of the dump any more",
-				       e->fd, e->path);
+		return changed(e, "it is another kind of file, or another device");
 	if (!S_ISREG(st.st_mode))
 		return 0;
 	if (!e->has_dev || !e->has_inode || !e->has_size)
 		return crf_error_errno(EBADMSG, "fd %d: %s: the image lacks its identity", e->fd,
 				       e->path);
-	if (st.st_dev != e->dev || st.st_ino != e->inode)
-		return crf_error_errno(ESTALE,
-				       "%s changed since the dump (inode %" PRIu64 " -> %llu)",
-				       e->path, e->inode, (unsigned long long)st.st_ino);
-	if ((uint64_t)st.st_size != e->size)
-		return crf_error_errno(ESTALE,
-				       "%s changed since the dump (size %" PRIu64 " -> %lld)",
-				       e->path, e->size, (long long)st.st_size);
-	return 0;
+	was = (struct files_file_id){e->dev, e->inode, e->size, e->mtime_sec, e->mtime_nsec};
+	is = (struct files_file_id){st.st_dev, st.st_ino, (uint64_t)st.st_size, st.st_mtim.tv_sec,
+				    (uint32_t)st.st_mtim.tv_nsec};
+	/* Images without an mtime are compared by size alone. */
+	if (!e->has_mtime_sec || !e->has_mtime_nsec) {
+		is.mtime_sec = was.mtime_sec;
+		is.mtime_nsec = was.mtime_nsec;
+	}
+	why = files_change_refusal(&was, &is, e->flags,
+				   files_ext_validation(tree ? tree->ext : NULL), buf, sizeof(buf));
+	return why ? changed(e, why) : 0;
 }
 
 /*
@@ -126,7 +147,7 @@ static int reopen_flags(const Crf__Files__Fd *e)
 	return (int)fl | O_CLOEXEC | O_NOCTTY;
 }
 
-int files_regfile_reopen(const Crf__Files__Fd *e)
+int files_regfile_reopen(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 {
 	int fd, r;
 
@@ -136,7 +157,7 @@ int files_regfile_reopen(const Crf__Files__Fd *e)
 	fd = open(e->path, reopen_flags(e));
 	if (fd < 0)
 		return crf_error_errno(errno, "fd %d: open %s", e->fd, e->path);
-	r = check_same(e, fd);
+	r = check_same(ctx, e, fd);
 	if (r == 0 && e->pos && !(e->flags & O_PATH) && lseek(fd, (off_t)e->pos, SEEK_SET) < 0)
 		r = crf_error_errno(errno, "fd %d: %s: seek to %" PRIu64, e->fd, e->path, e->pos);
 	if (r < 0) {
@@ -163,6 +184,8 @@ static int open_desc(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 	fd = files_shared_dup(ctx, (int)crf_ctx_pid(ctx), e->fd);
 	if (fd != -ENOENT)
 		return fd;
+	if (e->has_inherit_stdio && e->inherit_stdio)
+		return files_stdio_reopen(e);
 	if (e->has_pipe)
 		return files_pipe_reopen(ctx, e);
 	if (e->tty)
@@ -173,18 +196,23 @@ static int open_desc(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 		return files_epoll_create(e);
 	if (e->inotify)
 		return files_inotify_create(e);
-	return files_anon_is(e) ? files_anon_create(ctx, e) : files_regfile_reopen(e);
+	return files_anon_is(e) ? files_anon_create(ctx, e) : files_regfile_reopen(ctx, e);
 }
 
-/*
- * A terminal on fd 0, 1 or 2, which the core leaves as crf restore's own:
- * put it in place now.  crf's messages from this task go to it from now on.
- */
-static int install_low(const Crf__Files__Fd *e, int fd)
+int files_stdio_reopen(const Crf__Files__Fd *e)
 {
-	if (dup3(fd, e->fd, e->cloexec ? O_CLOEXEC : 0) < 0)
-		return crf_error_errno(errno, "fd %d: %s: dup3", e->fd, e->path);
-	return 0;
+	int fd;
+
+	if (e->fd < 0 || e->fd > 2)
+		return crf_error_errno(EBADMSG, "fd %d: --inherit-stdio for an fd above 2", e->fd);
+	/* The task's fds 0-2 are still crf restore's, inherited when it was forked. */
+	fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return crf_error_errno(errno,
+				       "fd %d (%s at the dump): --inherit-stdio: crf restore "
+				       "has no fd %d",
+				       e->fd, e->path, e->fd);
+	return fd;
 }
 
 static int restore_one(struct crf_ctx *ctx, struct opened *o, const Crf__Files__Fd *e)
@@ -200,7 +228,7 @@ static int restore_one(struct crf_ctx *ctx, struct opened *o, const Crf__Files__
 		o->v = v;
 		o->cap = cap;
 	}
-	if ((e->fd < 3 && !e->tty) || e->fd < 0 || !e->path || !e->path[0])
+	if (e->fd < 0 || !e->path || !e->path[0])
 		return crf_error_errno(EBADMSG, "files image: bad record for fd %d", e->fd);
 	if (e->has_same_as && !e->has_same_pid) {
 		fd = opened_find(o, e->same_as);
@@ -216,17 +244,8 @@ static int restore_one(struct crf_ctx *ctx, struct opened *o, const Crf__Files__
 		if (fd < 0)
 			return fd;
 	}
-	if (e->fd < 3) {
-		/*
-		 * A terminal at 0-2: in place at once.  @fd stays open (it may be
-		 * the inherited fd of a shared description, which later fds of
-		 * the task dup) until the core closes crf's fds.
-		 */
-		r = install_low(e, fd);
-	} else {
-		/* The core owns @fd from here on, even when it refuses it. */
-		r = crf_rst_keep_fd(ctx, fd, e->fd, e->cloexec);
-	}
+	/* The core owns @fd from here on, even when it refuses it. */
+	r = crf_rst_keep_fd(ctx, fd, e->fd, e->cloexec);
 	if (r < 0)
 		return r;
 	if (o->n && o->v[o->n - 1].number >= (int)e->fd)
@@ -246,6 +265,27 @@ static int keep_epoll(struct opened *o, const Crf__Files__Fd *e)
 	o->eps = v;
 	o->eps[o->n_eps++] = e;
 	return 0;
+}
+
+/*
+ * A dump without external.img saved fds 0-2 only when they were terminals:
+ * with --inherit-stdio the others are crf restore's own, as they were then
+ * (one crf restore lacks stays closed in the program too).
+ */
+static int old_stdio(struct crf_ctx *ctx, const struct opened *o)
+{
+	const struct files_tree *tree = crf_ctx_priv(ctx);
+	int r = 0;
+
+	if (!tree || !files_ext_old_dump(tree->ext))
+		return 0;
+	for (int n = 0; r == 0 && n <= 2; n++) {
+		int fd = opened_find(o, n) < 0 ? fcntl(n, F_DUPFD_CLOEXEC, 3) : -1;
+
+		if (fd >= 0)
+			r = crf_rst_keep_fd(ctx, fd, n, false);
+	}
+	return r;
 }
 
 int files_restore_task(struct crf_ctx *ctx)
@@ -271,6 +311,8 @@ int files_restore_task(struct crf_ctx *ctx)
 		if (r < 0)
 			break;
 	}
+	if (r == 0)
+		r = old_stdio(ctx, &o);
 	if (r == 0)
 		r = files_epoll_register(o.eps, o.n_eps, o.v, o.n);
 	if (r == 0)

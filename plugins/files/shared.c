@@ -286,7 +286,7 @@ static int create(struct crf_ctx *ctx, struct files_desc *s, const Crf__Files__F
 {
 	int r;
 
-	if (e->has_pipe || (e->fd < 3 && !e->tty) || !e->path || !e->path[0])
+	if (e->has_pipe || !e->path || !e->path[0])
 		return crf_error_errno(EBADMSG, "pid %d: fd %d: bad record of a shared description",
 				       s->pid, s->fd);
 	if (e->unlinked)
@@ -298,7 +298,7 @@ static int create(struct crf_ctx *ctx, struct files_desc *s, const Crf__Files__F
 	else if (e->inotify)
 		r = files_inotify_create(e);
 	else
-		r = files_anon_is(e) ? files_anon_create(ctx, e) : files_regfile_reopen(e);
+		r = files_anon_is(e) ? files_anon_create(ctx, e) : files_regfile_reopen(ctx, e);
 	if (r < 0)
 		return r;
 	s->top = r;

@@ -26,8 +26,15 @@
  * with the fd's flags (never O_NONBLOCK on the caller's own description
  * by surprise).  The tree's root was born in crf restore's session (the
  * core keeps a root that did not lead its session in its caller's
- * session and group), so in restore-finish crf gives the foreground back
- * to the group that had it at the dump.
+ * session and group), so in restore-finish crf gives the terminal the
+ * job's termios and window size, then the foreground back to the group
+ * that had it at the dump.  crf restore -d then exits, and an interactive
+ * shell takes its terminal back (as after any foreground command): the
+ * job is left in the background.  Without -d crf restore waits for it,
+ * as the shell waited for the job.
+ *
+ * A pty of the tree's own gets the owner and permissions of its slave's
+ * inode back (devpts makes a new one root's, 0620).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -64,16 +72,71 @@ static int set_foreground(int fd, pid_t pgrp)
 	return r;
 }
 
+/* The saved settings of @m; 0, or -EBADMSG (logged) when it has none. */
+static int decode_settings(const Crf__Files__Tty *m, struct termios *tio, struct winsize *ws)
+{
+	const Crf__Files__Termios *s = m->termios;
+
+	if (!s || !m->winsize || s->cc.len != sizeof(tio->c_cc))
+		return crf_error_errno(EBADMSG, "%s: terminal %u: no settings", TTYS_IMG, m->id);
+	*tio = (struct termios){0};
+	tio->c_iflag = s->iflag;
+	tio->c_oflag = s->oflag;
+	tio->c_cflag = s->cflag;
+	tio->c_lflag = s->lflag;
+	tio->c_line = (cc_t)s->line;
+	memcpy(tio->c_cc, s->cc.data, sizeof(tio->c_cc));
+	*ws = (struct winsize){.ws_row = (unsigned short)m->winsize->rows,
+			       .ws_col = (unsigned short)m->winsize->cols,
+			       .ws_xpixel = (unsigned short)m->winsize->xpixel,
+			       .ws_ypixel = (unsigned short)m->winsize->ypixel};
+	if (cfsetispeed(tio, s->ispeed) < 0 || cfsetospeed(tio, s->ospeed) < 0)
+		return crf_error_errno(EBADMSG, "%s: terminal %u: speeds %u/%u", TTYS_IMG, m->id,
+				       s->ispeed, s->ospeed);
+	return 0;
+}
+
+/*
+ * Settings and window size on @fd, from a background group too (SIGTTOU
+ * blocked: crf restore may not be its terminal's foreground).
+ */
+static int set_settings(int fd, const struct termios *tio, const struct winsize *ws)
+{
+	sigset_t ttou, old;
+	int r = 0;
+
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	if (tcsetattr(fd, TCSANOW, tio) < 0 || ioctl(fd, TIOCSWINSZ, ws) < 0)
+		r = -errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+/* The new slave's inode gets the owner and permissions the old one had. */
+static int set_owner(const struct files_term *t)
+{
+	const Crf__Files__Tty *m = t->rec;
+
+	if (!m->has_uid || !m->has_gid || !m->has_perm)
+		return 0;
+	if (chown(t->slave, m->uid, m->gid) < 0 || chmod(t->slave, m->perm & 07777) < 0)
+		return crf_error_errno(errno, "pty %u (now %s): owner %u:%u, mode %#o", m->index,
+				       t->slave, m->uid, m->gid, m->perm);
+	return 0;
+}
+
 static int create_pty(struct files_term *t)
 {
 	const Crf__Files__Tty *m = t->rec;
-	const Crf__Files__Termios *s = m->termios;
-	struct termios tio = {0};
+	struct termios tio;
 	struct winsize ws;
-	int zero = 0, one = 1, index, fd;
+	int zero = 0, one = 1, index, fd, r;
 
-	if (!s || !m->winsize || s->cc.len != sizeof(tio.c_cc))
-		return crf_error_errno(EBADMSG, "%s: pty %u: no settings", TTYS_IMG, m->index);
+	r = decode_settings(m, &tio, &ws);
+	if (r < 0)
+		return r;
 	fd = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return crf_error_errno(errno, "pty %u: open /dev/ptmx", m->index);
@@ -81,23 +144,13 @@ static int create_pty(struct files_term *t)
 	if (ioctl(fd, TIOCSPTLCK, &zero) < 0 || ioctl(fd, TIOCGPTN, &index) < 0)
 		return crf_error_errno(errno, "pty %u: unlock the new pty", m->index);
 	snprintf(t->slave, sizeof(t->slave), "/dev/pts/%d", index);
-	tio.c_iflag = s->iflag;
-	tio.c_oflag = s->oflag;
-	tio.c_cflag = s->cflag;
-	tio.c_lflag = s->lflag;
-	tio.c_line = (cc_t)s->line;
-	memcpy(tio.c_cc, s->cc.data, sizeof(tio.c_cc));
-	ws = (struct winsize){.ws_row = (unsigned short)m->winsize->rows,
-			      .ws_col = (unsigned short)m->winsize->cols,
-			      .ws_xpixel = (unsigned short)m->winsize->xpixel,
-			      .ws_ypixel = (unsigned short)m->winsize->ypixel};
-	if (cfsetispeed(&tio, s->ispeed) < 0 || cfsetospeed(&tio, s->ospeed) < 0 ||
-	    tcsetattr(fd, TCSANOW, &tio) < 0)
-		return crf_error_errno(errno, "pty %u (now %s): set its termios", m->index,
-				       t->slave);
-	if (ioctl(fd, TIOCSWINSZ, &ws) < 0)
-		return crf_error_errno(errno, "pty %u (now %s): set its window size", m->index,
-				       t->slave);
+	r = set_settings(fd, &tio, &ws);
+	if (r < 0)
+		return crf_error_errno(-r, "pty %u (now %s): set its termios and window size",
+				       m->index, t->slave);
+	r = set_owner(t);
+	if (r < 0)
+		return r;
 	/* Last: changes of settings would queue status packets for the master. */
 	if (m->has_packet && m->packet && ioctl(fd, TIOCPKT, &one) < 0)
 		return crf_error_errno(errno, "pty %u (now %s): packet mode", m->index, t->slave);
@@ -314,6 +367,30 @@ static int give_foreground(const struct files_ttys *ttys, pid_t pid)
 	return 0;
 }
 
+/*
+ * The external terminal gets the job's settings back: a shell sets its
+ * own again when a job ends or stops (so less or vim would come back in
+ * cooked mode, keys echoed), and crf restore's terminal may be another
+ * one.  Dumps before the settings were saved have none to apply.
+ */
+static int give_settings(const struct files_ttys *ttys, const Crf__Files__Tty *m)
+{
+	struct termios tio;
+	struct winsize ws;
+	int r;
+
+	if (!m->termios && !m->winsize)
+		return 0;
+	r = decode_settings(m, &tio, &ws);
+	if (r == 0)
+		r = set_settings(ttys->term_fd, &tio, &ws);
+	if (r < 0)
+		return crf_error_errno(-r, "%s: set the job's termios and window size",
+				       ttys->term_path);
+	crf_debug("%s has the job's settings (%ux%u)", ttys->term_path, ws.ws_row, ws.ws_col);
+	return 0;
+}
+
 int files_ttys_restore_finish(struct crf_ctx *ctx)
 {
 	const struct files_tree *tree = crf_ctx_priv(ctx);
@@ -325,7 +402,9 @@ int files_ttys_restore_finish(struct crf_ctx *ctx)
 
 		if (t->master_fd >= 0 && t->rec->locked && ioctl(t->master_fd, TIOCSPTLCK, &one) < 0)
 			r = crf_error_errno(errno, "%s: lock it again", t->slave);
-		else if (t->rec->external && t->rec->has_fg_pid)
+		if (r == 0 && t->rec->external)
+			r = give_settings(ttys, t->rec);
+		if (r == 0 && t->rec->external && t->rec->has_fg_pid)
 			r = give_foreground(ttys, t->rec->fg_pid);
 	}
 	return r;

@@ -19,8 +19,12 @@
  * naming its terminal (TtyFd), with its flags; dups and descriptions
  * shared between tasks are found with kcmp like any other (shared.c).
  *
- * The bytes buffered in a pty are not saved: reading them would take them
- * from the tree, which may run on (--leave-running).  The dump says so.
+ * The bytes buffered in a pty cannot be saved: a terminal has no peek, and
+ * reading them would take them from the tree, which may run on
+ * (--leave-running).  A pty of the tree's with bytes buffered either way
+ * is refused, naming it and the count.  An external terminal's settings
+ * and window size are saved too: crf restore --shell-job gives them to
+ * its own terminal, which the shell may have set back to its own since.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,19 +68,7 @@ bool files_is_tty(const struct crf_object *obj)
 
 int files_shell_job(struct crf_ctx *ctx)
 {
-	static const char *const yes[] = {"yes", "true", "on", "1"};
-	static const char *const no[] = {"no", "false", "off", "0"};
-	const char *v = crf_ctx_config(ctx, "shell-job");
-
-	if (!v)
-		return 0;
-	for (size_t i = 0; i < 4; i++) {
-		if (!strcmp(v, yes[i]))
-			return 1;
-		if (!strcmp(v, no[i]))
-			return 0;
-	}
-	return crf_error_errno(EINVAL, "files: shell-job = '%s': not yes or no", v);
+	return files_config_bool(ctx, "shell-job");
 }
 
 static struct files_ttys *tree_ttys(struct files_tree *tree)
@@ -151,14 +143,53 @@ static int read_master(const struct files_dump *d, int fd, int copy, struct file
 	    ioctl(copy, TIOCGPKT, &t->packet) < 0 || ioctl(copy, TIOCGPTLCK, &t->locked) < 0)
 		return crf_error_errno(errno, "pid %d: fd %d: the settings of pty %u", d->pid, fd,
 				       t->index);
+	t->settings = true;
 	/* ENOTTY: the pty is nobody's controlling terminal. */
 	if (ioctl(copy, TIOCGSID, &t->sid) < 0)
 		t->sid = 0;
 	if (!t->sid || ioctl(copy, TIOCGPGRP, &t->fg) < 0)
 		t->fg = 0;
-	if (ioctl(copy, FIONREAD, &n) == 0 && n > 0)
-		t->queued += (unsigned int)n;
+	if (ioctl(copy, FIONREAD, &n) < 0)
+		return crf_error_errno(errno, "pid %d: fd %d: FIONREAD of pty %u", d->pid, fd,
+				       t->index);
+	t->out_queued = (unsigned int)n;
 	t->master = true;
+	return 0;
+}
+
+/*
+ * A terminal itself (a slave, a console): its settings, if no fd told
+ * them yet, and for a pty slave what only the slave tells: the bytes
+ * buffered for it to read (every fd of it sees the same queue) and the
+ * owner and permissions of its inode.
+ */
+static int read_slave(const struct files_dump *d, int fd, int copy, const struct stat *st,
+		      struct files_term *t)
+{
+	int n = 0;
+
+	if (!t->settings) {
+		if (tcgetattr(copy, &t->tio) < 0 || ioctl(copy, TIOCGWINSZ, &t->ws) < 0)
+			return crf_error_errno(errno, "pid %d: fd %d (%s): its settings", d->pid,
+					       fd, t->path);
+		t->settings = true;
+	}
+	if (!t->pts)
+		return 0;
+	if (!t->slave_seen) {
+		if (ioctl(copy, FIONREAD, &n) < 0)
+			return crf_error_errno(errno, "pid %d: fd %d (%s): FIONREAD", d->pid, fd,
+					       t->path);
+		t->in_queued = (unsigned int)n;
+		t->slave_seen = true;
+	}
+	/* /dev/tty's inode is not the slave's. */
+	if (!t->owner_seen && is_pts(st->st_rdev)) {
+		t->uid = st->st_uid;
+		t->gid = st->st_gid;
+		t->perm = st->st_mode & 07777;
+		t->owner_seen = true;
+	}
 	return 0;
 }
 
@@ -168,7 +199,6 @@ static int identify(struct files_ttys *ttys, const struct files_dump *d, int fd,
 {
 	uint64_t rdev = st->st_rdev;
 	unsigned int dev, index;
-	int n = 0;
 
 	*master = major(rdev) == TTYAUX_MAJOR && minor(rdev) == 2;
 	if (*master) {
@@ -186,11 +216,9 @@ static int identify(struct files_ttys *ttys, const struct files_dump *d, int fd,
 	*tp = term_get(ttys, rdev, d->pid, fd, path);
 	if (!*tp)
 		return crf_error_errno(ENOMEM, "pid %d: fd %d (%s)", d->pid, fd, path);
-	if (*master && !(*tp)->master)
-		return read_master(d, fd, copy, *tp);
-	if (!*master && ioctl(copy, FIONREAD, &n) == 0 && n > 0)
-		(*tp)->queued += (unsigned int)n;
-	return 0;
+	if (*master)
+		return (*tp)->master ? 0 : read_master(d, fd, copy, *tp);
+	return read_slave(d, fd, copy, st, *tp);
 }
 
 static int refuse_external(const struct files_term *t)
@@ -329,8 +357,9 @@ static int check_external(const struct files_ttys *ttys, const struct files_term
 			m->fg_pid = k->pid;
 		}
 	}
-	crf_info("terminal %s (pid %d fd %d) is external: crf restore's own will take its place%s",
-		 t->path, t->pid, t->fd, m->has_fg_pid ? ", its foreground group too" : "");
+	crf_info("terminal %s (pid %d fd %d) is external: crf restore's own will take its place, "
+		 "with its settings%s",
+		 t->path, t->pid, t->fd, m->has_fg_pid ? ", and its foreground group" : "");
 	return 0;
 }
 
@@ -350,24 +379,30 @@ static int check_pty(const struct files_ttys *ttys, const struct files_term *t)
 		return crf_error_errno(ENOTSUP,
 				       "pty %u (%s): its foreground group %d is not in the tree",
 				       t->index, t->path, (int)t->fg);
-	if (t->queued)
-		crf_warn("pty %u (%s): %u bytes buffered in it are not saved and will be lost",
-			 t->index, t->path, t->queued);
+	/* Its slave's queue can be read only through a slave: opening one would change the pty. */
+	if (!t->slave_seen)
+		return crf_error_errno(
+			ENOTSUP,
+			"pty %u (%s, pid %d fd %d): no process of the tree holds its "
+			"slave, so the bytes buffered for it cannot be counted",
+			t->index, t->path, t->pid, t->fd);
+	if (t->in_queued || t->out_queued)
+		return crf_error_errno(
+			ENOTSUP,
+			"pty %u (%s, pid %d fd %d): %u bytes are buffered in it (%u "
+			"for its slave to read, %u for its master), which crf cannot "
+			"save without taking them from the tree",
+			t->index, t->path, t->pid, t->fd, t->in_queued + t->out_queued,
+			t->in_queued, t->out_queued);
 	return 0;
 }
 
-/* The record of terminal @i; its sub-messages point into @tio, @ws and @cc. */
-static int fill_record(const struct files_ttys *ttys, size_t i, Crf__Files__Tty *m,
-		       Crf__Files__Termios *tio, Crf__Files__Winsize *ws)
+/* The settings of terminal @t into @m (sub-messages @tio, @ws, whose cc points into @t). */
+static void fill_settings(const struct files_term *t, Crf__Files__Tty *m, Crf__Files__Termios *tio,
+			  Crf__Files__Winsize *ws)
 {
-	const struct files_term *t = &ttys->v[i];
-
-	m->id = (uint32_t)i;
-	m->index = t->index;
-	m->rdev = t->rdev;
-	m->external = !t->master;
-	if (m->external)
-		return check_external(ttys, t, m);
+	if (!t->settings)
+		return;
 	tio->iflag = t->tio.c_iflag;
 	tio->oflag = t->tio.c_oflag;
 	tio->cflag = t->tio.c_cflag;
@@ -383,6 +418,25 @@ static int fill_record(const struct files_ttys *ttys, size_t i, Crf__Files__Tty 
 	ws->ypixel = t->ws.ws_ypixel;
 	m->termios = tio;
 	m->winsize = ws;
+}
+
+/* The record of terminal @i; its sub-messages point into @tio, @ws and @cc. */
+static int fill_record(const struct files_ttys *ttys, size_t i, Crf__Files__Tty *m,
+		       Crf__Files__Termios *tio, Crf__Files__Winsize *ws)
+{
+	const struct files_term *t = &ttys->v[i];
+
+	m->id = (uint32_t)i;
+	m->index = t->index;
+	m->rdev = t->rdev;
+	m->external = !t->master;
+	fill_settings(t, m, tio, ws);
+	if (m->external)
+		return check_external(ttys, t, m);
+	m->has_uid = m->has_gid = m->has_perm = t->owner_seen;
+	m->uid = t->uid;
+	m->gid = t->gid;
+	m->perm = t->perm;
 	m->has_packet = m->has_locked = m->has_sid = m->has_fg_pgrp = true;
 	m->packet = t->packet;
 	m->locked = t->locked;

@@ -25,11 +25,18 @@ struct files_term {
 	bool master;	 /* dump: the tree holds its master */
 	int pid, fd;	 /* dump: its first fd, for messages */
 	char *path;	 /* dump: that fd's path */
-	struct termios tio; /* dump, with the master: its settings */
+	struct termios tio; /* dump: its settings, through the first fd met */
 	struct winsize ws;
+	bool settings; /* tio and ws are read */
 	int packet, locked;
 	pid_t sid, fg;
-	unsigned int queued; /* dump: bytes buffered either way */
+	/* dump: bytes buffered for a slave to read, and for the master */
+	unsigned int in_queued, out_queued;
+	bool slave_seen; /* dump: the tree holds its slave: in_queued is known */
+	bool owner_seen; /* dump: ... at /dev/pts/N (not /dev/tty): uid, gid, perm */
+	uid_t uid;
+	gid_t gid;
+	mode_t perm;
 	struct Crf__Files__Tty *rec; /* restore: its record */
 	int master_fd;		     /* restore: crf's fd on the new pty's master, or -1 */
 	char slave[32];		     /* restore: the new pty's slave */
@@ -92,8 +99,8 @@ int files_tty_restore_task(struct crf_ctx *ctx);
 
 /*
  * restore-finish, in crf's top process: lock again the ptys that were
- * locked, and give the external terminal's foreground back to the group
- * that had it.
+ * locked, give the external terminal the job's termios and window size,
+ * and its foreground back to the group that had it.
  */
 int files_ttys_restore_finish(struct crf_ctx *ctx);
 

@@ -22,6 +22,20 @@ CRF_PLUGIN(
 		[CRF_STAGE_RESTORE_CLEANUP] = mem_shm_restore_cleanup,
 		[CRF_STAGE_RESTORE_PREMAP] = mem_restore_premap,
 	),
+	/*
+	 * The mappings the core dispatches before infecting a task (crf/plugin.h):
+	 * claimed here so that a dump without this plugin is refused; the
+	 * dump-task hook saves them, and refuses what it cannot restore.
+	 */
+	.kinds = CRF_KINDS(
+		{ .cls = CRF_OBJ_VMA, .name = "anon" },
+		{ .cls = CRF_OBJ_VMA, .name = "shmem" },
+		{ .cls = CRF_OBJ_VMA, .name = "file" },
+		{ .cls = CRF_OBJ_VMA, .name = "memfd" },
+		{ .cls = CRF_OBJ_VMA, .name = "sysv" },
+		{ .cls = CRF_OBJ_VMA, .name = "vdso" },
+		{ .cls = CRF_OBJ_VMA, .name = "vsyscall" }
+	),
 	.config_keys = CRF_STRINGS("read-method"),
 	.schemas = CRF_SCHEMAS(&crf__mem__mm_entry__descriptor,
 			       &crf__mem__shmem_entry__descriptor),

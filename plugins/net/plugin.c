@@ -9,7 +9,8 @@
 CRF_PLUGIN(
 	.name = "net",
 	.version = "0.1.0",
-	.description = "unix, TCP (repair mode) and UDP sockets; net namespace links, addresses, routes",
+	.description = "probes only; unix, TCP and UDP sockets and net namespaces: not yet "
+		       "(a socket fd is refused)",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = net_probe,
 	),

@@ -49,7 +49,7 @@ conf() {
 
 # --- usage -------------------------------------------------------------
 expect 0 'Usage: crf COMMAND' "$CRF" --help
-expect 0 '^crf [0-9.]+ \(plugin ABI 1\.3, image format 1\.0\)' "$CRF" --version
+expect 0 '^crf [0-9.]+ \(plugin ABI 1\.4, image format 1\.0\)' "$CRF" --version
 expect 2 'Usage: crf COMMAND' "$CRF"
 expect 2 "crf: unknown command 'frobnicate'" "$CRF" frobnicate && one_error
 expect 2 "crf plugins: unknown option '--bogus'" "$CRF" plugins --bogus && one_error
@@ -61,6 +61,14 @@ expect 2 "crf dump: --freeze must be auto, cgroup or ptrace" "$CRF" dump -t 1 -D
 expect 2 "crf restore: no image directory given" "$CRF" restore && one_error
 expect 2 "crf dump: --progress must be auto, always or never" "$CRF" dump -t 1 -D "$T/d" --progress=sometimes && one_error
 expect 2 "crf show: no dump directory given" "$CRF" show && one_error
+expect 2 "crf dump: --external bogus: not pipe:\[INODE\] or fifo:\[INODE\]" \
+	"$CRF" dump -t 1 -D "$T/d" --external bogus && one_error
+expect 2 "crf restore: --inherit-fd pipe:\[1\]: not fd\[N\]:RESOURCE" \
+	"$CRF" restore -D "$T/d" --inherit-fd 'pipe:[1]' && one_error
+expect 2 "crf restore: --inherit-fd fd\[77\]:pipe:\[1\]: crf restore has no fd 77" \
+	"$CRF" restore -D "$T/d" --inherit-fd 'fd[77]:pipe:[1]' && one_error
+expect 2 "crf restore: --file-validation must be strict or lax" \
+	"$CRF" restore -D "$T/d" --file-validation=loose && one_error
 expect 2 "crf check: unexpected argument 'extra'" "$CRF" check extra
 for cmd in dump restore check plugins show; do
 	expect 0 "Usage: crf $cmd" "$CRF" "$cmd" --help
@@ -103,7 +111,7 @@ expect 0 "disabled by $T/off.conf:2" "$CRF" plugins --config "$T/off.conf"
 # --- plugin loading errors ---------------------------------------------
 conf abi <<<"[future]
 so = crf-test-future.so"
-expect 1 "plugin 'future': .*crf-test-future.so: built against plugin ABI 2\.0, crf provides 1\.3" \
+expect 1 "plugin 'future': .*crf-test-future.so: built against plugin ABI 2\.0, crf provides 1\.4" \
 	"$CRF" check --config-dir "$T/abi" --plugin-dir "$TPD" && one_error
 echo 'not an ELF file' >"$T/junk.so"
 conf junk <<<"[junk]
@@ -168,6 +176,18 @@ expect 1 "written with plugin 'gamma' 0.1.0, which is not configured here" "$CRF
 expect 1 "written with plugin 'mem' of ABI 7\.0" "$CRF" restore -D "$T/img3" && one_error
 expect 1 "written with plugin 'files' 0.1.0, which is disabled by --disable" \
 	"$CRF" restore -D "$T/img" --disable files,net,devices
+# The restore's plugin set is the dump's: one whose version cannot read it,
+# or whose object cannot be loaded, is refused up front, naming both; a
+# plugin the dump did not use is not even loaded.
+"$MKIMAGE" "$T/img4" mem files:1:0.2.0
+expect 1 "written with plugin 'files' 0\.2\.0; .*crf-files\.so is version 0\.1\.0, which cannot read it" \
+	"$CRF" restore -D "$T/img4" && one_error
+printf '[mem]\nso = crf-no-such-plugin.so\n[net]\nso = crf-no-such-plugin.so\n' >"$T/broken.conf"
+expect 1 "written with plugin 'mem' 0\.1\.0, which cannot be used here: crf-no-such-plugin\.so not found" \
+	"$CRF" restore -D "$T/img" --config "$T/broken.conf" && one_error
+"$MKIMAGE" "$T/img5" files
+printf '[net]\nso = crf-no-such-plugin.so\n' >"$T/broken-net.conf"
+expect 1 'core-1.img' "$CRF" restore -D "$T/img5" --config "$T/broken-net.conf" && one_error
 expect 1 "no-such-dir" "$CRF" restore -D "$T/no-such-dir" && one_error
 expect 1 "no-such-dir" "$CRF" show "$T/no-such-dir"
 

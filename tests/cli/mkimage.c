@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * mkimage DIR PLUGIN[:ABI_MAJOR]...: write a small but complete dump
- * directory with libcrf (an inventory naming the given plugins, a record
- * image and a 1 MiB blob) for the command-line tests of show and restore.
+ * mkimage DIR PLUGIN[:ABI_MAJOR[:VERSION]]...: write a small but complete
+ * dump directory with libcrf (an inventory naming the given plugins, of ABI
+ * 1 and version 0.1.0 unless given, a record image and a 1 MiB blob) for
+ * the command-line tests of show and restore.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,20 +62,21 @@ int main(int argc, char **argv)
 	struct utsname u;
 
 	if (argc < 2 || argc - 2 > 16) {
-		fprintf(stderr, "usage: mkimage DIR PLUGIN[:ABI]...\n");
+		fprintf(stderr, "usage: mkimage DIR PLUGIN[:ABI[:VERSION]]...\n");
 		return 2;
 	}
 	if (uname(&u) < 0 || crf_imgdir_open(argv[1], CRF_IMGDIR_WRITE, &dir) < 0)
 		return 1;
 	for (int i = 2; i < argc; i++) {
 		char *colon = strchr(argv[i], ':');
+		char *version = colon ? strchr(colon + 1, ':') : NULL;
 
 		crf__core__plugin_version__init(&pv[i - 2]);
 		pv[i - 2].abi_major = colon ? (uint32_t)atoi(colon + 1) : 1;
 		if (colon)
 			*colon = '\0';
 		pv[i - 2].name = argv[i];
-		pv[i - 2].version = "0.1.0";
+		pv[i - 2].version = version ? version + 1 : "0.1.0";
 		pvp[i - 2] = &pv[i - 2];
 	}
 	inv.crf_version = "test";

@@ -10,6 +10,8 @@
 #   restore of a dump whose pages-*.img lost its last 100 bytes
 #   restore of a tree whose root PID is free but a child's PID is taken
 #   restore of a process whose open file was removed since the dump
+#   restore with a plugin disabled that wrote the dump
+#   restore of a process whose cgroup was frozen, then removed, since the dump
 #
 # usage: bad-input.sh CRF IMAGE_DIR_BASE
 set -u
@@ -18,11 +20,16 @@ T=$(mktemp -d /tmp/crf-bad-input-XXXXXX)
 passed=0 failed=0
 started=()
 
+cgroups=()
+
 cleanup() {
-	local pid
+	local pid cg
 	for pid in "${started[@]}"; do
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
+	done
+	for cg in "${cgroups[@]}"; do
+		rmdir "$cg" 2>/dev/null
 	done
 	rm -rf "$T" "$BASE".*
 }
@@ -177,6 +184,61 @@ if expect 0 "" "$CRF" dump -t "$pid" -D "$BASE.gone"; then
 	if [[ -n $left ]] || [[ -e /proc/$pid ]]; then
 		fail "the failed restore left processes behind: ${left:-$pid}"
 		for p in $left; do kill -KILL "$p"; done
+	fi
+fi
+
+# 7. A dump restores with the plugins that wrote it: one of them disabled
+#    at restore refuses it up front, naming the plugin and who disabled it,
+#    and creates nothing; without the option the same dump restores.
+marker=3600.$$5
+start_sleeper "$marker"
+if expect 0 "" "$CRF" dump -t "$pid" -D "$BASE.plugoff"; then
+	wait "$pid" 2>/dev/null
+	expect 1 "the dump was written with plugin 'cgroup' [0-9.]+, which is disabled by --disable" \
+		"$CRF" restore -D "$BASE.plugoff" -d --disable cgroup
+	[[ -e /proc/$pid ]] && fail "the refused restore created PID $pid"
+	expect 0 "" "$CRF" restore -D "$BASE.plugoff" -d
+	running "$pid" || fail "the dump refused with --disable cgroup did not restore without it"
+	kill -KILL "$pid" 2>/dev/null
+fi
+
+# 8. A process in a cgroup v2 of its own, which is frozen, then removed,
+#    between the dump and the restore: a task put in a frozen cgroup would
+#    not run, and crf does not create cgroups (their limits would be lost),
+#    so each time the restore refuses before it forks, naming the cgroup,
+#    and leaves nothing behind.
+mnt=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+[[ $own == / ]] && own=
+cg=$mnt$own/crf-bad-input-$$
+marker=3600.$$6
+if [[ -z $mnt ]] || ! mkdir "$cg"; then
+	fail "cannot make a cgroup v2 (${mnt:-no cgroup2 mount})"
+else
+	cgroups+=("$cg")
+	sh -c "echo \$\$ >'$cg/cgroup.procs' && exec sleep $marker" </dev/null >/dev/null 2>&1 &
+	pid=$!
+	started+=("$pid")
+	for _ in $(seq 200); do
+		[[ $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) == "sleep $marker " ]] && break
+		sleep 0.01
+	done
+	if expect 0 "" "$CRF" dump -t "$pid" -D "$BASE.cgone"; then
+		wait "$pid" 2>/dev/null
+		# Frozen, it would stop the task put in it: refused too.
+		echo 1 >"$cg/cgroup.freeze"
+		expect 1 "pid $pid: cgroup v2:$own/crf-bad-input-$$ \($cg\) is frozen" \
+			"$CRF" restore -D "$BASE.cgone" -d
+		echo 0 >"$cg/cgroup.freeze"
+		[[ -e /proc/$pid ]] && fail "the refused restore created PID $pid"
+		for _ in $(seq 300); do rmdir "$cg" 2>/dev/null && break; sleep 0.01; done
+		expect 1 "pid $pid: cgroup v2:$own/crf-bad-input-$$ \($cg\) does not exist" \
+			"$CRF" restore -D "$BASE.cgone" -d
+		left=$(sleepers "$marker")
+		if [[ -n $left ]] || [[ -e /proc/$pid ]] || [[ -e $cg ]]; then
+			fail "the refused restore left something behind: ${left:-$pid $cg}"
+			for p in $left; do kill -KILL "$p"; done
+		fi
 	fi
 fi
 

@@ -4,8 +4,10 @@
  *
  *   harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]
  *           [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]
- *           [--settle MS] [--pty] [--restore-arg ARG]... [--expect-stopped]
+ *           [--settle MS] [--own-cgroup] [--own-cgroups-v1] [--pty]
+ *           [--restore-arg ARG]... [--expect-stopped]
  *           [--expect-restore-fail REGEX] [--expect-verify-fail REGEX]
+ *           [--outside-pipe FD | --outside-fifo FD]
  *           --crf PATH --dir DIR -- WORKLOAD [ARGS...]
  *
  * The workload (tests/workloads) sets up its state, creates the file named
@@ -20,16 +22,33 @@
  *   twice  dump, restore, dump the restored process into DIR.2, restore
  *          that, verify
  *   --settle MS: wait MS ms between ready and the first dump
- *   --counter-lines: the "counter: N" lines the workload printed (before
- *          the dump, and after the restore through crf restore's stdout)
- *          must count 1, 2, 3... without a gap or a repeat
+ *   --counter-lines: the "counter: N" lines the workload printed into
+ *          the log (before the dump, and after the restore: its fds 1
+ *          and 2 are the log again, appended to) must count 1, 2, 3...
+ *          without a gap or a repeat
  *   --dump-arg ARG: pass ARG to every crf dump (e.g. --freeze=ptrace)
  *   --restore-arg ARG: pass ARG to every crf restore (e.g. --shell-job)
+ *   --own-cgroup: the workload runs alone in a scratch cgroup v2, a child
+ *          of ours, removed at the end (with whatever the workload made in it)
+ *   --own-cgroups-v1: the same in every cgroup v1 hierarchy mounted (none on
+ *          a host with only cgroup v2)
  *   --pty: the harness plays an interactive shell (pty.h): the workload
  *          runs on a terminal it owns, as the foreground job, with fds
  *          0-2 on it; crf restore runs there too (its fd 0), in the
- *          foreground; the verification request is followed by the line
- *          "line-after-restore" typed on the terminal
+ *          foreground; when a dump killed the workload, the harness takes
+ *          the terminal back as a shell does (its own settings, and
+ *          another window size, as a new terminal); the verification
+ *          request is followed by the line "line-after-restore" typed on
+ *          the terminal
+ *   --outside-pipe FD, --outside-fifo FD: the workload's fd FD is the
+ *          write end of a pipe (a FIFO in the work directory) whose read
+ *          end the harness holds: a process outside the tree.  crf restore
+ *          gets the same write end at FD, and "%PIPE%" in a --dump-arg or
+ *          --restore-arg becomes the pipe's name (pipe:[INODE],
+ *          fifo:[INODE]).  What the harness reads must be the lines
+ *          "outside: 1", "outside: 2"... "outside: N", "outside: done N"
+ *   --expect-restore-fail REGEX: (mode kill) the restore must fail with
+ *          output matching REGEX and leave no process behind
  *   --expect-dump-fail REGEX: the dump must fail, its output must match
  *          REGEX (extended, case-insensitive), and the workload must still
  *          run unharmed; then verify
@@ -37,9 +56,10 @@
  *          the harness dumps it only once it is stopped, and after the
  *          restore (or the --leave-running dump) it must be stopped, every
  *          thread of it; SIGCONT then resumes it before the verification
- *   --expect-restore-fail REGEX: dump with --leave-running, then the
- *          restore must fail before it creates anything (the workload
- *          still runs at the PID), its output matching REGEX; then verify
+ *   --expect-restore-fail REGEX with --mode leave: dump with
+ *          --leave-running, then the restore must fail before it creates
+ *          anything (the workload still runs at the PID), its output
+ *          matching REGEX; then verify
  *   --expect-verify-fail REGEX: the workload's verification must fail (exit
  *          status 1) with a "wl-NAME: FAIL: ..." line that matches REGEX:
  *          the harness self-test's fake crf corrupts memory on purpose, and
@@ -90,8 +110,10 @@ static struct harness {
 	enum mode mode;
 	int timeout_s;
 	int settle_ms;
-	bool keep, counter_lines, own_cgroup, pty, expect_stopped;
+	bool keep, counter_lines, own_cgroup, own_cgroups_v1, pty, expect_stopped;
 	char cgroup[PATH_MAX];	/* --own-cgroup: the workload's scratch cgroup v2 */
+	char cgroups_v1[16][4096]; /* --own-cgroups-v1: one per v1 hierarchy */
+	int n_cgroups_v1;
 	const char *name, *crf, *dir, *expect_fail, *expect_verify_fail, *expect_restore_fail;
 	const char *dump_args[16], *restore_args[8];
 	int ndump_args, nrestore_args;
@@ -104,6 +126,13 @@ static struct harness {
 	char crf_log[PATH_MAX]; /* the last crf dump's output */
 	pid_t pid;		/* the workload */
 	int64_t deadline_ms;
+	/* --outside-pipe/--outside-fifo: the workload's fd, our ends, the name, what we read */
+	int outside_fd;
+	bool outside_fifo;
+	int out_r, out_w;
+	char out_name[64];
+	char out_log[PATH_MAX];
+	char subst[32][256]; /* the arguments with %PIPE% replaced */
 	struct exited exited[256];
 	int nexited;
 	char timings[512];
@@ -206,6 +235,10 @@ static void clean_up(void)
 	kill_all();
 	if (h.cgroup[0] && e2e_cgroup_remove(h.cgroup) < 0)
 		fprintf(stderr, "  could not remove the cgroup %s\n", h.cgroup);
+	for (int i = 0; i < h.n_cgroups_v1; i++)
+		if (e2e_cgroup_remove(h.cgroups_v1[i]) < 0)
+			fprintf(stderr, "  could not remove the cgroup %s\n", h.cgroups_v1[i]);
+	h.n_cgroups_v1 = 0;
 	if (h.keep) {
 		fprintf(stderr, "  kept: %s %s%s\n", h.work, h.dir,
 			h.mode == MODE_TWICE ? " (and .2)" : "");
@@ -236,13 +269,31 @@ __attribute__((format(printf, 1, 2))) _Noreturn static void fail(const char *fmt
 	va_end(ap);
 	fputc('\n', stderr);
 	if (h.crf_log[0])
-		print_tail("last crf dump output", h.crf_log);
+		print_tail("last crf dump (or refused restore) output", h.crf_log);
 	if (h.log[0])
 		print_tail("workload and crf restore output", h.log);
 	clean_up();
 	exit(1);
 }
 
+/* Append what the workload wrote into the outside pipe to out_log. */
+static void outside_drain(void)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = -1;
+
+	if (h.out_r < 0)
+		return;
+	while ((n = read(h.out_r, buf, sizeof(buf))) > 0) {
+		if (fd < 0)
+			fd = open(h.out_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0 || write(fd, buf, (size_t)n) != n)
+			break;
+	}
+	if (fd >= 0)
+		close(fd);
+}
 
 /* Wait for PID (our child) to end, within the global deadline. */
 static int wait_exit(pid_t pid, const char *what)
@@ -255,6 +306,7 @@ static int wait_exit(pid_t pid, const char *what)
 			     (int)pid);
 		if (h.pty)
 			pty_drain(h.log);
+		outside_drain();
 		sleep_ms(5);
 	}
 	return st;
@@ -290,8 +342,8 @@ static void redirect(int fd, const char *path, int flags)
  * Start ARGV with stdin from /dev/null and stdout and stderr into OUT; with
  * --pty, the workload's fds 0-2 and crf restore's fd 0 are the terminal.
  */
-static pid_t spawn(char *const argv[], const char *out, bool append, bool workload,
-		   bool terminal)
+static pid_t spawn(char *const argv[], const char *out, bool append, bool workload, bool terminal,
+		   bool outside)
 {
 	pid_t pid = fork();
 	char timeout[32];
@@ -303,6 +355,8 @@ static pid_t spawn(char *const argv[], const char *out, bool append, bool worklo
 	redirect(0, "/dev/null", O_RDONLY);
 	redirect(1, out, O_WRONLY | O_CREAT | O_APPEND | (append ? 0 : O_TRUNC));
 	if (dup2(1, 2) < 0)
+		_exit(127);
+	if (outside && h.out_w >= 0 && dup2(h.out_w, h.outside_fd) < 0)
 		_exit(127);
 	if (terminal && pty_child(workload) < 0) {
 		dprintf(2, "harness: cannot run on the terminal: %s\n", strerror(errno));
@@ -318,15 +372,24 @@ static pid_t spawn(char *const argv[], const char *out, bool append, bool worklo
 			dprintf(2, "harness: cannot enter %s: %s\n", h.cgroup, strerror(errno));
 			_exit(127);
 		}
+		for (int i = 0; i < h.n_cgroups_v1; i++)
+			if (e2e_cgroup_enter(h.cgroups_v1[i]) < 0) {
+				dprintf(2, "harness: cannot enter %s: %s\n", h.cgroups_v1[i],
+					strerror(errno));
+				_exit(127);
+			}
 	}
 	execvp(argv[0], argv);
 	dprintf(2, "harness: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
 }
 
-/* Run crf with ARGS (on the terminal: @terminal); return its wait status. */
+/*
+ * Run crf with ARGS (on the terminal: @terminal; with the outside pipe's
+ * write end: @outside); return its wait status.
+ */
 static int run_crf(const char *const args[], const char *out, bool append, bool terminal,
-		   int64_t *took_ms)
+		   bool outside, int64_t *took_ms)
 {
 	char *argv[40], line[1024];
 	size_t used = 0;
@@ -343,7 +406,7 @@ static int run_crf(const char *const args[], const char *out, bool append, bool 
 					 argv[i]);
 	append_log("--- harness: %s ---\n", line);
 	t0 = now_ms();
-	pid = spawn(argv, out, append, false, terminal);
+	pid = spawn(argv, out, append, false, terminal, outside);
 	st = wait_exit(pid, "crf");
 	*took_ms = now_ms() - t0;
 	return st;
@@ -446,6 +509,18 @@ static void check_maps_unchanged(const char *before, const char *when)
 	     when, (int)h.pid, was, is);
 }
 
+/* @arg with "%PIPE%" replaced by the outside pipe's name (slot @i of h.subst). */
+static const char *subst(const char *arg, int i)
+{
+	const char *at = strstr(arg, "%PIPE%");
+
+	if (!at || !h.out_name[0] || i >= (int)(sizeof(h.subst) / sizeof(h.subst[0])))
+		return arg;
+	snprintf(h.subst[i], sizeof(h.subst[i]), "%.*s%s%s", (int)(at - arg), arg, h.out_name,
+		 at + 6);
+	return h.subst[i];
+}
+
 static void fresh_dir(const char *dir)
 {
 	remove_images(dir);
@@ -468,13 +543,13 @@ static void dump(const char *dir, bool leave)
 	if (leave)
 		args[n++] = "--leave-running";
 	for (int i = 0; i < h.ndump_args; i++)
-		args[n++] = h.dump_args[i];
+		args[n++] = subst(h.dump_args[i], i);
 	fresh_dir(dir);
 	snprintf(h.crf_log, sizeof(h.crf_log), "%s/crf-dump-%s.log", h.work,
 		 dir == h.dir ? "1" : "2");
 	if (read_maps(h.pid, maps_before, sizeof(maps_before)) < 0)
 		fail("cannot read /proc/%d/maps: %s", (int)h.pid, strerror(errno));
-	st = run_crf(args, h.crf_log, false, false, &ms);
+	st = run_crf(args, h.crf_log, false, false, false, &ms);
 	note_time("dump", ms);
 	if (leave || h.expect_fail)
 		check_maps_unchanged(maps_before, h.expect_fail ? "after the refused dump" :
@@ -502,6 +577,25 @@ static void dump(const char *dir, bool leave)
 		     (int)h.pid, describe_status(st));
 	if (kill(h.pid, 0) == 0)
 		fail("after crf dump, PID %d still exists", (int)h.pid);
+	/* The job is gone: the shell has its terminal back. */
+	if (h.pty && pty_shell_resume() < 0)
+		fail("take the terminal back: %s", strerror(errno));
+}
+
+static void check_refusal(void);
+
+/* --expect-restore-fail: refused, with the message asked for, and nothing left running. */
+static void restore_refused(int st)
+{
+	char state;
+
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		fail("crf restore succeeded, but it should have refused");
+	if (!WIFEXITED(st))
+		fail("crf restore: %s, instead of refusing", describe_status(st));
+	check_refusal();
+	if (proc_stat(h.pid, &state) >= 0)
+		fail("after the refused restore, PID %d exists (state %c)", (int)h.pid, state);
 }
 
 static void restore(const char *dir)
@@ -513,8 +607,14 @@ static void restore(const char *dir)
 	int st;
 
 	for (int i = 0; i < h.nrestore_args; i++)
-		args[4 + i] = h.restore_args[i];
-	st = run_crf(args, h.log, true, h.pty, &ms);
+		args[4 + i] = subst(h.restore_args[i], 16 + i);
+	if (h.expect_restore_fail) {
+		snprintf(h.crf_log, sizeof(h.crf_log), "%s/crf-restore.log", h.work);
+		st = run_crf(args, h.crf_log, false, h.pty, true, &ms);
+		restore_refused(st);
+		return;
+	}
+	st = run_crf(args, h.log, true, h.pty, true, &ms);
 	note_time("restore", ms);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		fail("crf restore -D %s -d: %s", dir, describe_status(st));
@@ -555,6 +655,7 @@ static void wait_ready(void)
 			fail("timeout (%d s) waiting for the workload to be ready", h.timeout_s);
 		if (h.pty)
 			pty_drain(h.log);
+		outside_drain();
 		sleep_ms(5);
 	}
 	fd = open(h.ready, O_RDONLY | O_CLOEXEC);
@@ -581,9 +682,10 @@ static bool matches(const char *text, const char *re)
 	return !err;
 }
 
-/* The dump's output must match the expected refusal. */
+/* The last crf's output must match the expected refusal. */
 static void check_refusal(void)
 {
+	const char *re = h.expect_fail ? h.expect_fail : h.expect_restore_fail;
 	char out[16384];
 	ssize_t n;
 	int fd;
@@ -593,8 +695,9 @@ static void check_refusal(void)
 	if (fd >= 0)
 		close(fd);
 	out[n > 0 ? n : 0] = '\0';
-	if (!matches(out, h.expect_fail))
-		fail("the refused dump's output does not match /%s/", h.expect_fail);
+	if (!matches(out, re))
+		fail("the refused %s's output does not match /%s/",
+		     h.expect_fail ? "dump" : "restore", re);
 }
 
 /* A "wl-NAME: FAIL: ..." line of the workload's log must match @re. */
@@ -663,7 +766,7 @@ static void check_counter_lines(void)
 	if (!counted_before)
 		fail("the counter printed nothing before the checkpoint (use --settle)");
 	if (!counted_after)
-		fail("the restored counter printed nothing on crf restore's stdout");
+		fail("the restored counter printed nothing into the log after the restore");
 }
 
 /*
@@ -681,9 +784,9 @@ static void run_refused_restore(void)
 
 	dump(h.dir, true);
 	for (int i = 0; i < h.nrestore_args; i++)
-		args[4 + i] = h.restore_args[i];
+		args[4 + i] = subst(h.restore_args[i], 16 + i);
 	snprintf(h.crf_log, sizeof(h.crf_log), "%s/crf-restore.log", h.work);
-	st = run_crf(args, h.crf_log, false, false, &ms);
+	st = run_crf(args, h.crf_log, false, false, true, &ms);
 	note_time("restore", ms);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		fail("crf restore -D %s succeeded, but it should have refused", h.dir);
@@ -716,12 +819,27 @@ static void run(void)
 			fail("cannot create a cgroup for the workload: %s", strerror(-r));
 		}
 	}
-	h.pid = spawn(h.workload, h.log, false, true, h.pty);
+	if (h.own_cgroups_v1) {
+		char name[64];
+		int n;
+
+		snprintf(name, sizeof(name), "crf-e2e-%d", (int)getpid());
+		n = e2e_cgroup_v1_create(name, h.cgroups_v1,
+					 (int)(sizeof(h.cgroups_v1) / sizeof(h.cgroups_v1[0])));
+		if (n < 0)
+			fail("cannot create the workload's cgroups v1: %s", strerror(-n));
+		h.n_cgroups_v1 = n;
+		if (!n)
+			printf("  note: no cgroup v1 hierarchy is mounted: the workload has v2 "
+			       "only\n");
+	}
+	h.pid = spawn(h.workload, h.log, false, true, h.pty, true);
 	wait_ready();
 	if (h.expect_stopped)
 		wait_stopped();
 	sleep_ms(h.settle_ms);
-	if (h.expect_restore_fail) {
+	/* A refused restore of a --leave-running dump; kill mode refuses in restore(). */
+	if (h.expect_restore_fail && h.mode == MODE_LEAVE) {
 		run_refused_restore();
 		return;
 	}
@@ -738,6 +856,8 @@ static void run(void)
 	case MODE_KILL:
 		dump(h.dir, false);
 		restore(h.dir);
+		if (h.expect_restore_fail)
+			return;
 		break;
 	case MODE_LEAVE:
 		dump(h.dir, true);
@@ -751,6 +871,65 @@ static void run(void)
 		break;
 	}
 	verify();
+}
+
+/* --outside-pipe: "outside: 1" ... "outside: N", "outside: done N", and nothing else. */
+static void check_outside(void)
+{
+	unsigned long want = 1, got;
+	char line[256];
+	bool done = false;
+	FILE *f;
+
+	outside_drain();
+	f = fopen(h.out_log, "re");
+	if (!f)
+		fail("the outside pipe brought nothing (%s: %s)", h.out_log, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (done || (sscanf(line, "outside: done %lu", &got) == 1 && got != want - 1) ||
+		    (!strstr(line, "done") &&
+		     (sscanf(line, "outside: %lu", &got) != 1 || got != want++))) {
+			fclose(f);
+			fail("the outside pipe brought '%.*s' after line %lu",
+			     (int)strcspn(line, "\n"), line, want - 1);
+		}
+		done = strstr(line, "done") != NULL;
+	}
+	fclose(f);
+	if (!done)
+		fail("the outside pipe brought no 'done' line (%lu lines)", want - 1);
+	printf("  the process outside the tree received all %lu lines\n", want - 1);
+}
+
+/* --outside-pipe/--outside-fifo: a pipe from the workload's fd to us, or a FIFO. */
+static void outside_setup(void)
+{
+	struct stat st;
+	int fds[2];
+
+	h.out_r = h.out_w = -1;
+	if (!h.outside_fd)
+		return;
+	snprintf(h.out_log, sizeof(h.out_log), "%s/outside.log", h.work);
+	if (h.outside_fifo) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/outside.fifo", h.work);
+		if (mkfifo(path, 0600) < 0)
+			fail("mkfifo %s: %s", path, strerror(errno));
+		fds[0] = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		fds[1] = fds[0] < 0 ? -1 : open(path, O_WRONLY | O_CLOEXEC);
+	} else if (pipe2(fds, O_CLOEXEC) < 0) {
+		fds[0] = fds[1] = -1;
+	} else if (fcntl(fds[0], F_SETFL, O_NONBLOCK) < 0) {
+		fail("F_SETFL: %s", strerror(errno));
+	}
+	if (fds[0] < 0 || fds[1] < 0 || fstat(fds[1], &st) < 0)
+		fail("the outside pipe: %s", strerror(errno));
+	h.out_r = fds[0];
+	h.out_w = fds[1];
+	snprintf(h.out_name, sizeof(h.out_name), "%s:[%llu]", h.outside_fifo ? "fifo" : "pipe",
+		 (unsigned long long)st.st_ino);
 }
 
 /* Echo the workload's own notes ("wl-NAME: ...") on success. */
@@ -771,9 +950,11 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]\n"
 		"               [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]\n"
-		"               [--settle MS] [--own-cgroup] [--pty] [--restore-arg ARG]...\n"
-		"               [--expect-stopped] [--expect-restore-fail REGEX]\n"
+		"               [--settle MS] [--own-cgroup] [--own-cgroups-v1] [--pty]\n"
+		"               [--restore-arg ARG]... [--expect-stopped]\n"
+		"               [--expect-restore-fail REGEX]\n"
 		"               [--expect-verify-fail REGEX]\n"
+		"               [--outside-pipe FD | --outside-fifo FD]\n"
 		"               --crf PATH --dir DIR -- WORKLOAD [ARGS...]\n");
 	exit(2);
 }
@@ -792,11 +973,14 @@ static void parse(int argc, char **argv)
 		{"counter-lines", no_argument, NULL, 'l'},
 		{"settle", required_argument, NULL, 's'},
 		{"own-cgroup", no_argument, NULL, 'g'},
+		{"own-cgroups-v1", no_argument, NULL, 'G'},
 		{"pty", no_argument, NULL, 'p'},
 		{"restore-arg", required_argument, NULL, 'r'},
 		{"expect-verify-fail", required_argument, NULL, 'v'},
 		{"expect-stopped", no_argument, NULL, 'S'},
 		{"expect-restore-fail", required_argument, NULL, 'R'},
+		{"outside-pipe", required_argument, NULL, 'o'},
+		{"outside-fifo", required_argument, NULL, 'O'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *base;
@@ -841,6 +1025,9 @@ static void parse(int argc, char **argv)
 		case 'g':
 			h.own_cgroup = true;
 			break;
+		case 'G':
+			h.own_cgroups_v1 = true;
+			break;
 		case 'p':
 			h.pty = true;
 			break;
@@ -852,6 +1039,13 @@ static void parse(int argc, char **argv)
 			break;
 		case 'R':
 			h.expect_restore_fail = optarg;
+			break;
+		case 'o':
+		case 'O':
+			h.outside_fd = atoi(optarg);
+			h.outside_fifo = c == 'O';
+			if (h.outside_fd < 3)
+				usage();
 			break;
 		case 'r':
 			if (h.nrestore_args == (int)(sizeof(h.restore_args) / sizeof(h.restore_args[0])))
@@ -902,10 +1096,13 @@ int main(int argc, char **argv)
 	snprintf(h.ready, sizeof(h.ready), "%s/ready", h.work);
 	snprintf(h.verify, sizeof(h.verify), "%s/verify", h.work);
 	snprintf(h.dir2, sizeof(h.dir2), "%s.2", h.dir);
+	outside_setup();
 
 	run();
 	if (h.counter_lines)
 		check_counter_lines();
+	if (h.outside_fd && !h.expect_restore_fail)
+		check_outside();
 	print_notes();
 	printf("  %s\n", h.timings);
 	printf("PASS %s %s\n", h.name, test_mode());

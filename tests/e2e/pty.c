@@ -13,8 +13,9 @@
 #include <termios.h>
 #include <unistd.h>
 
-static int master = -1;
+static int master = -1, slave_fd = -1;
 static char slave[64];
+static struct termios shell_tio;
 
 /* A group leader cannot make a session: its child does, and it waits. */
 static int lead_session(void)
@@ -53,8 +54,10 @@ int pty_setup(void)
 	/* No echo of what the harness types; a shell's line editing is off too. */
 	tio.c_lflag &= ~(tcflag_t)(ECHO | ECHOE | ECHOK);
 	tio.c_cc[VERASE] = 0x08;
-	if (tcsetattr(fd, TCSANOW, &tio) < 0 || fcntl(master, F_SETFL, O_NONBLOCK) < 0)
+	if (tcsetattr(fd, TCSANOW, &tio) < 0 || fcntl(master, F_SETFL, O_NONBLOCK) < 0 ||
+	    tcgetattr(fd, &shell_tio) < 0)
 		return -errno;
+	slave_fd = fd;
 	/* The harness keeps the slave open, so the master never reads EIO between jobs. */
 	signal(SIGTTOU, SIG_IGN);
 	return 0;
@@ -99,4 +102,14 @@ int pty_type(const char *text)
 	size_t len = strlen(text);
 
 	return write(master, text, len) == (ssize_t)len ? 0 : -errno;
+}
+
+int pty_shell_resume(void)
+{
+	static const struct winsize ws = {24, 80, 0, 0};
+
+	if (tcsetpgrp(slave_fd, getpgrp()) < 0 || tcsetattr(slave_fd, TCSANOW, &shell_tio) < 0 ||
+	    ioctl(slave_fd, TIOCSWINSZ, &ws) < 0)
+		return -errno;
+	return 0;
 }

@@ -30,4 +30,11 @@ void pty_drain(const char *log);
 /* Type @text on the terminal; 0 or -errno. */
 int pty_type(const char *text);
 
+/*
+ * The foreground job ended (a dump killed it): as a shell does, take the
+ * terminal back and put the shell's own settings on it, here with another
+ * window size, as a new terminal would have.  0 or -errno.
+ */
+int pty_shell_resume(void);
+
 #endif

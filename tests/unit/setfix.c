@@ -22,6 +22,7 @@ void setfix_free(struct setfix *f)
 	strv_free(&f->sel.only);
 	strv_free(&f->sel.disable);
 	strv_free(&f->sel.enable);
+	strv_free(&f->sel.image);
 	if (f->dir)
 		tmpdir_remove(f->dir);
 	memset(f, 0, sizeof(*f));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* libcrf's cgroup2 mountinfo parser, fed sample texts. */
+/* libcrf's cgroup mountinfo parsers, fed sample texts. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -153,6 +153,86 @@ static void test_malformed(void **state)
 			 -EINVAL);
 }
 
+static int dir_of(const char *text, const char *controllers, const char *cg, char *dir,
+		  size_t len)
+{
+	FILE *f = *text ? fmemopen((void *)text, strlen(text), "r") : fopen("/dev/null", "r");
+	int r;
+
+	assert_non_null(f);
+	r = crf_cgroup_dir_from_mountinfo(f, controllers, cg, dir, len);
+	fclose(f);
+	return r;
+}
+
+static const char v1_hosts[] =
+	"31 24 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+	"32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct\n"
+	"33 31 0:30 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
+	"34 31 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+	"40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,xattr,name=systemd\n"
+	"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+
+/* Each hierarchy by the name /proc/PID/cgroup gives it; never a fixed path. */
+static void test_dir_hierarchies(void **state)
+{
+	char dir[128];
+
+	(void)state;
+	assert_int_equal(dir_of(v1_hosts, "", "/a/b", dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/sys/fs/cgroup/unified/a/b");
+	assert_int_equal(dir_of(v1_hosts, "cpu,cpuacct", "/a", dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/sys/fs/cgroup/cpu,cpuacct/a");
+	assert_int_equal(dir_of(v1_hosts, "name=systemd", "/user.slice", dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/sys/fs/cgroup/systemd/user.slice");
+	/* "memory" is not "mem", nor "pids" "pid". */
+	assert_int_equal(dir_of(v1_hosts, "mem", "/", dir, sizeof(dir)), -ENOENT);
+	assert_int_equal(dir_of(v1_hosts, "pid", "/", dir, sizeof(dir)), -ENOENT);
+	assert_int_equal(dir_of(v1_hosts, "pids", "/", dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/sys/fs/cgroup/pids/");
+	assert_int_equal(dir_of(v1_hosts, "freezer", "/x", dir, sizeof(dir)), -ENOENT);
+	assert_int_equal(dir_of(hybrid, "", "/", dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/sys/fs/cgroup/unified/");
+}
+
+/* A mount of a subtree holds only the cgroups below its root. */
+static void test_dir_roots(void **state)
+{
+	static const char text[] = "60 22 0:40 /user.slice /mnt/sub rw - cgroup2 cgroup2 rw\n"
+				   "61 22 0:40 /sys /mnt/s rw - cgroup2 cgroup2 rw\n"
+				   "62 22 0:41 / / rw - cgroup cgroup rw,pids\n";
+	char dir[128];
+
+	(void)state;
+	assert_int_equal(dir_of(text, "", "/user.slice/a", dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/mnt/sub/a");
+	assert_int_equal(dir_of(text, "", "/user.slice", dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/mnt/sub");
+	/* "/system.slice" is not below "/sys". */
+	assert_int_equal(dir_of(text, "", "/system.slice", dir, sizeof(dir)), -EXDEV);
+	assert_int_equal(dir_of(text, "", "/sys/x", dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/mnt/s/x");
+	/* A hierarchy mounted at / gives no double slash. */
+	assert_int_equal(dir_of(text, "pids", "/a", dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/a");
+	assert_int_equal(dir_of("", "", "/a", dir, sizeof(dir)), -ENOENT);
+}
+
+static void test_dir_escapes_and_length(void **state)
+{
+	static const char text[] = "50 22 0:40 /my\\040root /mnt/my\\040cg rw - cgroup2 none rw\n";
+	char dir[64];
+
+	(void)state;
+	assert_int_equal(dir_of(text, "", "/my root/x y", dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/mnt/my cg/x y");
+	assert_int_equal(dir_of(text, "", "/my root/x y", dir, sizeof("/mnt/my cg/x y") - 1),
+			 -ENAMETOOLONG);
+	assert_int_equal(dir_of("1 0 0:1 / /a\\04x rw - cgroup2 cgroup2 rw\n", "", "/", dir,
+				sizeof(dir)),
+			 -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,7 +240,8 @@ int main(void)
 		cmocka_unit_test(test_escapes),	      cmocka_unit_test(test_prefers_root),
 		cmocka_unit_test(test_subtrees_only), cmocka_unit_test(test_none),
 		cmocka_unit_test(test_empty),	      cmocka_unit_test(test_too_long),
-		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_malformed),     cmocka_unit_test(test_dir_hierarchies),
+		cmocka_unit_test(test_dir_roots),     cmocka_unit_test(test_dir_escapes_and_length),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

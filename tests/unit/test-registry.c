@@ -62,7 +62,7 @@ static void test_class_must_match(void **state)
 	capture_begin();
 	assert_int_equal(crf_kind_find(&ctx, &obj, &k), -ENOTSUP);
 	out = capture_end();
-	assert_contains(out, "vma 3 (v, kind 'alpha-fd'): no plugin handles this kind");
+	assert_contains(out, "mapping v (kind 'alpha-fd'): no plugin handles this kind");
 }
 
 static void test_disabled_owner_named(void **state)
@@ -183,11 +183,80 @@ static void test_kind_off_names_checked(void **state)
 	assert_contains(out, "--disable: unknown plugin 'delta'");
 }
 
+/* Each class of object the core dispatches reads as what it is. */
+static void test_objects_named(void **state)
+{
+	const struct {
+		struct crf_object obj;
+		const char *says;
+	} cases[] = {
+		{{.cls = CRF_OBJ_NS, .kind = "net", .desc = "net:[4026532281]", .pid = 42},
+		 "pid 42: namespace net:[4026532281] is not the one crf runs in, and no plugin "
+		 "handles namespaces of kind 'net'"},
+		{{.cls = CRF_OBJ_VMA, .kind = "[uprobes]", .desc = "7fff0000-7fff1000 [uprobes]",
+		  .pid = 5},
+		 "pid 5: mapping 7fff0000-7fff1000 [uprobes] (kind '[uprobes]'): no plugin handles "
+		 "this kind"},
+		{{.cls = CRF_OBJ_CGROUP, .kind = "v2", .desc = "v2:/a/b", .pid = 6},
+		 "pid 6: cgroup v2:/a/b (kind 'v2'): no plugin handles this kind"},
+		{{.cls = CRF_OBJ_FDTABLE, .kind = "fdtable", .desc = "fd 0 (/dev/null) and 2 more",
+		  .pid = 7},
+		 "pid 7: fd table: fd 0 (/dev/null) and 2 more (kind 'fdtable'): no plugin handles "
+		 "this kind"},
+	};
+	const struct crf_kind *k = NULL;
+	struct crf_ctx ctx;
+	const char *out;
+
+	assert_int_equal(setfix_build(&f, INI, 0), 0);
+	ctx = ctx_of(&f);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		capture_begin();
+		assert_int_equal(crf_kind_find(&ctx, &cases[i].obj, &k), -ENOTSUP);
+		out = capture_end();
+		assert_contains(out, cases[i].says);
+		assert_int_equal(count_lines(out), 1);
+	}
+}
+
+/* The core's dispatch runs the claiming handler's dump, or refuses. */
+static void test_dispatch(void **state)
+{
+	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "beta-fd", .desc = "x", .pid = 7 };
+	const char *out;
+
+	assert_int_equal(setfix_build(&f, INI, 0), 0);
+	assert_int_equal(crf_plugin_set_dispatch(&f.set, NULL, &obj), 0);
+	obj.kind = "gamma-fd";
+	capture_begin();
+	assert_int_equal(crf_plugin_set_dispatch(&f.set, NULL, &obj), -ENOTSUP);
+	out = capture_end();
+	assert_contains(out, "is handled by plugin 'gamma', which is disabled by ");
+}
+
+/* A restore's set: the dump's plugins keep their state, the others are off. */
+static void test_image_selection(void **state)
+{
+	assert_int_equal(strv_push(&f.sel.image, "alpha"), 0);
+	assert_int_equal(strv_push(&f.sel.image, "gamma"), 0);
+	f.sel.image_set = true;
+	assert_int_equal(setfix_build(&f, INI, 0), 0);
+	assert_true(crf_plugin_set_find(&f.set, "alpha")->st.enabled);
+	assert_false(crf_plugin_set_find(&f.set, "beta")->st.enabled);
+	assert_string_equal(crf_plugin_set_find(&f.set, "beta")->st.why_off,
+			    "off: the dump was written without it");
+	/* gamma wrote the dump but is disabled by the configuration: the inventory check refuses it. */
+	assert_false(crf_plugin_set_find(&f.set, "gamma")->st.enabled);
+	assert_non_null(strstr(crf_plugin_set_find(&f.set, "gamma")->st.why_off, "test.conf"));
+}
+
 static void test_class_names(void **state)
 {
 	assert_string_equal(crf_object_class_name(CRF_OBJ_FD), "fd");
 	assert_string_equal(crf_object_class_name(CRF_OBJ_VMA), "vma");
 	assert_string_equal(crf_object_class_name(CRF_OBJ_NS), "ns");
+	assert_string_equal(crf_object_class_name(CRF_OBJ_CGROUP), "cgroup");
+	assert_string_equal(crf_object_class_name(CRF_OBJ_FDTABLE), "fdtable");
 	assert_string_equal(crf_object_class_name(CRF_OBJ__COUNT), "object");
 	assert_string_equal(crf_stage_name(CRF_STAGE_RESTORE_FINISH), "restore-finish");
 	assert_string_equal(crf_stage_name(CRF_STAGE__COUNT), "unknown");
@@ -207,6 +276,9 @@ int main(void)
 		T(test_kind_switched_off_in_ini),
 		T(test_kind_switched_off_on_command_line),
 		T(test_kind_off_names_checked),
+		T(test_objects_named),
+		T(test_dispatch),
+		T(test_image_selection),
 		T(test_class_names),
 	};
 

@@ -3,7 +3,8 @@
  * crf_rst_move_fds (core/rst-fds.c): the program fds a task was given are
  * permuted in place to their numbers, whatever the numbers they sit at:
  * a swap, a three-cycle, a chain ending on a free number, an fd already
- * at its number; close-on-exec as asked; every other fd of crf closed;
+ * at its number, fds 0-2; close-on-exec as asked; every other fd of crf
+ * closed, its 0-2 too;
  * the restorer's fds kept and moved above every program number.
  *
  * Each case runs in a child, since the call closes the caller's fds.
@@ -121,6 +122,14 @@ static void test_in_place_and_low(void **state)
 	check_case(w, 4, 5);
 }
 
+static void test_stdio(void **state)
+{
+	/* The program's own 0 and 2, crf's fd 0 in the way; crf's fd 1 is closed. */
+	const struct want w[] = {{0, 2, false}, {141, 0, false}};
+
+	check_case(w, 2, 1);
+}
+
 static void test_many(void **state)
 {
 	struct want w[16];
@@ -138,6 +147,7 @@ int main(void)
 		cmocka_unit_test(test_three_cycle),
 		cmocka_unit_test(test_chain_to_free_number),
 		cmocka_unit_test(test_in_place_and_low),
+		cmocka_unit_test(test_stdio),
 		cmocka_unit_test(test_many),
 	};
 

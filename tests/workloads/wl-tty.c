@@ -22,12 +22,23 @@
  * SIGWINCH and see the new size.  C waits for G, P for C: P's status is
  * the verdict.
  *
+ * The slave's inode is given to uid 4321, gid 5 with mode 0600 (a login
+ * session's pty): the new slave must have them too.
+ *
+ * "wl-tty queued": the same, but P writes "early" to the master before
+ * the dump, which nobody reads: the dump must refuse the pty, naming it
+ * and the 5 bytes; G then reads "early" before "ping!".
+ *
  * "wl-tty shell" (a shell job, run by the harness's --pty on a terminal
  * it owns, dumped and restored with --shell-job): fds 0-2 are the
  * terminal (one description, O_APPEND added) and fd 7 another open of it
- * (O_RDONLY, close-on-exec).  After the restore they must still be, with
- * the same termios; the workload must be in the foreground group and
- * read the line the harness types once it asked for the verification.
+ * (O_RDONLY, close-on-exec).  Like less or vim, the job puts the terminal
+ * in non-canonical mode without echo (VMIN 1) and sets a 50x132 window;
+ * the harness, as a shell, puts its own settings back when the dump kills
+ * the job.  After the restore the fds must still be the terminal, with the
+ * job's termios and window size; the workload must be in the foreground
+ * group and read, a byte at a time, the line the harness types once it
+ * asked for the verification.
  */
 #include "wl.h"
 
@@ -51,6 +62,14 @@
 
 static const struct winsize ws_before = {33, 101, 640, 480};
 static const struct winsize ws_after = {40, 120, 0, 0};
+static const struct winsize ws_job = {50, 132, 0, 0};
+
+#define SLAVE_UID  4321
+#define SLAVE_GID  5
+#define SLAVE_MODE 0600
+#define EARLY	   "early"
+
+static bool queued;
 
 static void same_termios(const char *who, const struct termios *a, const struct termios *b)
 {
@@ -96,6 +115,7 @@ static _Noreturn void grandchild(int ready)
 {
 	struct winsize ws;
 	char buf[16] = "";
+	const char *want;
 	size_t got = 0;
 	struct timespec limit = {WAIT_MS / 1000, 0};
 	sigset_t winch;
@@ -113,13 +133,14 @@ static _Noreturn void grandchild(int ready)
 		 (int)getpgrp(), (int)getsid(0));
 	WL_CHECK(tcgetpgrp(0) == getpgrp(), "G: the foreground is %d, not G's group",
 		 (int)tcgetpgrp(0));
-	while (got < 5) {
+	want = queued ? EARLY "ping!" : "ping!";
+	while (got < strlen(want)) {
 		wait_in(0, "on the slave");
 		n = read(0, buf + got, sizeof(buf) - 1 - got);
 		WL_CHECK(n > 0, "G: read the slave: %s", n < 0 ? strerror(errno) : "EOF");
 		got += (size_t)n;
 	}
-	WL_CHECK(got == 5 && !memcmp(buf, "ping!", 5), "G: read '%.*s'", (int)got, buf);
+	WL_CHECK(got == strlen(want) && !memcmp(buf, want, got), "G: read '%.*s'", (int)got, buf);
 	WL_CHECK(write(1, "pong", 4) == 4, "G: write the slave: %s", strerror(errno));
 	WL_CHECK(sigtimedwait(&winch, NULL, &limit) == SIGWINCH, "G: no SIGWINCH: %s",
 		 strerror(errno));
@@ -154,6 +175,8 @@ static _Noreturn void child(const char *slave, int ready)
 	tio.c_cc[VINTR] = 0x07;
 	WL_CHECK(tcsetattr(s, TCSANOW, &tio) == 0 && ioctl(s, TIOCSWINSZ, &ws_before) == 0,
 		 "C: set the terminal: %s", strerror(errno));
+	WL_CHECK(fchown(s, SLAVE_UID, SLAVE_GID) == 0 && fchmod(s, SLAVE_MODE) == 0,
+		 "C: the slave's owner: %s", strerror(errno));
 	WL_CHECK(dup2(s, 0) == 0 && dup2(s, 1) == 1 && close(s) == 0, "C: dup2");
 	s = open(slave, O_RDWR | O_NONBLOCK | O_NOCTTY);
 	WL_CHECK(s >= 0 && dup2(s, 9) == 9 && close(s) == 0, "C: fd 9");
@@ -287,10 +310,22 @@ static void pty_tree(void)
 	WL_CHECK(fcntl(m, F_SETFL, 0) == 0, "F_SETFL");
 	set_async(m);
 	take_async(m);
+	if (queued)
+		WL_CHECK(write(m, EARLY, strlen(EARLY)) == (ssize_t)strlen(EARLY), "P: write");
 	wl_ready();
 	wl_wait_verify();
 	check_async(m);
 	take_async(m);
+	{
+		struct stat st;
+
+		WL_CHECK(ptsname_r(m, name, sizeof(name)) == 0 && stat(name, &st) == 0,
+			 "P: stat the slave: %s", strerror(errno));
+		WL_CHECK(st.st_uid == SLAVE_UID && st.st_gid == SLAVE_GID &&
+				 (st.st_mode & 07777) == SLAVE_MODE,
+			 "P: the slave %s is %u:%u mode %#o", name, st.st_uid, st.st_gid,
+			 st.st_mode & 07777);
+	}
 
 	WL_CHECK(tcgetattr(m, &now) == 0, "tcgetattr: %s", strerror(errno));
 	same_termios("P", &tio_before, &now);
@@ -313,12 +348,30 @@ static void pty_tree(void)
 
 /* ---- a shell job -------------------------------------------------------- */
 
+/* Read a line a byte at a time: the terminal is not in canonical mode. */
+static size_t read_line(char *line, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len - 1) {
+		ssize_t n;
+
+		wait_in(0, "on the terminal");
+		n = read(0, line + got, 1);
+		WL_CHECK(n == 1, "read the terminal: %s", n < 0 ? strerror(errno) : "EOF");
+		if (line[got++] == '\n')
+			break;
+	}
+	return got;
+}
+
 static void shell_job(void)
 {
 	struct termios now;
+	struct winsize ws;
 	int fl0, fd, i;
 	char name[64], line[64];
-	ssize_t n;
+	size_t n;
 
 	for (i = 0; i < 3; i++)
 		WL_CHECK(isatty(i), "fd %d is not a terminal: run me with harness --pty", i);
@@ -326,6 +379,13 @@ static void shell_job(void)
 		 "not the foreground job of a shell");
 	WL_CHECK(ttyname_r(0, name, sizeof(name)) == 0 && tcgetattr(0, &tio_before) == 0,
 		 "ttyname");
+	/* As less or vim: keys not echoed, each one read at once. */
+	tio_before.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	tio_before.c_cc[VMIN] = 1;
+	tio_before.c_cc[VTIME] = 0;
+	WL_CHECK(tcsetattr(0, TCSANOW, &tio_before) == 0 && tcgetattr(0, &tio_before) == 0 &&
+			 ioctl(0, TIOCSWINSZ, &ws_job) == 0,
+		 "set the terminal: %s", strerror(errno));
 	fl0 = fcntl(0, F_GETFL);
 	WL_CHECK(fl0 >= 0 && fcntl(1, F_SETFL, fl0 | O_APPEND) == 0, "F_SETFL");
 	fd = open(name, O_RDONLY | O_NOCTTY);
@@ -345,10 +405,13 @@ static void shell_job(void)
 		 (int)tcgetpgrp(0), (int)getpgrp());
 	WL_CHECK(tcgetattr(0, &now) == 0, "tcgetattr: %s", strerror(errno));
 	same_termios("shell job", &tio_before, &now);
-	wait_in(0, "on the terminal");
-	n = read(0, line, sizeof(line) - 1);
-	WL_CHECK(n == (ssize_t)strlen(LINE) + 1 && !memcmp(line, LINE "\n", (size_t)n),
-		 "read %zd bytes from the terminal", n);
+	WL_CHECK(ioctl(0, TIOCGWINSZ, &ws) == 0 && ws.ws_row == ws_job.ws_row &&
+			 ws.ws_col == ws_job.ws_col,
+		 "the window is %ux%u, not the job's %ux%u", ws.ws_row, ws.ws_col, ws_job.ws_row,
+		 ws_job.ws_col);
+	n = read_line(line, sizeof(line));
+	WL_CHECK(n == strlen(LINE) + 1 && !memcmp(line, LINE "\n", n),
+		 "read %zu bytes from the terminal: '%.*s'", n, (int)n, line);
 	close(7);
 }
 
@@ -356,6 +419,7 @@ int main(int argc, char **argv)
 {
 	bool shell = argc > 1 && !strcmp(argv[1], "shell");
 
+	queued = argc > 1 && !strcmp(argv[1], "queued");
 	wl_init(shell ? "tty-shell" : "tty");
 	if (shell)
 		shell_job();

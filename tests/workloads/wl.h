@@ -14,7 +14,7 @@
  *   CRF_TEST_TIMEOUT  seconds after which a workload gives up waiting
  * Without CRF_TEST_VERIFY a workload waits until it is killed (manual use).
  *
- * Besides 0, 1 and 2, crf restores fds of regular files, directories,
+ * crf restores fds (0, 1 and 2 like the others) of regular files, directories,
  * /dev/{null,zero,random,urandom}, pipes, FIFOs, eventfd, signalfd, timerfd,
  * memfd, pidfd and terminals (wl-files, wl-pipes, wl-anonfds, wl-tty); a workload holds no
  * other fd while it waits.  Every helper here closes what it opens.

@@ -81,11 +81,41 @@ struct ProtobufCMessageDescriptor; /* from protobuf-c */
 /* A stage hook: 0 on success, a negative errno on failure. */
 typedef int (*crf_hook_fn)(struct crf_ctx *ctx);
 
-/* Classes of objects the core dispatches to kind handlers. */
+/*
+ * Classes of objects the core dispatches to kind handlers.  Before it
+ * infects a task (tree frozen), the core hands the registry:
+ *
+ *  - CRF_OBJ_FDTABLE (ABI 1.4), kind "fdtable": the task's fd table, when
+ *    it has an fd (@id the lowest, @desc "fd 0 (/dev/null) and 2 more").
+ *    The plugin that claims it owns the table; its walk then dispatches
+ *    every fd as a CRF_OBJ_FD of its own kind.
+ *  - CRF_OBJ_VMA: every mapping, @desc "START-END NAME" as in
+ *    /proc/PID/maps, @id its index there, @kind one of "anon" (private,
+ *    no file: also [heap], [stack], [anon:NAME]), "shmem" (shared
+ *    anonymous), "file", "memfd", "sysv", "vdso" ([vdso], [vvar],
+ *    [vvar_vclock]), "vsyscall", or the bracketed name of any other
+ *    special mapping ("[uprobes]").
+ *  - CRF_OBJ_NS: every namespace of a thread that is not crf's own of that
+ *    kind (for pid_for_children: not the task's own pid namespace), @kind
+ *    the name of its /proc/PID/ns link ("net", "uts", "mnt", "ipc", "user",
+ *    "cgroup", "time", "time_for_children", "pid_for_children"), @desc the
+ *    link ("net:[4026532281]"), @pid the process, @id the thread.
+ *    Namespaces shared by several tasks are dispatched once per task.
+ *  - CRF_OBJ_CGROUP (ABI 1.4): every cgroup of a thread, in a hierarchy,
+ *    that is not crf's own there, @kind "v2" or "v1", @desc
+ *    "HIERARCHY:PATH" ("v2:/a/b", "memory:/a", "name=systemd:/a"), @id the
+ *    thread.
+ *
+ * A claimed object's @dump runs when the handler has one; today the
+ * plugins' dump-task hooks save these objects, so a claim only proves that
+ * an enabled plugin is responsible for it.
+ */
 enum crf_object_class {
 	CRF_OBJ_FD = 0,	 /* an open file descriptor */
 	CRF_OBJ_VMA,	 /* a memory mapping */
 	CRF_OBJ_NS,	 /* a namespace */
+	CRF_OBJ_CGROUP,	 /* a task's membership of a cgroup (ABI 1.4) */
+	CRF_OBJ_FDTABLE, /* a task's fd table (ABI 1.4) */
 	CRF_OBJ__COUNT,
 };
 
@@ -218,7 +248,7 @@ void crf_probe_feature(struct crf_ctx *ctx, const char *feature, bool supported,
 int crf_kind_find(struct crf_ctx *ctx, const struct crf_object *obj,
 		  const struct crf_kind **kind);
 
-/* Name of an object class ("fd", "vma", "ns"). */
+/* Name of an object class ("fd", "vma", "ns", "cgroup", "fdtable"). */
 const char *crf_object_class_name(enum crf_object_class cls);
 
 #ifdef __cplusplus

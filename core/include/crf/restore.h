@@ -130,9 +130,11 @@ int crf_rst_set_vdso(struct crf_ctx *ctx, uint64_t vdso);
  * failure, and installs it only when it enters the restorer, after closing
  * its own fds: so @number may be one crf itself uses now.  Until then @fd
  * stays open at its number: the caller may still use it (dup it, register
- * it in an epoll) during its restore-task hook, but must not close it.  Numbers from 3
- * on, each at most once; the restorer's fds go above the highest.  0 or
- * -errno (logged).
+ * it in an epoll) during its restore-task hook, but must not close it.  Any
+ * number from 0 on (ABI 1.4; before, 0-2 were kept as crf restore's own and
+ * refused here), each at most once: a number no plugin gives is closed in
+ * the program, 0-2 included.  The restorer's fds go above the highest.  0
+ * or -errno (logged).
  */
 int crf_rst_keep_fd(struct crf_ctx *ctx, int fd, int number, bool cloexec);
 
@@ -147,9 +149,11 @@ int crf_rst_keep_fd(struct crf_ctx *ctx, int fd, int number, bool cloexec);
  * were added.
  *
  * @fn must leave the fd table as it found it (closing an fd of a locked
- * file drops the lock), and it cannot reach crf's log file any more: its
- * messages go to stderr.  It returns 0, or -errno after logging why, which
- * fails the restore of the task.  @release(@arg), when not NULL, is called
+ * file drops the lock), and it cannot reach crf's log file nor its stderr
+ * any more (fd 2 is the program's): its messages are not written, and the
+ * first error is reported with the task's failure (ABI 1.4).  It returns
+ * 0, or -errno after logging why, which fails the restore of the task.
+ * @release(@arg), when not NULL, is called
  * if the task gives up before the jump, whether @fn ran or not; after the
  * jump the address space that held @arg is gone.  0 or -errno (logged); on
  * failure @release(@arg) has been called.

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * dump-objects.h - the objects the core meets in a frozen task before it
+ * infects it: its namespaces and cgroups (per thread), its fd table, its
+ * mappings.  Each is handed to the kind registry, so that state no enabled
+ * plugin saves stops the dump with one message naming the task, the object
+ * and the plugin that would have handled it (crf/plugin.h lists what each
+ * class of object looks like).
+ */
+#ifndef CRF_DUMP_OBJECTS_H
+#define CRF_DUMP_OBJECTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "plugin-set.h"
+
+/*
+ * Dispatch every object of the frozen process @pid, namespaces first (a
+ * task in a namespace crf cannot restore is refused before anything else
+ * is looked at).  0, or the first dispatch's error (logged).
+ */
+int crf_dump_task_objects(struct crf_plugin_set *set, struct crf_imgdir *dir, pid_t pid);
+
+/*
+ * The kind of a mapping from the name field of its /proc/PID/maps line
+ * ("" for none) and whether it is shared ('s' in its permissions): one of
+ * the VMA kinds of crf/plugin.h, or @name itself for a special mapping the
+ * classifier does not know ("[uprobes]", "anon_inode:[io_uring]").
+ */
+const char *crf_vma_kind(const char *name, bool shared);
+
+/*
+ * Split one line of /proc/PID/cgroup ("ID:CONTROLLERS:PATH", the newline
+ * removed) in place: @controllers is "" for cgroup v2, @path starts with
+ * '/'.  0 or -EINVAL.
+ */
+int crf_cgroup_line_split(char *line, const char **controllers, const char **path);
+
+#endif

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Dump: each live process's cgroups (and those of its threads where they
+ * differ) as one TaskCgroups record of cgroup.img.  The image is opened in
+ * dump-prepare, written in dump-task and closed in dump-finish; a failed
+ * dump drops it in dump-cleanup.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <crf/image.h>
+
+#include "cgroup.h"
+#include "cgroup.pb-c.h"
+
+int cg_read_text(const char *path, char **text)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	do {
+		if (len + 1 >= cap) {
+			char *b = realloc(buf, cap = cap ? cap * 2 : 1024);
+
+			if (!b) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = b;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n > 0)
+			len += (size_t)n;
+	} while (n > 0);
+	close(fd);
+	if (n < 0) {
+		n = -errno;
+		free(buf);
+		return (int)n;
+	}
+	buf[len] = '\0';
+	*text = buf;
+	return 0;
+}
+
+static int read_members(pid_t pid, pid_t tid, struct cg_members *m)
+{
+	char path[64], *text = NULL;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/cgroup", (int)pid, (int)tid);
+	r = cg_read_text(path, &text);
+	if (r < 0)
+		return crf_log_errno(CRF_LOG_ERROR, -r, "pid %d: %s", (int)pid, path);
+	r = cg_parse(text, m);
+	if (r == -EINVAL)
+		crf_error("pid %d: %s: not in the format ID:CONTROLLERS:PATH", (int)pid, path);
+	free(text);
+	return r;
+}
+
+/* Protobuf views of @m: the strings stay @m's. */
+static int to_msg(const struct cg_members *m, Crf__Cgroup__Member **v, Crf__Cgroup__Member ***pv)
+{
+	*v = calloc(m->n ? m->n : 1, sizeof(**v));
+	*pv = calloc(m->n ? m->n : 1, sizeof(**pv));
+	if (!*v || !*pv)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n; i++) {
+		crf__cgroup__member__init(&(*v)[i]);
+		(*v)[i].controllers = m->v[i].controllers;
+		(*v)[i].path = m->v[i].path;
+		(*pv)[i] = &(*v)[i];
+	}
+	return 0;
+}
+
+struct thread_rec {
+	Crf__Cgroup__ThreadCgroups msg;
+	struct cg_members m;
+	Crf__Cgroup__Member *v, **pv;
+};
+
+static void threads_free(struct thread_rec *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		cg_members_free(&t[i].m);
+		free(t[i].v);
+		free(t[i].pv);
+	}
+	free(t);
+}
+
+/* The threads of @pid whose cgroups are not @proc's, into @out. */
+static int odd_threads(pid_t pid, const struct cg_members *proc, struct thread_rec **out, size_t *n)
+{
+	char path[64];
+	struct dirent *e;
+	size_t cap = 0;
+	int r = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return crf_log_errno(CRF_LOG_ERROR, errno, "pid %d: %s", (int)pid, path);
+	while (r >= 0 && (e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		struct thread_rec t = {0};
+
+		if (tid <= 0 || tid == pid)
+			continue;
+		r = read_members(pid, tid, &t.m);
+		if (r < 0 || cg_same(&t.m, proc)) {
+			cg_members_free(&t.m);
+			continue;
+		}
+		if (*n == cap) {
+			struct thread_rec *v =
+				realloc(*out, (cap = cap ? cap * 2 : 4) * sizeof(*v));
+
+			if (!v) {
+				cg_members_free(&t.m);
+				r = -ENOMEM;
+				break;
+			}
+			*out = v;
+		}
+		crf__cgroup__thread_cgroups__init(&t.msg);
+		t.msg.tid = tid;
+		(*out)[(*n)++] = t;
+		r = to_msg(&t.m, &(*out)[*n - 1].v, &(*out)[*n - 1].pv);
+	}
+	closedir(d);
+	return r;
+}
+
+int cgroup_dump_prepare(struct crf_ctx *ctx)
+{
+	struct crf_img *img;
+	int r = crf_img_create(crf_ctx_images(ctx), CG_IMG, &crf__cgroup__task_cgroups__descriptor,
+			       &img);
+
+	if (r < 0)
+		return r;
+	crf_ctx_set_priv(ctx, img);
+	return 0;
+}
+
+int cgroup_dump_task(struct crf_ctx *ctx)
+{
+	Crf__Cgroup__TaskCgroups rec = CRF__CGROUP__TASK_CGROUPS__INIT;
+	Crf__Cgroup__ThreadCgroups **pt = NULL;
+	Crf__Cgroup__Member *v = NULL, **pv = NULL;
+	struct cg_members m = {0};
+	struct thread_rec *t = NULL;
+	pid_t pid = crf_ctx_pid(ctx);
+	size_t nt = 0;
+	int r;
+
+	r = read_members(pid, pid, &m);
+	if (r >= 0)
+		r = to_msg(&m, &v, &pv);
+	if (r >= 0)
+		r = odd_threads(pid, &m, &t, &nt);
+	if (r >= 0 && nt && !(pt = calloc(nt, sizeof(*pt))))
+		r = -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < nt; i++) {
+		t[i].msg.n_members = t[i].m.n;
+		t[i].msg.members = t[i].pv;
+		pt[i] = &t[i].msg;
+	}
+	if (r >= 0) {
+		rec.pid = pid;
+		rec.n_members = m.n;
+		rec.members = pv;
+		rec.n_threads = nt;
+		rec.threads = pt;
+		r = crf_img_write(crf_ctx_priv(ctx), &rec.base);
+	}
+	if (r == -ENOMEM)
+		crf_error("pid %d: %s", (int)pid, strerror(ENOMEM));
+	threads_free(t, nt);
+	free(pt);
+	free(v);
+	free(pv);
+	cg_members_free(&m);
+	return r;
+}
+
+int cgroup_dump_finish(struct crf_ctx *ctx)
+{
+	struct crf_img *img = crf_ctx_priv(ctx);
+
+	crf_ctx_set_priv(ctx, NULL);
+	return img ? crf_img_close(img) : 0;
+}
+
+int cgroup_dump_cleanup(struct crf_ctx *ctx)
+{
+	struct crf_img *img = crf_ctx_priv(ctx);
+
+	if (img)
+		crf_img_abort(img);
+	crf_ctx_set_priv(ctx, NULL);
+	return 0;
+}
