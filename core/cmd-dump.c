@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "privs.h"
+#include "stop.h"
 #include "dump.h"
 
 enum {
@@ -27,8 +28,9 @@ static const char help[] =
 	"  -D, --images-dir DIR   where to write the images\n"
 	"      --leave-running    let the tree run on after the dump\n"
 	"      --freeze=MODE      auto, cgroup or ptrace\n"
-	"      --sync             write the images to disk (syncfs) before the tree\n"
-	"                         is killed, so a crash cannot lose them\n"
+	"      --sync             with --leave-running, write the images to disk\n"
+	"                         (syncfs) before returning; a dump that kills the\n"
+	"                         tree always does, before the kill\n"
 	"      --shell-job        the tree may have fds on a terminal it does not own\n"
 	"                         (its shell's): save them, to be restored with\n"
 	"                         crf restore --shell-job on that command's terminal\n"
@@ -132,7 +134,7 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 		crf_error("no process with PID %d", (int)a.pid);
 		return CRF_EXIT_FAIL;
 	}
-	if (crf_require_privileges("crf dump") < 0)
+	if (crf_require_privileges("crf dump") < 0 || crf_stop_handlers_install() < 0)
 		return CRF_EXIT_FAIL;
 	r = crf_setup(o, &conf, &set, 0);
 	if (r >= 0 && crf_plugin_set_probe(&set, false) != 0)

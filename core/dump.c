@@ -20,12 +20,15 @@
 #include "dump-objects.h"
 #include "dump.h"
 #include "freeze.h"
+#include "guardian.h"
 #include "infect.h"
 #include "inventory.h"
 #include "procfs.h"
 #include "pstree.h"
+#include "rst-tree.h"
 #include "task-attrs.h"
 #include "seccomp.h"
+#include "stop.h"
 #include "task-dump.h"
 #include "util.h"
 
@@ -100,6 +103,8 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 	if (r >= 0)
 		r = crf_infect(pid, &p);
 	if (r >= 0)
+		r = crf__fault("infected", true);
+	if (r >= 0)
 		r = crf_task_regs(p, &tc);
 	if (r >= 0)
 		r = crf_task_collect_parasite(pid, p, &tc);
@@ -121,6 +126,11 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 		if (r >= 0)
 			r = c;
 	}
+	/* The bulk of the data with the parasite out: crf's death cannot hurt the task now. */
+	if (r >= 0)
+		r = crf__fault("cured", false);
+	if (r >= 0)
+		r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_TASK_DATA, dir, pid, NULL, NULL);
 	return r;
 }
 
@@ -132,10 +142,17 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 static int dump_frozen(const struct crf_dump_opts *o, struct crf_plugin_set *set,
 		       struct crf_imgdir *dir, struct crf_pstree *t)
 {
-	int r = crf_cpu_write(dir);
+	int r = crf_pstree_fdtables(t);
 
+	if (r >= 0)
+		r = crf_pstree_check_fs(t);
+	/* What the restore would refuse is refused now, while the tree runs. */
+	if (r >= 0)
+		r = crf_rst_plan_check(t);
+	if (r >= 0)
+		r = crf_cpu_write(dir);
 	for (size_t i = 0; r >= 0 && i < t->n; i++)
-		if (!t->procs[i].zombie)
+		if (!t->procs[i].zombie && (r = crf_stop_check()) >= 0)
 			r = dump_task(set, dir, t, &t->procs[i]);
 	if (r >= 0)
 		r = crf_pstree_write(dir, t);
@@ -148,7 +165,7 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 {
 	struct crf_imgdir *dir = NULL;
 	struct crf_pstree tree = {0};
-	bool frozen = false;
+	bool frozen = false, complete = false;
 	struct stat st;
 	bool created = stat(o->dir, &st) < 0;
 	double t0, frozen_at = 0;
@@ -161,19 +178,35 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	r = crf_imgdir_open(o->dir, CRF_IMGDIR_WRITE, &dir);
 	if (r < 0)
 		return r;
+	crf_guardian_start(o->dir, created);
 	r = crf_plugin_set_run(set, CRF_STAGE_DUMP_PREPARE, dir, o->pid);
 	if (r >= 0)
 		r = crf_pstree_freeze(o->pid, crf_freeze_mode_parse(o->freeze), &tree);
 	if (r >= 0) {
 		frozen = true;
 		frozen_at = now_ms();
-		r = dump_frozen(o, set, dir, &tree);
+		r = crf__fault("frozen", false);
 	}
 	if (r >= 0)
+		r = dump_frozen(o, set, dir, &tree);
+	if (r >= 0)
 		r = crf_inventory_write(dir, set, o->pid);
-	/* With --sync, the images are on disk before the tree is killed. */
-	if (r >= 0 && o->sync)
+	if (r >= 0)
+		r = crf__fault("inventory written", false);
+	/*
+	 * The images are on disk before the tree is killed (a crash after the
+	 * kill must not lose both); a dump that leaves it running syncs with --sync.
+	 */
+	if (r >= 0 && (o->sync || !o->leave_running))
 		r = crf_imgdir_sync(dir);
+	if (r >= 0)
+		r = crf__fault("images complete", false);
+	if (r >= 0)
+		r = crf_stop_check();
+	if (r >= 0) {
+		crf_guardian_complete();
+		complete = true;
+	}
 	if (frozen && (r < 0 || o->leave_running)) {
 		c = crf_pstree_unfreeze(&tree);
 		if (r >= 0)
@@ -189,9 +222,14 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	if (r >= 0)
 		r = c;
 	crf_imgdir_close(dir);
-	if (r < 0)
+	/* Complete images are kept whatever failed after: the tree may be gone. */
+	if (!complete)
 		remove_images(o->dir, created);
+	else if (r < 0)
+		crf_error("the dump in %s is complete and kept, but its end failed (above)",
+			  o->dir);
 	else
 		crf_info("dump of pid %d done in %.1f ms", (int)o->pid, now_ms() - t0);
+	crf_guardian_stop();
 	return r;
 }

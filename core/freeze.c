@@ -24,6 +24,7 @@
 #include <crf/log.h>
 
 #include "freeze-cgroup.h"
+#include "guardian.h"
 #include "freeze.h"
 #include "procfs.h"
 #include "ptrace.h"
@@ -293,8 +294,10 @@ int crf_freeze(pid_t pid, enum crf_freeze_mode mode, struct crf_frozen **out)
 	f->mode = m;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (m == CRF_FREEZE_CGROUP) {
+		crf_guardian_frozen(cg);
 		r = crf_cgroup_freeze(cg, CGROUP_TIMEOUT_MS);
 		if (r < 0) {
+			crf_guardian_thawed();
 			frozen_free(f);
 			return r;
 		}
@@ -306,6 +309,8 @@ int crf_freeze(pid_t pid, enum crf_freeze_mode mode, struct crf_frozen **out)
 	if (m == CRF_FREEZE_CGROUP) {
 		int c = crf_cgroup_thaw(cg);
 
+		if (c >= 0)
+			crf_guardian_thawed();
 		if (r >= 0)
 			r = c;
 	}

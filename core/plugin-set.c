@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "plugin-set.h"
+#include "stop.h"
 
 static const char *const core_keys[] = {
 	"so", "enabled", "requires", "dump-after", "restore-after", "disable-kinds",
@@ -470,12 +471,26 @@ int crf_plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage,
 	return crf_plugin_set_run_task(set, stage, images, pid, NULL, NULL);
 }
 
+/* Hooks that run inside restored tasks count no fault points: crf's clock is its own. */
+static bool in_task(enum crf_stage stage)
+{
+	return stage == CRF_STAGE_RESTORE_TASK || stage == CRF_STAGE_RESTORE_SESSION;
+}
+
+static int hook_fault(enum crf_stage stage, const char *plugin)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s of %s", crf_stage_name(stage), plugin);
+	return crf__fault(name, stage == CRF_STAGE_DUMP_TASK);
+}
+
 int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 			    struct crf_imgdir *images, pid_t pid,
 			    const struct crf_host_ops *ops, void *task)
 {
 	struct crf_ctx ctx = make_ctx(set, stage, images, pid);
-	enum crf_order o = stage >= CRF_STAGE_RESTORE_PREPARE ? CRF_ORDER_RESTORE : CRF_ORDER_DUMP;
+	enum crf_order o = crf__stage_is_restore(stage) ? CRF_ORDER_RESTORE : CRF_ORDER_DUMP;
 	size_t n = set->graph.n_order;
 	int first = 0;
 
@@ -485,10 +500,27 @@ int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 		bool reverse = stage == CRF_STAGE_DUMP_CLEANUP || stage == CRF_STAGE_RESTORE_CLEANUP;
 		size_t idx = set->graph.order[o][reverse ? n - 1 - i : i];
 		struct crf_plugin_info *pi = &set->p[idx];
-		int r = crf__run_hook(&ctx, &pi->st);
+		int r;
 
+		bool point = pi->hooks[stage] && !in_task(stage);
+
+		/*
+		 * A stop request ends a dump between two hooks; cleanups still run,
+		 * every one of them, their fault point failing after the hook.
+		 */
+		r = reverse || crf__stage_is_restore(stage) ? 0 : crf_stop_check();
+		if (r >= 0 && point && !reverse)
+			r = hook_fault(stage, pi->st.name);
+		if (r < 0)
+			return r;
+		r = crf__run_hook(&ctx, &pi->st);
+		if (r >= 0 && point && reverse && hook_fault(stage, pi->st.name) < 0 && !first)
+			first = -EIO;
 		if (r >= 0)
 			continue;
+		/* A hook that gave up because crf was asked to stop: say why once. */
+		if (r == -EINTR)
+			crf_stop_check();
 		crf_error("plugin '%s': %s failed: %s", pi->st.name, crf_stage_name(stage),
 			  strerror(-r));
 		if (!reverse)

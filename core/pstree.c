@@ -139,11 +139,38 @@ int crf_pstree_write(struct crf_imgdir *dir, const struct crf_pstree *t)
 		m.n_threads = p->n_threads;
 		m.n_ns_pid = p->n_levels > 1 ? p->n_levels : 0;
 		m.ns_pid = (int32_t *)p->ns_pid;
+		m.has_files_of = p->files_of > 0;
+		m.files_of = p->files_of;
+		m.has_fd_table_end = p->fd_table_end > 0;
+		m.fd_table_end = p->fd_table_end;
 		r = crf_img_write(img, &m.base);
 		if (r < 0)
 			crf_img_abort(img);
 	}
 	return r < 0 ? r : crf_img_close(img);
+}
+
+/*
+ * A process sharing an fd table names a live process listed before it
+ * that has none of another's, and that has the table's end.
+ */
+static int check_fdtable(const struct crf_pstree *t, size_t i)
+{
+	const struct crf_proc *p = &t->procs[i];
+	ssize_t j = p->files_of ? crf_pstree_index(t, p->files_of) : -1;
+
+	if (p->fd_table_end < 0 || (p->files_of && p->fd_table_end))
+		return crf_error_errno(EBADMSG, "%s: PID %d: bad fd table end %d", CRF_IMG_PSTREE,
+				       (int)p->pid, p->fd_table_end);
+	if (!p->files_of)
+		return 0;
+	if (j < 0 || (size_t)j >= i || p->zombie || t->procs[j].zombie ||
+	    t->procs[j].files_of || !t->procs[j].fd_table_end)
+		return crf_error_errno(EBADMSG,
+				       "%s: PID %d: its fd table is PID %d's, which is not an "
+				       "earlier live process with a table of its own",
+				       CRF_IMG_PSTREE, (int)p->pid, (int)p->files_of);
+	return 0;
 }
 
 /* Root first, unique PIDs, each parent listed before its child. */
@@ -171,6 +198,12 @@ static int check_tree(const struct crf_pstree *t, pid_t root)
 					       "live process of the tree",
 					       CRF_IMG_PSTREE, (int)p->pid, (int)p->ppid);
 	}
+	for (size_t i = 0; i < t->n; i++) {
+		int r = check_fdtable(t, i);
+
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 
@@ -186,6 +219,8 @@ static int add_record(struct crf_pstree *t, const Crf__Core__Process *m)
 		.n_threads = m->n_threads,
 		.ns_pid = {m->pid},
 		.n_levels = 1,
+		.files_of = m->has_files_of ? m->files_of : 0,
+		.fd_table_end = m->has_fd_table_end ? m->fd_table_end : 0,
 	};
 
 	if (m->n_ns_pid > CRF_PIDNS_LEVELS || (m->n_ns_pid && m->ns_pid[0] != m->pid))

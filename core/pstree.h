@@ -34,6 +34,13 @@ struct crf_proc {
 	bool zombie;
 	int exit_status; /* zombie: as waitpid reports it */
 	unsigned int n_threads;
+	/*
+	 * A table of fds shared with other processes (CLONE_FILES): the first
+	 * of the tree with it (0: a table of its own, or it is that first);
+	 * on that first one, one more than the table's highest fd number.
+	 */
+	pid_t files_of;
+	int fd_table_end;
 	struct crf_frozen *frozen; /* dump: an alive process while frozen */
 };
 
@@ -81,6 +88,23 @@ int crf_pstree_unfreeze(struct crf_pstree *t);
  * reaper its orphans go to.
  */
 int crf_pstree_kill(struct crf_pstree *t);
+
+/*
+ * Find the fd tables processes of the tree share (kcmp(KCMP_FILES)) and
+ * note them in the processes' files_of and fd_table_end (pstree-fs.c).
+ * Refuses a table shared with a process outside the tree, a thread with
+ * a table of its own (unshare(CLONE_FILES)), and processes sharing one
+ * cwd, root and umask (CLONE_FS), naming both.  0 or -errno (logged).
+ */
+int crf_pstree_fdtables(struct crf_pstree *t);
+
+/*
+ * Refuse a tree with a process whose cwd or root the restore cannot enter
+ * again (pstree-fs.c): a deleted directory, a /proc directory of a process
+ * that is not a live one of the tree, a root under /proc.  The message
+ * names the process, the directory and why.  0 or -errno (logged).
+ */
+int crf_pstree_check_fs(const struct crf_pstree *t);
 
 /* Write pstree.img; 0 or -errno (logged). */
 int crf_pstree_write(struct crf_imgdir *dir, const struct crf_pstree *t);

@@ -49,6 +49,7 @@ void crf_rst_task_init(struct crf_rst_task *t)
 	t->mem_fd = -1;
 	t->a.exe_fd = -1;
 	t->a.sas_flags = SS_DISABLE;
+	t->fdt.wait_fd = -1;
 	t->a.dumpable = -1;
 }
 

@@ -67,6 +67,24 @@ struct crf_rst_hook {
 	void (*release)(void *arg);
 };
 
+/*
+ * A task whose fd table other tasks of the tree share (CLONE_FILES;
+ * rst-fdtable.c): one of them, the placer, installs the table's fds as any
+ * task does its own; the others (sharers) close and move none, and keep
+ * their restorers' fds from @floor up, above every fd of the program.
+ * The placer waits for one byte on @wait_fd (every sharer's restorer is
+ * ready, its own fds closed) before it closes crf's fds, and leaves the
+ * sharers' status and go fds (@keep) open.  Zeroes and @wait_fd -1: a
+ * table of its own.
+ */
+struct crf_rst_fdtable {
+	bool sharer;
+	int floor;
+	int wait_fd;
+	int *keep;
+	size_t n_keep;
+};
+
 struct crf_rst_task {
 	struct crf_rst_args a;
 
@@ -102,6 +120,7 @@ struct crf_rst_task {
 	size_t n_hooks;
 	/* crf_rst_object(): the table inherited from restore-prepare, or NULL */
 	struct crf_objects *objects;
+	struct crf_rst_fdtable fdt; /* an fd table shared with other tasks */
 	/* stopped children whose stop report to take (crf_rst_args.stop_waits_off) */
 	int32_t *stop_waits;
 	size_t n_stop_waits;
@@ -181,7 +200,8 @@ int crf_rst_fd_room(uint64_t need, bool must);
  * In the forked task, last: close every fd of crf's (0-2 included), move
  * the restorer's fds in @a above every program fd number (CRF_RST_FD_BASE
  * at least), and install t->fds at their numbers, in place (rst-fds.c).
- * 0 or -errno (logged).
+ * A sharer of another task's fd table (t->fdt) only moves the restorer's
+ * fds, from t->fdt.floor up.  0 or -errno (logged).
  */
 int crf_rst_move_fds(struct crf_rst_task *t, struct crf_rst_args *a);
 

@@ -262,7 +262,8 @@ static int fd_room(const struct task_ctx *c)
 }
 
 /* Runs in each live restored process: never returns into crf's code on success. */
-static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd)
+static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd,
+			const struct crf_rst_fdtable *fdt)
 {
 	struct task_ctx *c = arg;
 	const Crf__Core__TaskCore *tc = c->tcs[crf_pstree_index(c->t, pid)];
@@ -270,6 +271,8 @@ static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd)
 	int r;
 
 	crf_rst_task_init(&t);
+	if (fdt)
+		t.fdt = *fdt;
 	/* The task's copy: what it adds is its own. */
 	t.objects = &c->objects;
 	r = crf_rst_open_mem(&t);
@@ -278,6 +281,8 @@ static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd)
 	if (r >= 0)
 		r = crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_TASK, c->dir, pid,
 					    &crf_restore_host_ops, &t);
+	if (r >= 0)
+		r = crf_task_apply_root(&t, tc);
 	if (r >= 0)
 		r = fill_state(&t, tc);
 	if (r >= 0)
@@ -333,6 +338,8 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 
 	r = crf_rst_tree_start(rt);
 	if (r >= 0)
+		r = crf__fault("tree ready", false);
+	if (r >= 0)
 		r = crf_plugin_set_run(set, CRF_STAGE_RESTORE_FINISH, dir, root);
 	/*
 	 * Every task holds what it needs by now.  crf's copies go before the
@@ -340,6 +347,8 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 	 * execveat() of it fail with ETXTBSY.
 	 */
 	crf__objects_free(objects);
+	if (r >= 0)
+		r = crf__fault("releasing the tree", false);
 	if (r >= 0)
 		r = crf_rst_tree_release(rt);
 	if (r < 0) {
@@ -372,6 +381,8 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 		r = crf_cpu_check_tree(dir, ctx.tcs, t.n);
 	if (r >= 0)
 		r = crf_seccomp_restore_check(ctx.tcs, t.n);
+	if (r >= 0)
+		r = crf__fault("restore planned", false);
 	if (r >= 0)
 		r = fd_room(&ctx);
 	if (r >= 0) {

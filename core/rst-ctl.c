@@ -61,7 +61,7 @@ static int open_pipes(struct crf_rst_tree *rt)
 		if (pipe2(rp->status, O_CLOEXEC) < 0 || pipe2(rp->go, O_CLOEXEC) < 0)
 			return crf_error_errno(errno, "pipes for pid %d", (int)rp->p->pid);
 	}
-	return 0;
+	return crf_rst_fdt_open(rt);
 }
 
 /* Once the root is forked, crf keeps only its own ends. */
@@ -74,6 +74,7 @@ static void close_child_ends(struct crf_rst_tree *rt)
 		close_fd(&rt->procs[i].status[1]);
 		close_fd(&rt->procs[i].go[0]);
 	}
+	crf_rst_fdt_close(rt, 0);
 }
 
 static void close_all(struct crf_rst_tree *rt)
@@ -87,6 +88,7 @@ static void close_all(struct crf_rst_tree *rt)
 		close_fd(&rt->procs[i].go[1]);
 		close_fd(&rt->procs[i].pidfd);
 	}
+	crf_rst_fdt_close(rt, -1);
 }
 
 static void set_subreaper(struct crf_rst_tree *rt, bool on)
@@ -314,6 +316,9 @@ static int wait_ready(struct crf_rst_tree *rt, struct watch_set *w)
 			return r;
 		rp->ready = true;
 		count++;
+		r = crf_rst_fdt_ready(rt, w->proc[k]);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }

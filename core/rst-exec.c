@@ -510,6 +510,26 @@ static int setup_area(struct crf_rst_task *t, struct layout *l, struct crf_rst_a
 	return 0;
 }
 
+/*
+ * The placer of a table other tasks share waits until their restorers are
+ * ready: until then their fds, and crf's they need, are in the table.
+ */
+static int wait_sharers(const struct crf_rst_task *t)
+{
+	ssize_t n;
+	char c;
+
+	if (t->fdt.wait_fd < 0)
+		return 0;
+	do
+		n = read(t->fdt.wait_fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		return crf_error_errno(n < 0 ? errno : EPIPE,
+				       "waiting for the tasks that share the fd table");
+	return 0;
+}
+
 int crf_rst_exec(struct crf_rst_task *t, int status_fd, int go_fd)
 {
 	struct crf_rst_args *a = NULL;
@@ -525,14 +545,17 @@ int crf_rst_exec(struct crf_rst_task *t, int status_fd, int go_fd)
 	r = setup_area(t, &l, &a);
 	if (r < 0)
 		return r;
+	r = wait_sharers(t);
 	/*
 	 * crf's log file and stderr go with crf's fds: a message written to
 	 * them later would land in the program fd that took the number (its
 	 * fd 2 is the program's own).  The first error is kept for the report
-	 * on @status_fd instead.
+	 * on @status_fd instead.  In a table another task places, that task
+	 * closes the log file.
 	 */
-	crf__log_capture();
-	r = crf_rst_move_fds(t, a);
+	crf__log_capture(!t->fdt.sharer);
+	if (r == 0)
+		r = crf_rst_move_fds(t, a);
 	for (size_t i = 0; r == 0 && i < t->n_hooks; i++)
 		r = t->hooks[i].fn(t->hooks[i].arg);
 	if (r == 0)

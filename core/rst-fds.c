@@ -139,7 +139,7 @@ static int32_t **restorer_fds(struct crf_rst_args *a, size_t *n)
  */
 static int close_others(const struct crf_rst_task *t, int32_t *const *s, size_t n_s, int *high)
 {
-	_cleanup_free_ int *keep = calloc(t->n_fds + n_s + 1, sizeof(int));
+	_cleanup_free_ int *keep = calloc(t->n_fds + n_s + t->fdt.n_keep + 1, sizeof(int));
 	int next = 0;
 	size_t n = 0;
 
@@ -150,6 +150,8 @@ static int close_others(const struct crf_rst_task *t, int32_t *const *s, size_t 
 	for (size_t i = 0; i < n_s; i++)
 		if (*s[i] >= 0)
 			keep[n++] = *s[i];
+	for (size_t i = 0; i < t->fdt.n_keep; i++)
+		keep[n++] = t->fdt.keep[i];
 	qsort(keep, n, sizeof(*keep), by_value);
 	for (size_t i = 0; i < n; i++) {
 		if (keep[i] < next)
@@ -285,6 +287,19 @@ static int place_program_fds(struct crf_rst_task *t, int high, int base)
 	return r;
 }
 
+/*
+ * A table another task places (t->fdt): every fd in it but the restorer's
+ * is that task's or crf's, which that task closes once this restorer is
+ * ready.  The restorer's own go above every program fd number.
+ */
+static int lift_only(struct crf_rst_task *t, int32_t *const *s, size_t n_s)
+{
+	int base = t->fdt.floor > CRF_RST_FD_BASE ? t->fdt.floor : CRF_RST_FD_BASE;
+	int r = crf_rst_fd_room((uint64_t)base + n_s + 2, true);
+
+	return r < 0 ? r : lift_restorer_fds(s, n_s, base);
+}
+
 int crf_rst_move_fds(struct crf_rst_task *t, struct crf_rst_args *a)
 {
 	size_t n_s = 0;
@@ -295,6 +310,10 @@ int crf_rst_move_fds(struct crf_rst_task *t, struct crf_rst_args *a)
 		return -ENOMEM;
 	if (base < 0)
 		return base;
+	if (t->fdt.sharer)
+		return t->n_fds ? crf_error_errno(EINVAL, "%zu program fds in a table another "
+						  "task places", t->n_fds)
+				: lift_only(t, s, n_s);
 	r = close_others(t, s, n_s, &high);
 	/* The restorer's fds and one spare from the base, or above what is left. */
 	if (r == 0)

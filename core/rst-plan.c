@@ -38,7 +38,9 @@ static struct crf_rst_proc proc_init(const struct crf_proc *p, ssize_t forker)
 				     .next_sibling = -1,
 				     .status = {-1, -1},
 				     .go = {-1, -1},
-				     .pidfd = -1};
+				     .pidfd = -1,
+				     .fdt = -1,
+				     .fdt_wait = {-1, -1}};
 }
 
 /* @k is forked by @forker, after the children it forks already. */
@@ -272,6 +274,65 @@ static int plan_pidns(struct crf_rst_tree *rt, size_t i)
 	return 0;
 }
 
+/* Who forks process @i, in words, for a message. */
+static const char *forker_kind(const struct crf_rst_tree *rt, size_t i)
+{
+	const struct crf_rst_proc *rp = &rt->procs[i];
+
+	if (rp->forker < 0)
+		return "crf";
+	if (rt->procs[rp->forker].helper)
+		return "a helper for its session or group, PID";
+	return rp->clone_parent ? "its sibling" : "its parent";
+}
+
+/*
+ * Processes that share one fd table must be created sharing it: each with
+ * CLONE_FILES by one that has it already, but for the first, whose forker
+ * has a table of its own.  So they must form one subtree of who forks whom.
+ * (The table's fds are placed by the process whose files image holds them,
+ * whichever it is: rst-fdtable.c.)
+ */
+static int plan_fdtables(struct crf_rst_tree *rt)
+{
+	_cleanup_free_ ssize_t *top = malloc(rt->t->n * sizeof(*top));
+	struct crf_rst_proc *rp = rt->procs;
+
+	if (!top)
+		return crf_error_errno(ENOMEM, "restore plan");
+	for (size_t i = 0; i < rt->t->n; i++) {
+		ssize_t f = rp[i].p->files_of ? crf_pstree_index(rt->t, rp[i].p->files_of) : -1;
+
+		top[i] = -1;
+		if (f < 0)
+			continue;
+		rp[i].fdt = rp[f].fdt = f;
+		rp[f].fdt_sharers++;
+	}
+	for (size_t i = 0; i < rt->t->n; i++) {
+		ssize_t g = rp[i].fdt, by = rp[i].forker;
+
+		if (g < 0)
+			continue;
+		if (by >= 0 && rp[by].fdt == g) {
+			rp[i].clone_files = true;
+			continue;
+		}
+		if (top[g] < 0) {
+			top[g] = (ssize_t)i;
+			continue;
+		}
+		return crf_error_errno(ENOTSUP,
+				       "pid %d and pid %d share one fd table, but pid %d is "
+				       "created by %s %d, which does not share it: the restore can "
+				       "only create them sharing it with CLONE_FILES from one that "
+				       "has it",
+				       (int)rp[top[g]].p->pid, (int)rp[i].p->pid, (int)rp[i].p->pid,
+				       forker_kind(rt, i), by >= 0 ? (int)rp[by].p->pid : 0);
+	}
+	return 0;
+}
+
 /* Room for the tree and two helpers per process at most: a session's and a group's. */
 static int plan_alloc(const struct crf_pstree *t, struct crf_rst_tree *rt)
 {
@@ -305,8 +366,20 @@ int crf_rst_plan(const struct crf_pstree *t, struct crf_rst_tree *rt)
 		r = plan_group(rt, i, sess);
 	for (size_t i = 0; r >= 0 && i < rt->n; i++)
 		r = plan_pidns(rt, i);
+	if (r >= 0)
+		r = plan_fdtables(rt);
 	if (r < 0)
 		crf_rst_tree_free(rt);
+	return r;
+}
+
+int crf_rst_plan_check(const struct crf_pstree *t)
+{
+	struct crf_rst_tree rt;
+	int r = crf_rst_plan(t, &rt);
+
+	if (r >= 0)
+		crf_rst_tree_free(&rt);
 	return r;
 }
 

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -112,6 +113,8 @@ static int clone_proc(struct crf_rst_tree *rt, size_t k)
 		flags |= CLONE_PARENT;
 	if (rp->new_pidns)
 		flags |= CLONE_NEWPID;
+	if (rp->clone_files)
+		flags |= CLONE_FILES;
 	return crf_rst_clone(set_tid, lv, flags, rt->pid_wait_ms, entry, &e, &child);
 }
 
@@ -243,6 +246,7 @@ static void settle_zombie_kids(const struct crf_rst_tree *rt, size_t i)
 int crf_rst_tree_proc_main(struct crf_rst_tree *rt, size_t i)
 {
 	const struct crf_rst_proc *rp = &rt->procs[i];
+	struct crf_rst_fdtable fdt = {.wait_fd = -1};
 	sigset_t chld;
 	int r;
 
@@ -255,6 +259,7 @@ int crf_rst_tree_proc_main(struct crf_rst_tree *rt, size_t i)
 			close(rt->barrier[k][1]);
 		rt->barrier[k][1] = -1;
 	}
+	crf_rst_fdt_close(rt, 1);
 	/* Zombie children's SIGCHLD stays pending until settle_zombie_kids(). */
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
@@ -292,5 +297,10 @@ int crf_rst_tree_proc_main(struct crf_rst_tree *rt, size_t i)
 	if (rp->helper)
 		_exit(0);
 	settle_zombie_kids(rt, i);
-	return rt->task_fn(rt->task_arg, rp->p->pid, rp->status[1], rp->go[0]);
+	r = crf_rst_fdt_role(rt, i, &fdt);
+	if (r < 0)
+		return fail(rt, i, r, "its shared fd table");
+	r = rt->task_fn(rt->task_arg, rp->p->pid, rp->status[1], rp->go[0], r ? &fdt : NULL);
+	free(fdt.keep);
+	return r;
 }

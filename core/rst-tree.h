@@ -66,20 +66,35 @@ struct crf_rst_proc {
 	bool lead_group;    /* a group leader, not of a session: setpgid(0, 0) */
 	bool helper;	    /* stands in for a group or session leader that is gone */
 	pid_t join_pgid;    /* 0, a leader's PID, or CRF_RST_ROOT_PGID */
+	/*
+	 * An fd table shared with other processes (Process.files_of): the
+	 * index of the one whose files image holds its fds (the placer, which
+	 * installs them), -1 for a table of its own; and whether it is forked
+	 * with CLONE_FILES (its forker has the table) or is the table's first.
+	 */
+	ssize_t fdt;
+	bool clone_files;
 
 	/* crf's side */
 	int status[2], go[2]; /* live ones: the restorer's handshake */
 	int pidfd;
 	bool created, reported, ready;
 	struct crf_rst_status st;
+	/* A placer's: crf's word that its sharers are ready, and how many are */
+	int fdt_wait[2];
+	size_t fdt_sharers, fdt_ready;
 };
+
+struct crf_rst_fdtable;
 
 /*
  * Runs in a live process once its tree is in place: restore the task and
- * enter the restorer with @status_fd and @go_fd.  Returns only on failure,
- * after reporting it on @status_fd.
+ * enter the restorer with @status_fd and @go_fd; @fdt says how its fd table
+ * is shared with other processes (NULL: it is its own).  Returns only on
+ * failure, after reporting it on @status_fd.
  */
-typedef int (*crf_rst_task_fn)(void *arg, pid_t pid, int status_fd, int go_fd);
+typedef int (*crf_rst_task_fn)(void *arg, pid_t pid, int status_fd, int go_fd,
+			       const struct crf_rst_fdtable *fdt);
 
 /* Runs in a live session leader right after its setsid(); 0 or -errno (logged). */
 typedef int (*crf_rst_session_fn)(void *arg, pid_t pid);
@@ -117,6 +132,27 @@ struct crf_rst_tree {
  */
 int crf_rst_plan(const struct crf_pstree *t, struct crf_rst_tree *rt);
 void crf_rst_tree_free(struct crf_rst_tree *rt);
+
+/*
+ * At the dump: would crf_rst_plan() refuse @t?  So that the dump refuses
+ * it instead, while the tree runs.  0 or -errno (logged).
+ */
+int crf_rst_plan_check(const struct crf_pstree *t);
+
+/*
+ * fd tables shared between processes (rst-fdtable.c).  crf's side:
+ * crf_rst_fdt_open() (with the status and go pipes) moves each sharer's
+ * ends of them above its table's fds and makes each placer's wait pipe;
+ * crf_rst_fdt_ready(), as process @i becomes ready, tells a placer once
+ * all its sharers are; crf_rst_fdt_close() closes end @end (0: the
+ * processes', 1: crf's, -1: both) of every wait pipe.  In process @i:
+ * crf_rst_fdt_role() fills @fdt, 1 when its table is shared, 0 when not.
+ * 0 or -errno (logged).
+ */
+int crf_rst_fdt_open(struct crf_rst_tree *rt);
+int crf_rst_fdt_ready(struct crf_rst_tree *rt, size_t i);
+void crf_rst_fdt_close(struct crf_rst_tree *rt, int end);
+int crf_rst_fdt_role(const struct crf_rst_tree *rt, size_t i, struct crf_rst_fdtable *fdt);
 
 /* The index of @pid among the tree's processes and helpers, or -1. */
 ssize_t crf_rst_tree_index(const struct crf_rst_tree *rt, pid_t pid);

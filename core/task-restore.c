@@ -11,6 +11,7 @@
 #include <crf/log.h>
 
 #include "cpu.h"
+#include "restore-task.h"
 #include "task-attrs.h"
 #include "task-restore.h"
 
@@ -32,6 +33,29 @@ static int apply_sched(const Crf__Core__TaskCore *tc)
 	return 0;
 }
 
+static int enter_root(void *arg)
+{
+	const char *root = arg;
+
+	if (chroot(root) < 0)
+		return crf_error_errno(errno, "chroot %s", root);
+	return 0;
+}
+
+/*
+ * Both paths were read from crf's root (/proc/PID/cwd and root).  The cwd
+ * is entered now; the root is changed last, once crf needs no path any
+ * more (the plugins open files by path, crf reads its own /proc), just
+ * before the restorer: that leaves the cwd where it is, inside the new
+ * root or not, as chroot(2) did for the program.
+ */
+int crf_task_apply_root(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
+{
+	if (!strcmp(tc->root, "/"))
+		return 0;
+	return crf_rst_task_at_fds_placed(t, enter_root, tc->root, NULL);
+}
+
 int crf_task_apply(const Crf__Core__TaskCore *tc)
 {
 	int r;
@@ -45,8 +69,6 @@ int crf_task_apply(const Crf__Core__TaskCore *tc)
 	if (r < 0)
 		return r;
 	umask((mode_t)tc->umask);
-	if (strcmp(tc->root, "/") && chroot(tc->root) < 0)
-		return crf_error_errno(errno, "chroot %s", tc->root);
 	if (chdir(tc->cwd) < 0)
 		return crf_error_errno(errno, "chdir %s", tc->cwd);
 	if (prctl(PR_SET_NAME, tc->comm, 0, 0, 0) < 0)

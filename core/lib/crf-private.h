@@ -118,8 +118,26 @@ const char *crf__log_set_origin(const char *plugin);
  * the program's then, and a message written to it would land in the
  * program's log, pipe or terminal.
  */
-void crf__log_capture(void);
+void crf__log_capture(bool close_file);
 const char *crf__log_captured(void);
+
+/*
+ * Stop requests (crf_stop_requested): crf__request_stop() is
+ * async-signal-safe, for a signal handler; crf__stop_signal() says which
+ * signal asked (0: none yet).
+ */
+void crf__request_stop(int sig);
+int crf__stop_signal(void);
+
+/*
+ * A fault point (core/lib/fault.c, CRF_FAULT in the environment): 0, or
+ * -EIO (logged) when the tests asked this point to fail.  @parasite_in: the
+ * point lies where the parasite is in a task (for the trace).
+ */
+int crf__fault(const char *name, bool parasite_in);
+
+/* Whether a stage belongs to a restore (its hooks run in restore order). */
+bool crf__stage_is_restore(enum crf_stage stage);
 
 /* Add every kind of @owner's descriptor; 0 or -ENOMEM. */
 int crf__registry_add(struct crf_registry *reg, struct crf_plugin_state *owner);

@@ -19,8 +19,14 @@ static const char *const stage_names[CRF_STAGE__COUNT] = {
 	[CRF_STAGE_RESTORE_FINISH] = "restore-finish",
 	[CRF_STAGE_RESTORE_CLEANUP] = "restore-cleanup",
 	[CRF_STAGE_RESTORE_SESSION] = "restore-session",
+	[CRF_STAGE_DUMP_TASK_DATA] = "dump-task-data",
 	[CRF_STAGE_RESTORE_PREMAP] = "restore-premap",
 };
+
+bool crf__stage_is_restore(enum crf_stage stage)
+{
+	return stage >= CRF_STAGE_RESTORE_PREPARE && stage <= CRF_STAGE_RESTORE_SESSION;
+}
 
 const char *crf_stage_name(enum crf_stage stage)
 {

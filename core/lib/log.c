@@ -2,6 +2,7 @@
 /* Logging: one line per message, prefixed with the plugin that said it. */
 #include <errno.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +50,12 @@ void crf__log_close(void)
 	log_file = NULL;
 }
 
-void crf__log_capture(void)
+void crf__log_capture(bool close_file)
 {
-	crf__log_close();
+	/* Not closed: its fd is another task's to close (a shared fd table). */
+	if (close_file)
+		crf__log_close();
+	log_file = NULL;
 	log_capturing = true;
 	log_captured[0] = '\0';
 }
@@ -199,6 +203,24 @@ void crf_progress_end(void)
 		fputs("\r\033[K", stderr);
 	progress_shown = false;
 	progress_start = progress_last = 0;
+}
+
+static volatile sig_atomic_t stop_signal;
+
+void crf__request_stop(int sig)
+{
+	if (!stop_signal)
+		stop_signal = sig;
+}
+
+int crf__stop_signal(void)
+{
+	return stop_signal;
+}
+
+bool crf_stop_requested(void)
+{
+	return stop_signal != 0;
 }
 
 int crf_log_errno(enum crf_log_level level, int err, const char *fmt, ...)

@@ -31,6 +31,7 @@
 #include "files.h"
 #include "files.pb-c.h"
 #include "tty.h"
+#include "unlinked.h"
 
 /* The kind of a socket, from a copy of it taken with pidfd_getfd. */
 static const char *socket_kind(int pidfd, int fd, char *buf, size_t len)
@@ -262,6 +263,8 @@ int files_dump_task(struct crf_ctx *ctx)
 	crf_ctx_set_priv(ctx, &d);
 	r = files_tty_note_task(&d);
 	if (r >= 0)
+		r = files_table_seen(&d);
+	if (r == 0)
 		r = walk(ctx, &d, path);
 	crf_ctx_set_priv(ctx, d.tree);
 	if (r < 0)
@@ -290,6 +293,8 @@ int files_dump_finish(struct crf_ctx *ctx)
 	int r = files_ttys_dump_finish(ctx);
 
 	if (r >= 0)
+		r = files_unlinked_dump_finish(ctx);
+	if (r >= 0)
 		r = files_pipes_dump_finish(ctx);
 	if (r >= 0)
 		r = files_ext_dump_finish(ctx);
@@ -309,6 +314,9 @@ int files_restore_prepare(struct crf_ctx *ctx)
 
 	if (r >= 0)
 		r = files_ttys_restore_prepare(ctx);
+	/* Before the shared descriptions: one of those may be of an unlinked file. */
+	if (r >= 0)
+		r = files_unlinked_restore_prepare(ctx);
 	return r < 0 ? r : files_shared_restore_prepare(ctx);
 }
 
@@ -322,6 +330,7 @@ int files_cleanup(struct crf_ctx *ctx)
 		files_ttys_free(tree->ttys);
 		files_locks_free(tree->locks);
 		files_ext_free(tree->ext);
+		files_unlinked_free(tree->unlinked);
 		free(tree);
 	}
 	crf_ctx_set_priv(ctx, NULL);

@@ -20,6 +20,7 @@ struct files_descs;
 struct files_ttys;
 struct files_locks;
 struct files_ext;
+struct files_unlinked;
 
 /*
  * What the plugin keeps from one hook to the next, across the tasks of one
@@ -31,6 +32,8 @@ struct files_tree {
 	struct files_ttys *ttys;   /* tty.c, tty-restore.c */
 	struct files_locks *locks; /* locks.c: the dump's POSIX locks of a task */
 	struct files_ext *ext;	   /* external.c: what lies outside the tree */
+	/* unlinked.c: the dump's unlinked files */
+	struct files_unlinked *unlinked;
 };
 
 /* The plugin's files_tree, created on first use; NULL after logging ENOMEM. */
@@ -191,6 +194,12 @@ int files_desc_find(struct files_dump *d, int fd, struct Crf__Files__Fd *e);
  */
 void files_desc_unshare(struct files_dump *d, struct Crf__Files__Fd *e);
 int files_desc_remember(struct files_dump *d, int fd);
+/*
+ * Whether the task of @d shares its fd table with a task saved before
+ * (CLONE_FILES): 1 (its fds are saved with that task), 0 (its own, now
+ * remembered), or -errno (logged).
+ */
+int files_table_seen(struct files_dump *d);
 
 /*
  * Begin the record of fd @obj->id for a kind whose state its fdinfo lists

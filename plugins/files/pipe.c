@@ -6,11 +6,12 @@
  * Fd record of files-PID.img that names it.
  *
  * At restore every pipe is created once, in crf's top process, before the
- * tree is forked from it: each task inherits it and dups the end it had.
- * A pipe has one open file description per end (a FIFO also one opened
- * O_RDWR), shared by every fd of that end, as fork left it; O_NONBLOCK,
- * a property of the description, is thus shared too.  Two separate opens
- * of one FIFO end become one description: only O_NONBLOCK could tell.
+ * tree is forked from it: each task inherits it and dups the description
+ * it had.  Every open file description of the pipe is saved (found by
+ * kcmp) with its own flags: the two ends pipe(2) made, and every other
+ * open of it (a FIFO opened twice, /proc/PID/fd/N opened again), so that
+ * each keeps its own O_NONBLOCK, as every fd of one keeps sharing it.
+ * Older images have one description per access mode.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +21,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/kcmp.h>
 
 #include <crf/image.h>
 
@@ -29,13 +33,30 @@
 
 #define PIPES_IMG "pipes.img"
 
+/*
+ * The kernel's O_LARGEFILE, which open() always sets on 64-bit and pipe()
+ * never does (glibc defines O_LARGEFILE as 0 on x86_64).
+ */
+#define PIPE_O_LARGEFILE 0100000
+/* The status flags of a pipe's description that F_SETFL sets (O_ASYNC: owner.c). */
+#define PIPE_SETFL (O_NONBLOCK | O_DIRECT | O_APPEND | O_NOATIME)
+
+/* One open file description of a pipe. */
+struct pipe_desc {
+	int pid, fd;	    /* dump: its first fd */
+	unsigned int flags; /* no O_CLOEXEC */
+	int top;	    /* restore: crf's fd on it, or -1 */
+};
+
 struct files_pipe {
 	uint64_t dev, ino;
-	char *fifo;		/* a FIFO's path; NULL for a pipe */
+	char *fifo; /* a FIFO's path; NULL for a pipe */
 	unsigned int capacity;
 	uint8_t *data;
 	size_t len;
-	int ends[3];		/* restore: a description per O_ACCMODE, or -1 */
+	int ends[3]; /* restore: a description per O_ACCMODE, or -1 */
+	struct pipe_desc *descs;
+	size_t n_descs;
 	/* dump: the ends the tree holds (1 << O_ACCMODE), and its first fd */
 	unsigned int held;
 	int pid, fd;
@@ -62,6 +83,10 @@ void files_pipes_free(struct files_pipes *pipes)
 		for (int e = 0; e < 3; e++)
 			if (pipes->v[i].ends[e] >= 0)
 				close(pipes->v[i].ends[e]);
+		for (size_t k = 0; k < pipes->v[i].n_descs; k++)
+			if (pipes->v[i].descs[k].top >= 0)
+				close(pipes->v[i].descs[k].top);
+		free(pipes->v[i].descs);
 		free(pipes->v[i].fifo);
 		free(pipes->v[i].data);
 	}
@@ -254,8 +279,72 @@ static int refuse_fifo(const struct files_dump *d, const struct crf_object *obj)
 		return 0;
 	if (obj->desc[0] == '/' && !(len > 10 && !strcmp(obj->desc + len - 10, " (deleted)")))
 		return 0;
-	return crf_error_errno(ENOTSUP, "pid %d: fd %d: FIFO %s is not reachable by a path",
-			       d->pid, obj->id, obj->desc);
+	return crf_error_errno(ENOTSUP, "pid %d: fd %d: FIFO %s is not reachable by a path", d->pid,
+			       obj->id, obj->desc);
+}
+
+/*
+ * What a restore cannot make again: open() sets O_LARGEFILE, pipe() does
+ * not, so a FIFO's description without it or a second one of a pipe end
+ * without it (a 32-bit program's) has no way back; and buffered bytes of a
+ * packet-mode (O_DIRECT) pipe are saved without their packet boundaries.
+ */
+static int desc_refuse(const struct files_dump *d, const struct files_pipe *p,
+		       const Crf__Files__Fd *e)
+{
+	const char *why = NULL;
+
+	if (!(e->flags & PIPE_O_LARGEFILE) && p->fifo)
+		why = "an open of a FIFO without O_LARGEFILE";
+	else if (!(e->flags & PIPE_O_LARGEFILE) && (e->flags & O_ACCMODE) == O_RDWR)
+		why = "a read-write end without O_LARGEFILE";
+	for (size_t k = 0; !why && k < p->n_descs; k++)
+		if (!(e->flags & PIPE_O_LARGEFILE) && !(p->descs[k].flags & PIPE_O_LARGEFILE) &&
+		    (p->descs[k].flags & O_ACCMODE) == (e->flags & O_ACCMODE))
+			why = "a second end of one kind without O_LARGEFILE";
+	if (!why && (e->flags & O_DIRECT) && p->len)
+		why = "in packet mode (O_DIRECT) with bytes buffered, whose packets crf does not "
+		      "save";
+	if (!why)
+		return 0;
+	return crf_error_errno(ENOTSUP, "pid %d: fd %d (%s, flags %#o) is %s", d->pid, e->fd,
+			       e->path, e->flags, why);
+}
+
+/*
+ * Which open file description of pipe @p fd @e->fd is: one of those seen
+ * before (kcmp), or a new one; its index in @e->pipe_desc.  A pipe has few
+ * (its two ends, and any open of it again), so each is compared in turn.
+ */
+static int pipe_desc_note(struct files_dump *d, struct files_pipe *p, Crf__Files__Fd *e)
+{
+	struct pipe_desc *v;
+	int r;
+
+	for (size_t k = 0; k < p->n_descs; k++) {
+		long same = syscall(SYS_kcmp, p->descs[k].pid, d->pid, KCMP_FILE, p->descs[k].fd,
+				    e->fd);
+
+		if (same < 0)
+			return crf_error_errno(errno, "pid %d: fd %d: kcmp with fd %d of pid %d",
+					       d->pid, e->fd, p->descs[k].fd, p->descs[k].pid);
+		if (same == 0) {
+			e->has_pipe_desc = true;
+			e->pipe_desc = (uint32_t)k;
+			return 0;
+		}
+	}
+	r = desc_refuse(d, p, e);
+	if (r < 0)
+		return r;
+	v = reallocarray(p->descs, p->n_descs + 1, sizeof(*v));
+	if (!v)
+		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, e->fd);
+	p->descs = v;
+	v[p->n_descs] = (struct pipe_desc){d->pid, e->fd, e->flags, -1};
+	e->has_pipe_desc = true;
+	e->pipe_desc = (uint32_t)p->n_descs++;
+	return 0;
 }
 
 static int describe(struct files_dump *d, const struct crf_object *obj, Crf__Files__Fd *e)
@@ -280,7 +369,7 @@ static int describe(struct files_dump *d, const struct crf_object *obj, Crf__Fil
 	e->has_pipe = true;
 	e->pipe = (uint32_t)i;
 	d->tree->pipes->v[i].held |= 1u << (e->flags & O_ACCMODE);
-	return r;
+	return r < 0 ? r : pipe_desc_note(d, &d->tree->pipes->v[i], e);
 }
 
 int files_pipe_dump(struct crf_ctx *ctx, const struct crf_object *obj)
@@ -362,6 +451,24 @@ static int pipes_check_outside(const struct files_tree *tree)
 	return r;
 }
 
+/* @m's descs, pointing into *@store (both for the caller to free). */
+static int descs_pack(const struct files_pipe *p, Crf__Files__Pipe *m, Crf__Files__PipeDesc **store)
+{
+	if (!p->n_descs)
+		return 0;
+	*store = calloc(p->n_descs, sizeof(**store));
+	m->descs = calloc(p->n_descs, sizeof(*m->descs));
+	if (!*store || !m->descs)
+		return crf_error_errno(ENOMEM, "%s", PIPES_IMG);
+	for (size_t k = 0; k < p->n_descs; k++) {
+		crf__files__pipe_desc__init(&(*store)[k]);
+		(*store)[k].flags = p->descs[k].flags;
+		m->descs[k] = &(*store)[k];
+	}
+	m->n_descs = p->n_descs;
+	return 0;
+}
+
 int files_pipes_dump_finish(struct crf_ctx *ctx)
 {
 	struct files_tree *tree = crf_ctx_priv(ctx);
@@ -377,7 +484,11 @@ int files_pipes_dump_finish(struct crf_ctx *ctx)
 		return r;
 	for (size_t i = 0; r == 0 && ps && i < ps->n; i++) {
 		Crf__Files__Pipe m = CRF__FILES__PIPE__INIT;
+		Crf__Files__PipeDesc *descs = NULL;
 
+		r = descs_pack(&ps->v[i], &m, &descs);
+		if (r < 0)
+			break;
 		m.id = (uint32_t)i;
 		m.dev = ps->v[i].dev;
 		m.inode = ps->v[i].ino;
@@ -388,6 +499,8 @@ int files_pipes_dump_finish(struct crf_ctx *ctx)
 		m.fifo = ps->v[i].fifo;
 		m.has_external = m.external = ps->v[i].external;
 		r = crf_img_write(img, &m.base);
+		free(m.descs);
+		free(descs);
 	}
 	if (r < 0) {
 		crf_img_abort(img);
@@ -419,12 +532,111 @@ static int fifo_open(struct files_pipe *p)
 	return 0;
 }
 
+/*
+ * Put @m's bytes into the pipe through write end @wr: written into a
+ * private pipe, then spliced, since a write(2) to a FIFO sets its mtime and
+ * ctime, which the program did not change (splice(2) leaves them).
+ */
+static int pipe_fill(int wr, const Crf__Files__Pipe *m)
+{
+	int tmp[2], r = 0;
+	size_t done = 0;
+	ssize_t n;
+
+	if (!m->has_data || !m->data.len)
+		return 0;
+	if (pipe2(tmp, O_CLOEXEC | O_NONBLOCK) < 0)
+		return crf_error_errno(errno, "pipe2");
+	if (fcntl(tmp[1], F_GETPIPE_SZ) < (int)m->capacity &&
+	    fcntl(tmp[1], F_SETPIPE_SZ, m->capacity) < 0)
+		r = crf_error_errno(errno, "F_SETPIPE_SZ %u", m->capacity);
+	while (r == 0 && done < m->data.len) {
+		n = write(tmp[1], m->data.data + done, m->data.len - done);
+		if (n <= 0)
+			r = crf_error_errno(n < 0 ? errno : EIO, "pipe %llu: writing %zu bytes",
+					    (unsigned long long)m->inode, m->data.len);
+		else
+			done += (size_t)n;
+	}
+	for (done = 0; r == 0 && done < m->data.len; done += (size_t)n) {
+		n = splice(tmp[0], NULL, wr, NULL, m->data.len - done, SPLICE_F_NONBLOCK);
+		if (n <= 0)
+			r = crf_error_errno(n < 0 ? errno : EIO, "pipe %llu: moving %zu bytes in",
+					    (unsigned long long)m->inode, m->data.len);
+	}
+	close(tmp[0]);
+	close(tmp[1]);
+	return r;
+}
+
+/*
+ * Description @k of @m: an end pipe(2) made, as long as one without
+ * O_LARGEFILE is wanted for its access mode (@taken says which are used),
+ * or a new open of the FIFO, or of the pipe through /proc/self/fd; then
+ * its status flags, checked.  O_ASYNC is set later, through the fd's
+ * number (owner.c).
+ */
+static int desc_create(struct files_pipe *p, const Crf__Files__Pipe *m, size_t k, bool *taken)
+{
+	unsigned int flags = m->descs[k]->flags, mode = flags & O_ACCMODE, want;
+	bool external = m->has_external && m->external;
+	struct pipe_desc *pd = &p->descs[k];
+	char proc[64];
+	int got;
+
+	if (mode > O_RDWR)
+		return crf_error_errno(EBADMSG, "%s: pipe %u: flags %#o", PIPES_IMG, m->id, flags);
+	/* An outside pipe's ends are all opens of it (pipe_connect). */
+	if (external)
+		flags |= PIPE_O_LARGEFILE;
+	if (!external && !p->fifo && !(flags & PIPE_O_LARGEFILE) && mode != O_RDWR &&
+	    !taken[mode]) {
+		taken[mode] = true;
+		pd->top = fcntl(p->ends[mode], F_DUPFD_CLOEXEC, 0);
+	} else {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", p->ends[O_RDONLY]);
+		pd->top = open(p->fifo ? p->fifo : proc, (int)mode | O_NONBLOCK | O_CLOEXEC);
+	}
+	if (pd->top < 0)
+		return crf_error_errno(errno, "pipe %llu (%s): opening it again",
+				       (unsigned long long)m->inode, p->fifo ? p->fifo : "pipe");
+	want = flags & ~(unsigned int)O_ASYNC;
+	if (fcntl(pd->top, F_SETFL, (int)(flags & PIPE_SETFL)) < 0 ||
+	    (got = fcntl(pd->top, F_GETFL)) < 0)
+		return crf_error_errno(errno, "pipe %llu: flags %#o", (unsigned long long)m->inode,
+				       flags);
+	if (((unsigned int)got & ~(unsigned int)O_CLOEXEC) != want)
+		return crf_error_errno(EINVAL, "pipe %llu: a description with flags %#o, not %#o",
+				       (unsigned long long)m->inode, (unsigned int)got, want);
+	return 0;
+}
+
+/* Every description of @m; then crf's first ends are closed (the descriptions hold the pipe). */
+static int descs_create(struct files_pipe *p, const Crf__Files__Pipe *m)
+{
+	bool taken[2] = {false, false};
+	int r = 0;
+
+	p->descs = calloc(m->n_descs, sizeof(*p->descs));
+	if (!p->descs)
+		return crf_error_errno(ENOMEM, "pipe %llu", (unsigned long long)m->inode);
+	for (size_t k = 0; k < m->n_descs; k++)
+		p->descs[k].top = -1;
+	p->n_descs = m->n_descs;
+	for (size_t k = 0; r == 0 && k < m->n_descs; k++)
+		r = desc_create(p, m, k, taken);
+	for (int e = 0; r == 0 && e < 3; e++) {
+		if (p->ends[e] >= 0)
+			close(p->ends[e]);
+		p->ends[e] = -1;
+	}
+	return r;
+}
+
 /* Create the pipe of @m, with its capacity and its bytes. */
 static int pipe_create(struct files_pipe *p, const Crf__Files__Pipe *m)
 {
 	int fds[2], r;
-	size_t done = 0;
-	ssize_t n;
 
 	p->ino = m->inode;
 	if (m->fifo) {
@@ -443,17 +655,12 @@ static int pipe_create(struct files_pipe *p, const Crf__Files__Pipe *m)
 	/* Before the bytes: they may need more than the default capacity. */
 	if (fcntl(p->ends[O_WRONLY], F_GETPIPE_SZ) != (int)m->capacity &&
 	    fcntl(p->ends[O_WRONLY], F_SETPIPE_SZ, m->capacity) < 0)
-		return crf_error_errno(errno, "pipe %llu: F_SETPIPE_SZ %u (see "
+		return crf_error_errno(errno,
+				       "pipe %llu: F_SETPIPE_SZ %u (see "
 				       "/proc/sys/fs/pipe-max-size)",
 				       (unsigned long long)m->inode, m->capacity);
-	while (m->has_data && done < m->data.len) {
-		n = write(p->ends[O_WRONLY], m->data.data + done, m->data.len - done);
-		if (n <= 0)
-			return crf_error_errno(n < 0 ? errno : EIO, "pipe %llu: writing %zu bytes",
-					       (unsigned long long)m->inode, m->data.len);
-		done += (size_t)n;
-	}
-	return 0;
+	r = pipe_fill(p->ends[O_WRONLY], m);
+	return r < 0 || !m->n_descs ? r : descs_create(p, m);
 }
 
 /*
@@ -491,7 +698,7 @@ static int pipe_connect(const struct files_tree *tree, struct files_pipe *p,
 					       name, modes[i] == O_RDONLY ? "read" : "write");
 	}
 	crf_info("%s is crf restore's fd %d (--inherit-fd)", name, fd);
-	return 0;
+	return m->n_descs ? descs_create(p, m) : 0;
 }
 
 int files_pipes_restore_prepare(struct crf_ctx *ctx)
@@ -525,6 +732,20 @@ int files_pipes_restore_prepare(struct crf_ctx *ctx)
 	return r;
 }
 
+/* A new fd on description @e->pipe_desc of pipe @p, which restore-prepare made. */
+static int desc_dup(const struct files_pipe *p, const Crf__Files__Fd *e)
+{
+	int fd;
+
+	if (e->pipe_desc >= p->n_descs || p->descs[e->pipe_desc].top < 0)
+		return crf_error_errno(EBADMSG, "fd %d: no description %u of pipe %u (%s)", e->fd,
+				       e->pipe_desc, e->pipe, e->path);
+	fd = fcntl(p->descs[e->pipe_desc].top, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return crf_error_errno(errno, "fd %d: %s", e->fd, e->path);
+	return fd;
+}
+
 int files_pipe_reopen(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 {
 	const struct files_tree *tree = crf_ctx_priv(ctx);
@@ -532,6 +753,8 @@ int files_pipe_reopen(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 	unsigned int mode = e->flags & O_ACCMODE;
 	int end, fd, fl;
 
+	if (ps && e->pipe < ps->n && e->has_pipe_desc)
+		return desc_dup(&ps->v[e->pipe], e);
 	if (!ps || e->pipe >= ps->n || mode > O_RDWR || ps->v[e->pipe].ends[mode] < 0)
 		return crf_error_errno(EBADMSG, "fd %d: no such end of pipe %u (%s)", e->fd,
 				       e->pipe, e->path);

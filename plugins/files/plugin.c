@@ -16,7 +16,7 @@ CRF_PLUGIN(
 	.description = "the fd table and fd kinds: files, pipes, FIFOs, eventfd, epoll, memfd, ttys...",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = files_probe,
-		[CRF_STAGE_DUMP_TASK] = files_dump_task,
+		[CRF_STAGE_DUMP_TASK_DATA] = files_dump_task,
 		[CRF_STAGE_DUMP_FINISH] = files_dump_finish,
 		[CRF_STAGE_DUMP_CLEANUP] = files_cleanup,
 		[CRF_STAGE_RESTORE_PREPARE] = files_restore_prepare,
@@ -57,6 +57,7 @@ CRF_PLUGIN(
 				   "file-validation"),
 	.schemas = CRF_SCHEMAS(&crf__files__fd__descriptor, &crf__files__pipe__descriptor,
 			       &crf__files__shared_fd__descriptor, &crf__files__tty__descriptor,
-			       &crf__files__external__descriptor),
+			       &crf__files__external__descriptor,
+			       &crf__files__unlinked_file__descriptor),
 );
 /* clang-format on */

@@ -62,6 +62,7 @@ struct files_descs {
 	struct files_desc **v;
 	size_t n, cap;
 	void *tree;
+	void *tables; /* dump: the fd tables saved so far (struct table_key) */
 	struct files_desc *pending;
 	struct files_desc *found; /* what files_desc_find() found last */
 	bool was_shared;	  /* ... and whether it was shared before */
@@ -77,6 +78,7 @@ void files_descs_free(struct files_descs *ds)
 	if (!ds)
 		return;
 	tdestroy(ds->tree, nothing);
+	tdestroy(ds->tables, free);
 	for (size_t i = 0; i < ds->n; i++) {
 		if (ds->v[i]->top >= 0 && !ds->v[i]->given)
 			close(ds->v[i]->top);
@@ -416,4 +418,58 @@ int files_shared_dup(struct crf_ctx *ctx, int pid, int fd)
 	if (copy < 0)
 		return crf_error_errno(errno, "fd %d of pid %d: dup", fd, pid);
 	return copy;
+}
+
+/* A task whose fd table was saved, for tsearch(3) ordered by kcmp(KCMP_FILES). */
+struct table_key {
+	int pid;
+	int *err; /* a lookup's key only: where a failed kcmp leaves its errno */
+};
+
+static int table_cmp(const void *a, const void *b)
+{
+	const struct table_key *x = a, *y = b;
+	int *err = x->err ? x->err : y->err;
+	long r = x->pid == y->pid ? 0 : syscall(SYS_kcmp, x->pid, y->pid, KCMP_FILES, 0, 0);
+
+	if (r == 0 || r == 1 || r == 2)
+		return r == 0 ? 0 : r == 1 ? -1 : 1;
+	if (err && !*err)
+		*err = r < 0 ? errno : EINVAL;
+	return -1;
+}
+
+/*
+ * Processes that share one fd table (CLONE_FILES) have their fds saved
+ * once, with the first of them the dump meets (the tree's order, which the
+ * core follows too: Process.files_of names that process), and the others'
+ * files images are empty: the restore makes them share that table again.
+ */
+int files_table_seen(struct files_dump *d)
+{
+	struct files_descs *ds = d->tree->descs;
+	struct table_key *k, **node;
+	int err = 0;
+
+	if (!ds && !(ds = d->tree->descs = calloc(1, sizeof(*ds))))
+		return crf_error_errno(ENOMEM, "pid %d", d->pid);
+	k = malloc(sizeof(*k));
+	if (!k)
+		return crf_error_errno(ENOMEM, "pid %d", d->pid);
+	*k = (struct table_key){d->pid, &err};
+	node = tsearch(k, &ds->tables, table_cmp);
+	if (node && *node == k)
+		k->err = NULL;
+	if (!node || err) {
+		if (node && *node == k)
+			tdelete(k, &ds->tables, table_cmp);
+		free(k);
+		return crf_error_errno(err ? err : ENOMEM,
+				       "pid %d: kcmp(KCMP_FILES) with the tasks saved before", d->pid);
+	}
+	if (*node == k)
+		return 0;
+	crf_debug("pid %d: its fd table is pid %d's, saved with it", d->pid, (*node)->pid);
+	free(k);
+	return 1;
 }

@@ -28,23 +28,47 @@ struct Crf__Files__Fd;
 bool files_unlinked_path(const char *path);
 
 /*
- * Dump: save the content of the unlinked regular file behind fd @fd of the
- * task of @d into the blob image "unlinked-DEV-INODE.img" and point @e at
- * it (@e->unlinked, freed with files_unlinked_release()).  @e's dev, inode,
- * size and mode must be filled in.  Refuses a file that still has a name
- * elsewhere (st_nlink > 0).  0 or -errno (logged).
+ * Dump: save the unlinked regular file behind fd @fd of the task of @d,
+ * once per file of the tree (by device and inode): its data extents in
+ * the blob image "unlinked-DEV-INODE.img", the rest in unlinked.img at
+ * dump-finish.  Point @e at it (@e->unlinked, freed with
+ * files_unlinked_release()); @e's flags and path must be filled in.
+ * Refuses a file that still has a name elsewhere (st_nlink > 0).  0 or
+ * -errno (logged).
  */
 int files_unlinked_save(struct crf_ctx *ctx, struct files_dump *d, int fd,
 			struct Crf__Files__Fd *e);
 void files_unlinked_release(struct Crf__Files__Fd *e);
+/* dump-finish: write unlinked.img; 0 or -errno (logged). */
+int files_unlinked_dump_finish(struct crf_ctx *ctx);
+void files_unlinked_free(struct files_unlinked *u);
+
+struct Crf__Files__UnlinkedFile;
+struct Crf__Files__Xattr;
+
+/*
+ * Extended attributes and inode flags of an unlinked file (unlinked-attr.c),
+ * named @what in messages.  The dump reads those of @fd into @m (xattrs,
+ * inode_flags), refusing an immutable or append-only file; the restore
+ * sets @rec's xattrs (after the mode) and inode flags (last).  0 or
+ * -errno (logged).
+ */
+int files_unlinked_attrs_read(int fd, const char *what, struct Crf__Files__UnlinkedFile *m);
+void files_unlinked_attrs_free(struct Crf__Files__Xattr **v, size_t n);
+int files_unlinked_xattrs_set(int fd, const char *what, const struct Crf__Files__UnlinkedFile *rec);
+int files_unlinked_iflags_set(int fd, const char *what, const struct Crf__Files__UnlinkedFile *rec);
+
+/*
+ * restore-prepare: make every file of unlinked.img once, in crf's top
+ * process, for the tasks to inherit (unlinked-restore.c); 0 or -errno
+ * (logged).
+ */
+int files_unlinked_restore_prepare(struct crf_ctx *ctx);
 
 /*
  * restore-task (and restore-prepare, for a description shared between
- * tasks): a new file without a name (O_TMPFILE) in the directory of the
- * dump's path, holding the saved content and mode, opened with @e's flags
- * and at its offset.  One made with O_TMPFILE comes back as such (it can
- * be linked), one unlinked after it had a name comes back unlinkable.
- * Our fd (O_CLOEXEC) or -errno (logged).
+ * tasks): the description of @e on its file, opened with @e's flags and at
+ * its offset.  Our fd (O_CLOEXEC) or -errno (logged).
  */
 int files_unlinked_create(struct crf_ctx *ctx, const struct Crf__Files__Fd *e);
 

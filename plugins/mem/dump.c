@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * dump-task: one task's mappings, mm fields and pages.
+ * One task's mappings, mm fields and pages.  Only the current break needs
+ * the parasite (dump-task); the rest is read from outside in
+ * dump-task-data, after the parasite is out, so that a crf killed during
+ * the long page copy leaves the task as it was (crf/plugin.h).
  *
  * Every mapping is classified before anything is written, so that a task
  * holding memory the plugin cannot restore is refused with one message that
@@ -75,28 +78,6 @@ static int read_maps(struct dump *d)
 }
 
 /*
- * The parasite's area was mmap()ed by the task just now, so its VmFlags
- * show what the task gives every new mapping: "lo" (and "lf") after
- * mlockall(MCL_FUTURE [| MCL_ONFAULT]), "mg" after prctl(PR_SET_MEMORY_MERGE).
- */
-static int read_def_flags(struct dump *d, uint64_t start, uint64_t end)
-{
-	uint64_t f = 0;
-
-	for (size_t i = 0; i < d->maps.n; i++)
-		if (d->maps.v[i].start < end && start < d->maps.v[i].end)
-			f |= d->maps.v[i].vmflags;
-	if (f & VMF_MG)
-		return crf_error_errno(ENOTSUP,
-				       "pid %d: KSM merging of every mapping "
-				       "(prctl PR_SET_MEMORY_MERGE) is not restored",
-				       (int)d->pid);
-	if (f & VMF_LO)
-		d->mlockall = MCL_FUTURE | (f & VMF_LF ? MCL_ONFAULT : 0);
-	return 0;
-}
-
-/*
  * The parasite's memory is crf's, not the task's: cut its whole range (code,
  * stack, arguments, scratch; several VMAs) out of the list, so that none of
  * it is saved or comes back at restore.  Without a parasite (unit tests)
@@ -110,9 +91,6 @@ static int punch_parasite(struct dump *d)
 	r = crf_parasite_mapping(d->ctx, &start, &len);
 	if (r == -ENOTCONN)
 		return 0;
-	if (r < 0)
-		return r;
-	r = read_def_flags(d, start, start + len);
 	if (r < 0)
 		return r;
 	if (smaps_punch(&d->maps, start, start + len))
@@ -160,19 +138,95 @@ static int classify(struct dump *d)
 	return 0;
 }
 
-/* brk(0) run by the task itself gives its current break. */
-static int read_brk(struct dump *d)
+/*
+ * The parasite's area was mmap()ed by the task just now, so its VmFlags
+ * show what the task gives every new mapping: "lo" (and "lf") after
+ * mlockall(MCL_FUTURE [| MCL_ONFAULT]), "mg" after prctl(PR_SET_MEMORY_MERGE).
+ * Read while the parasite is in (dump-task).
+ */
+static int read_def_flags(struct crf_ctx *ctx, pid_t pid, uint32_t *mlockall)
 {
+	struct smaps maps = {0};
+	uint64_t start, len, f = 0;
+	char path[64];
+	FILE *file;
+	int r;
+
+	r = crf_parasite_mapping(ctx, &start, &len);
+	if (r < 0)
+		return r == -ENOTCONN ? 0 : r;
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	file = fopen(path, "re");
+	if (!file)
+		return crf_error_errno(errno, "open %s", path);
+	r = smaps_parse(file, &maps);
+	fclose(file);
+	for (size_t i = 0; r >= 0 && i < maps.n; i++)
+		if (maps.v[i].start < start + len && start < maps.v[i].end)
+			f |= maps.v[i].vmflags;
+	smaps_free(&maps);
+	if (r < 0)
+		return r;
+	if (f & VMF_MG)
+		return crf_error_errno(ENOTSUP,
+				       "pid %d: KSM merging of every mapping "
+				       "(prctl PR_SET_MEMORY_MERGE) is not restored",
+				       (int)pid);
+	*mlockall = f & VMF_LO ? MCL_FUTURE | (f & VMF_LF ? MCL_ONFAULT : 0) : 0;
+	return 0;
+}
+
+/* What dump-task saw of the task, for its dump-task-data. */
+struct mem_brk {
+	pid_t pid;
+	uint64_t brk;
+	uint32_t mlockall; /* MCL_* of mappings made later */
+};
+
+/* brk(0) run by the task itself gives its current break; and the flags new mappings get. */
+int mem_dump_task(struct crf_ctx *ctx)
+{
+	struct mem_brk *b = crf_ctx_priv(ctx);
 	long args[6] = {0};
 	long brk;
 
-	brk = crf_parasite_syscall(d->ctx, __NR_brk, args);
-	if (brk >= 0) {
-		d->mm.brk = brk;
+	uint32_t mlockall = 0;
+	int r;
+
+	brk = crf_parasite_syscall(ctx, __NR_brk, args);
+	if (brk == -ENOTCONN)
+		return 0;
+	if (brk < 0)
+		return crf_error_errno((int)-brk, "brk(0) in task %d", (int)crf_ctx_pid(ctx));
+	r = read_def_flags(ctx, crf_ctx_pid(ctx), &mlockall);
+	if (r < 0)
+		return r;
+	if (!b) {
+		b = malloc(sizeof(*b));
+		if (!b)
+			return crf_error_errno(ENOMEM, "task %d", (int)crf_ctx_pid(ctx));
+		crf_ctx_set_priv(ctx, b);
+	}
+	*b = (struct mem_brk){crf_ctx_pid(ctx), (uint64_t)brk, mlockall};
+	return 0;
+}
+
+int mem_dump_cleanup(struct crf_ctx *ctx)
+{
+	free(crf_ctx_priv(ctx));
+	crf_ctx_set_priv(ctx, NULL);
+	return 0;
+}
+
+static int read_brk(struct dump *d)
+{
+	const struct mem_brk *b = crf_ctx_priv(d->ctx);
+
+	if (b && b->pid == d->pid) {
+		d->mm.brk = b->brk;
+		d->mlockall = b->mlockall;
 		return 0;
 	}
-	if (brk != -ENOTCONN)
-		return crf_error_errno(-brk, "brk(0) in task %d", (int)d->pid);
 	/* Only without a parasite (unit tests): the heap's end is page-rounded. */
 	d->mm.brk = d->mm.start_brk;
 	for (size_t i = 0; i < d->maps.n; i++)
@@ -475,7 +529,7 @@ static int finish_images(struct dump *d, int r)
 	return r < 0 ? r : c;
 }
 
-int mem_dump_task(struct crf_ctx *ctx)
+int mem_dump_task_data(struct crf_ctx *ctx)
 {
 	struct dump d = {
 		.ctx = ctx,

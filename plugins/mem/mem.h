@@ -48,10 +48,20 @@ void mem_probe_uffd(struct crf_ctx *ctx, struct mem_scratch *s);
 void mem_probe_vdso(struct crf_ctx *ctx);
 
 /*
- * dump-task: save the task's mappings and mm fields to mm-PID.img and its
- * pages to pages-PID.img.  INI key read-method = process_vm_readv | proc-mem.
+ * dump-task, with the parasite in: what only the task can say (its current
+ * break, brk(0)), kept for dump-task-data.
  */
 int mem_dump_task(struct crf_ctx *ctx);
+
+/*
+ * dump-task-data, the parasite out again: save the task's mappings and mm
+ * fields to mm-PID.img and its pages to pages-PID.img.  INI key
+ * read-method = process_vm_readv | proc-mem.
+ */
+int mem_dump_task_data(struct crf_ctx *ctx);
+
+/* dump-cleanup: drop what dump-task kept. */
+int mem_dump_cleanup(struct crf_ctx *ctx);
 
 /* restore-task: describe the saved address space with crf/restore.h. */
 int mem_restore_task(struct crf_ctx *ctx);

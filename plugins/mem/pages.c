@@ -283,6 +283,9 @@ int mem_pages_flush(struct mem_pages *p)
 	if (r >= 0) {
 		mem_writer_put(&p->writer, out);
 		crf_progress(p->progress_what, p->bytes, p->resident);
+		/* crf was asked to stop: give up between two batches. */
+		if (crf_stop_requested())
+			r = -EINTR;
 	}
 	p->buf = NULL;
 	p->n_batch = 0;

@@ -16,6 +16,8 @@ CRF_PLUGIN(
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = mem_probe,
 		[CRF_STAGE_DUMP_TASK] = mem_dump_task,
+		[CRF_STAGE_DUMP_TASK_DATA] = mem_dump_task_data,
+		[CRF_STAGE_DUMP_CLEANUP] = mem_dump_cleanup,
 		[CRF_STAGE_RESTORE_PREPARE] = mem_restore_prepare,
 		[CRF_STAGE_RESTORE_TASK] = mem_restore_task,
 		[CRF_STAGE_RESTORE_FINISH] = mem_shm_restore_finish,

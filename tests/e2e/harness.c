@@ -7,7 +7,7 @@
  *           [--settle MS] [--own-cgroup] [--own-cgroups-v1] [--pty]
  *           [--restore-arg ARG]... [--expect-stopped]
  *           [--expect-restore-fail REGEX] [--expect-verify-fail REGEX]
- *           [--outside-pipe FD | --outside-fifo FD]
+ *           [--outside-pipe FD | --outside-fifo FD] [--max-image-kb N]
  *           --crf PATH --dir DIR -- WORKLOAD [ARGS...]
  *
  * The workload (tests/workloads) sets up its state, creates the file named
@@ -60,6 +60,8 @@
  *          --leave-running, then the restore must fail before it creates
  *          anything (the workload still runs at the PID), its output
  *          matching REGEX; then verify
+ *   --max-image-kb N: each dump's image directory must hold at most N KiB
+ *          (a 1 GiB sparse file must not make a 1 GiB image)
  *   --expect-verify-fail REGEX: the workload's verification must fail (exit
  *          status 1) with a "wl-NAME: FAIL: ..." line that matches REGEX:
  *          the harness self-test's fake crf corrupts memory on purpose, and
@@ -110,6 +112,7 @@ static struct harness {
 	enum mode mode;
 	int timeout_s;
 	int settle_ms;
+	long max_image_kb; /* 0: no limit */
 	bool keep, counter_lines, own_cgroup, own_cgroups_v1, pty, expect_stopped;
 	char cgroup[PATH_MAX];	/* --own-cgroup: the workload's scratch cgroup v2 */
 	char cgroups_v1[16][4096]; /* --own-cgroups-v1: one per v1 hierarchy */
@@ -528,6 +531,30 @@ static void fresh_dir(const char *dir)
 		fail("mkdir %s: %s", dir, strerror(errno));
 }
 
+/* --max-image-kb: the bytes of the files of @dir. */
+static void check_image_size(const char *dir)
+{
+	char path[PATH_MAX];
+	long long bytes = 0;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	if (!h.max_image_kb)
+		return;
+	d = opendir(dir);
+	if (!d)
+		fail("opendir %s: %s", dir, strerror(errno));
+	while ((e = readdir(d)))
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path) &&
+		    stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			bytes += st.st_size;
+	closedir(d);
+	if (bytes > h.max_image_kb * 1024)
+		fail("the images in %s take %lld KiB, more than --max-image-kb %ld", dir,
+		     bytes / 1024, h.max_image_kb);
+}
+
 /* The task's maps as the last dump saw them: a restore must give them back. */
 static char maps_before[1 << 16];
 
@@ -565,6 +592,7 @@ static void dump(const char *dir, bool leave)
 	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		fail("crf dump of PID %d: %s", (int)h.pid, describe_status(st));
+	check_image_size(dir);
 	if (leave) {
 		check_running(h.pid, "after dump --leave-running");
 		return;
@@ -953,7 +981,7 @@ static void usage(void)
 		"               [--settle MS] [--own-cgroup] [--own-cgroups-v1] [--pty]\n"
 		"               [--restore-arg ARG]... [--expect-stopped]\n"
 		"               [--expect-restore-fail REGEX]\n"
-		"               [--expect-verify-fail REGEX]\n"
+		"               [--expect-verify-fail REGEX] [--max-image-kb N]\n"
 		"               [--outside-pipe FD | --outside-fifo FD]\n"
 		"               --crf PATH --dir DIR -- WORKLOAD [ARGS...]\n");
 	exit(2);
@@ -977,6 +1005,7 @@ static void parse(int argc, char **argv)
 		{"pty", no_argument, NULL, 'p'},
 		{"restore-arg", required_argument, NULL, 'r'},
 		{"expect-verify-fail", required_argument, NULL, 'v'},
+		{"max-image-kb", required_argument, NULL, 'M'},
 		{"expect-stopped", no_argument, NULL, 'S'},
 		{"expect-restore-fail", required_argument, NULL, 'R'},
 		{"outside-pipe", required_argument, NULL, 'o'},
@@ -1033,6 +1062,11 @@ static void parse(int argc, char **argv)
 			break;
 		case 'v':
 			h.expect_verify_fail = optarg;
+			break;
+		case 'M':
+			h.max_image_kb = atol(optarg);
+			if (h.max_image_kb <= 0)
+				usage();
 			break;
 		case 'S':
 			h.expect_stopped = true;

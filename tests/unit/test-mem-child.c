@@ -201,13 +201,13 @@ int mem_child_dump(struct fixture *fx, const char *sub, const char *method)
 	struct crf_kv kv = {.key = "read-method", .value = method};
 	struct crf_plugin_state ps = {
 		.name = "mem", .enabled = true, .config = &kv, .n_config = method ? 1 : 0};
-	struct crf_ctx ctx = {.stage = CRF_STAGE_DUMP_TASK, .plugin = &ps, .pid = fx->pid};
+	struct crf_ctx ctx = {.stage = CRF_STAGE_DUMP_TASK_DATA, .plugin = &ps, .pid = fx->pid};
 	char path[PATH_MAX];
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%s", fx->dir, sub);
 	assert_int_equal(crf_imgdir_open(path, CRF_IMGDIR_WRITE, &ctx.images), 0);
-	r = mem_dump_task(&ctx);
+	r = mem_dump_task_data(&ctx);
 	crf_imgdir_close(ctx.images);
 	return r;
 }

@@ -320,6 +320,64 @@ static void test_refuse_group_pid_reused(void **state)
 }
 
 /* A group cannot span two sessions: a corrupt or impossible image. */
+/* A parent, its child and grandchild on one fd table, another child on its own. */
+static void test_fdtable_chain(void **state)
+{
+	root();
+	proc(101, 100, CALLER_SID, CALLER_PGID);
+	proc(102, 101, CALLER_SID, CALLER_PGID);
+	proc(103, 100, CALLER_SID, CALLER_PGID);
+	procs[0].fd_table_end = 7;
+	procs[1].files_of = procs[2].files_of = 100;
+	assert_int_equal(crf_rst_plan(&tree, &rt), 0);
+	assert_false(rp(100)->clone_files);
+	assert_true(rp(101)->clone_files);
+	assert_true(rp(102)->clone_files);
+	assert_false(rp(103)->clone_files);
+	assert_int_equal(rp(100)->fdt, 0);
+	assert_int_equal(rp(101)->fdt, 0);
+	assert_int_equal(rp(102)->fdt, 0);
+	assert_int_equal(rp(103)->fdt, -1);
+	assert_int_equal(rp(100)->fdt_sharers, 2);
+}
+
+/* A session leader forks its sibling with CLONE_PARENT, on its own fd table. */
+static void test_fdtable_clone_parent(void **state)
+{
+	root();
+	proc(101, 100, 101, 101);
+	proc(102, 100, 101, 101);
+	procs[1].fd_table_end = 4;
+	procs[2].files_of = 101;
+	assert_int_equal(crf_rst_plan(&tree, &rt), 0);
+	assert_true(rp(102)->clone_parent);
+	assert_true(rp(102)->clone_files);
+	assert_false(rp(101)->clone_files);
+}
+
+/* Two siblings on one table, forked by their parent, which has its own: refused. */
+static void test_refuse_fdtable_two_tops(void **state)
+{
+	root();
+	proc(101, 100, CALLER_SID, CALLER_PGID);
+	proc(102, 100, CALLER_SID, CALLER_PGID);
+	procs[1].fd_table_end = 4;
+	procs[2].files_of = 101;
+	plan_refused(ENOTSUP, "pid 101 and pid 102 share one fd table, but pid 102 is created "
+			      "by its parent 100, which does not share it");
+}
+
+/* A member forked by a session helper cannot share its forker's table: refused. */
+static void test_refuse_fdtable_helper(void **state)
+{
+	root();
+	proc(102, 100, 101, 101);
+	procs[0].fd_table_end = 4;
+	procs[1].files_of = 100;
+	plan_refused(ENOTSUP, "but pid 102 is created by a helper for its session or group, "
+			      "PID 101");
+}
+
 static void test_refuse_group_other_session(void **state)
 {
 	root();
@@ -349,6 +407,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refuse_parent_other_session, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuse_group_pid_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuse_group_other_session, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fdtable_chain, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fdtable_clone_parent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuse_fdtable_two_tops, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuse_fdtable_helper, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

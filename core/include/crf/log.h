@@ -11,6 +11,7 @@
 #define CRF_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -51,6 +52,14 @@ int crf_log_errno(enum crf_log_level level, int err, const char *fmt, ...)
  */
 void crf_progress(const char *what, uint64_t done, uint64_t total);
 void crf_progress_end(void);
+
+/*
+ * ABI 1.4: true once crf was asked to stop (SIGINT, SIGTERM or SIGHUP during
+ * a dump).  A long operation (a page copy) asks between batches and gives
+ * up with -EINTR; the core then cures and resumes the tree and removes what
+ * the dump wrote.
+ */
+bool crf_stop_requested(void);
 
 /* True when messages of @level are printed anywhere (skip costly formatting). */
 int crf_log_enabled(enum crf_log_level level);

@@ -64,6 +64,16 @@ enum crf_stage {
 	 */
 	CRF_STAGE_RESTORE_SESSION,
 	/*
+	 * ABI 1.4: per task, after dump-task, once the parasite is out again:
+	 * the tree is still frozen, the task sits in its ptrace-stop with its
+	 * own registers, and crf_parasite_* answer -ENOTCONN.  For the bulk
+	 * of a task's data, read from outside (pages through /proc/PID/mem,
+	 * fds through pidfd_getfd): a crf killed now leaves the task as it
+	 * was, whereas one killed while the parasite is in kills the task
+	 * (PTRACE_O_EXITKILL, since its registers point into the parasite).
+	 */
+	CRF_STAGE_DUMP_TASK_DATA,
+	/*
 	 * ABI 1.4: per task, in each restored process (not a zombie) right
 	 * after it is forked, before it forks its children, which inherit its
 	 * memory as it is then: the mem plugin maps there the memory its

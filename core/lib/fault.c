@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Fault injection for the tests: CRF_FAULT in the environment.
+ *
+ * Every step of a dump or a restore that the tests want to break passes a
+ * fault point (crf__fault()), in a fixed order for a given tree, so the
+ * points count like a clock:
+ *
+ *   CRF_FAULT=trace     print "crf fault point N: NAME" for each point
+ *   CRF_FAULT=fail@N    the N-th point fails (-EIO, said once)
+ *   CRF_FAULT=term@N    crf gets SIGTERM at the N-th point
+ *   CRF_FAULT=kill@N    crf gets SIGKILL at the N-th point
+ *
+ * Unset (always, outside tests) it costs one branch per point.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crf-private.h"
+
+enum action { NONE, TRACE, FAIL, TERM, KILL };
+
+static enum action action = NONE;
+static unsigned long at, count;
+static bool parsed;
+
+static void parse(void)
+{
+	static const struct {
+		const char *name;
+		enum action a;
+	} names[] = { { "fail@", FAIL }, { "term@", TERM }, { "kill@", KILL } };
+	const char *v = getenv("CRF_FAULT");
+
+	parsed = true;
+	if (!v || !*v)
+		return;
+	if (!strcmp(v, "trace")) {
+		action = TRACE;
+		return;
+	}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = strlen(names[i].name);
+		char *end;
+
+		if (strncmp(v, names[i].name, n))
+			continue;
+		at = strtoul(v + n, &end, 10);
+		if (at && !*end)
+			action = names[i].a;
+	}
+	if (action == NONE)
+		crf_warn("CRF_FAULT=%s: expected trace, fail@N, term@N or kill@N; ignored", v);
+}
+
+int crf__fault(const char *name, bool parasite_in)
+{
+	if (!parsed)
+		parse();
+	if (action == NONE)
+		return 0;
+	count++;
+	if (action == TRACE) {
+		fprintf(stderr, "crf fault point %lu: %s%s\n", count, name,
+			parasite_in ? " (parasite in)" : "");
+		return 0;
+	}
+	if (count != at)
+		return 0;
+	switch (action) {
+	case KILL:
+		raise(SIGKILL);
+		break;
+	case TERM:
+		raise(SIGTERM);
+		break;
+	default:
+		return crf_error_errno(EIO, "fault injected at point %lu (%s)", count, name);
+	}
+	return 0;
+}

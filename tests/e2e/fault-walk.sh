@@ -1,0 +1,221 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Every fault point of a dump and a restore of a small tree (wl-tree, 8
+# processes), broken in turn (CRF_FAULT, core/lib/fault.c):
+#
+#   dump --leave-running, each point failing (fail@N), crf asked to stop
+#   there (term@N: SIGTERM) and crf killed there (kill@N: SIGKILL; not where
+#   the parasite is in a task, where PTRACE_O_EXITKILL kills the task):
+#   the tree runs on unchanged (every process's state, tracer, signal masks
+#   and maps), crf says why and exits 1 (or 0: the dump was complete), and
+#   an unfinished dump leaves no image behind (the guardian removes what a
+#   killed crf wrote);
+#   a killing dump, each point failing: the tree survives unchanged, or it
+#   was killed after its images were complete and restores from them;
+#   restore, each point failing and crf restore killed there: nothing of the
+#   tree is left; the dump still restores afterwards.
+#
+# Then the tree verifies itself (memory, PIDs, sessions, groups).
+#
+# usage: fault-walk.sh CRF WL_TREE IMAGE_DIR_BASE
+set -u
+# A child subreaper (kept across exec): the restored tree is reparented to
+# this shell, which reaps it, not to PID 1, which reaps late.
+if [[ -z ${CRF_FAULT_WALK_REAPER:-} ]]; then
+	export CRF_FAULT_WALK_REAPER=1
+	exec python3 -c 'import ctypes, os, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+os.execv(sys.argv[1], sys.argv[1:])' "$0" "$@"
+fi
+CRF=$1 WL=$2 BASE=$3
+T=$(mktemp -d /tmp/crf-fault-walk-XXXXXX)
+passed=0 failed=0 root=
+
+cleanup() {
+	local p
+	[[ -n $root ]] && for p in $(tree_pids "$root"); do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$T" "$BASE".*
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	[[ -f $T/out ]] && sed 's/^/    | /' "$T/out" | tail -15
+	failed=$((failed + 1))
+}
+
+# The PIDs of @1 and its descendants, the root first (one pass over /proc).
+tree_pids() {
+	cat /proc/[0-9]*/stat 2>/dev/null | sed -n 's/^\([0-9]*\) (.*) . \([0-9]*\) .*/\1 \2/p' |
+		awk -v root="$1" '
+			{ kids[$2] = kids[$2] " " $1; seen[$1] = 1 }
+			END {
+				if (!(root in seen)) exit
+				q[0] = root; n = 1
+				for (i = 0; i < n; i++) {
+					print q[i]
+					m = split(kids[q[i]], k, " ")
+					for (j = 1; j <= m; j++) q[n++] = k[j]
+				}
+			}'
+}
+
+# /proc/PID/maps with adjacent anonymous mappings of the same protection
+# joined: where the kernel split them (anon_vma history after a fork) is no
+# state of the program, and a restore's fresh mappings merge.
+maps() {
+	awk '$5 == 0 && NF == 5 && prev_end == substr($1, 1, index($1, "-") - 1) && $2 == prev_prot {
+		prev_end = substr($1, index($1, "-") + 1); next }
+	{ if (line) print line, prev_end; line = substr($1, 1, index($1, "-") - 1) " " $2 " " $3 " " $4 " " $5 " " $6
+	  prev_end = substr($1, index($1, "-") + 1); prev_prot = ($5 == 0 && NF == 5) ? $2 : "" }
+	END { if (line) print line, prev_end }' "/proc/$1/maps"
+}
+
+# What must not change: each process's state class, tracer, masks and maps.
+snapshot() {
+	local p st
+	for p in $(tree_pids "$root"); do
+		st=$(sed 's/.*) \(.\).*/\1/' "/proc/$p/stat")
+		[[ $st == [RSD] ]] && st=running
+		echo "$p $st $(grep -E '^(TracerPid|SigBlk|SigIgn|SigCgt):' "/proc/$p/status" | tr '\n' ' ')"
+		maps "$p" | md5sum
+	done
+}
+
+unchanged() {
+	snapshot >"$T/now"
+	if ! cmp -s "$T/before" "$T/now"; then
+		fail "$1: the tree changed"
+		diff "$T/before" "$T/now" | head -10 | sed 's/^/    | /'
+		return 1
+	fi
+}
+
+# A dump of a crf killed by the guardian's standards: no image left behind.
+no_images() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[[ -e $1 ]] || return 0
+		[[ -e $1/inventory.img ]] && return 0 # complete: kept
+		sleep 0.025
+	done
+	fail "$2: the unfinished dump in $1 was not removed"
+	ls -la "$1" | sed 's/^/    | /'
+	return 1
+}
+
+# PIDs of the tree as it was dumped (before the kill).
+gone() {
+	local p i
+	for ((i = 0; i < 200; i++)); do
+		for p in $pids; do [[ -e /proc/$p ]] && break; done
+		[[ -e /proc/$p ]] || return 0
+		sleep 0.025
+	done
+	fail "$1: PID $p is left behind"
+	return 1
+}
+
+# point_names TRACE_FILE: "N NAME" lines.
+points() {
+	sed -n 's/^crf fault point \([0-9]*\): \(.*\)$/\1 \2/p' "$1"
+}
+
+export CRF_TEST_READY=$T/ready CRF_TEST_VERIFY=$T/verify CRF_TEST_TMPDIR=$T CRF_TEST_TIMEOUT=600
+"$WL" </dev/null >"$T/wl.log" 2>&1 &
+root=$!
+for ((i = 0; i < 1000; i++)); do [[ -e $T/ready ]] && break; sleep 0.01; done
+[[ -e $T/ready ]] || { fail "wl-tree did not get ready"; exit 1; }
+pids=$(tree_pids "$root")
+snapshot >"$T/before"
+
+# 1. dump --leave-running
+CRF_FAULT=trace "$CRF" dump -t "$root" -D "$BASE.trace" --leave-running >"$T/out" 2>&1 ||
+	fail "traced dump"
+points "$T/out" >"$T/dump-points"
+rm -rf "$BASE.trace"
+n=$(wc -l <"$T/dump-points")
+((n >= 20)) || fail "only $n fault points in a dump of 8 processes"
+while read -r i name; do
+	for act in fail term kill; do
+		[[ $act == kill && $name == *"(parasite in)" ]] && continue
+		d=$BASE.$act$i
+		CRF_FAULT=$act@$i timeout -s KILL 60 "$CRF" dump -t "$root" -D "$d" --leave-running \
+			>"$T/out" 2>&1
+		st=$?
+		what="dump $act at point $i ($name): status $st"
+		case $act in
+		kill) [[ $st -eq 137 ]] || { fail "$what, not 137"; continue; } ;;
+		*) [[ $st -eq 1 || ($st -eq 0 && -e $d/inventory.img) ]] ||
+			{ fail "$what"; continue; } ;;
+		esac
+		if [[ $st -eq 1 && $act != kill ]] && ! grep -Eq 'fault injected|interrupted by signal' "$T/out"; then
+			fail "$what: no message says why"
+			continue
+		fi
+		no_images "$d" "$what" && unchanged "$what" && passed=$((passed + 1))
+		rm -rf "$d"
+	done
+done <"$T/dump-points"
+
+# 2. a killing dump, each point failing
+while read -r i name; do
+	d=$BASE.kfail$i
+	CRF_FAULT=fail@$i timeout -s KILL 60 "$CRF" dump -t "$root" -D "$d" >"$T/out" 2>&1
+	st=$?
+	what="killing dump failing at point $i ($name): status $st"
+	if [[ -e $d/inventory.img ]]; then
+		# Killed after its images were complete: they must bring it back.
+		gone "$what" || continue
+		"$CRF" restore -D "$d" -d >"$T/out" 2>&1 || { fail "$what: no restore"; continue; }
+	elif [[ $st -ne 1 ]]; then
+		fail "$what, and no complete images"
+		continue
+	fi
+	unchanged "$what" && passed=$((passed + 1))
+	rm -rf "$d"
+done <"$T/dump-points"
+
+# 3. restore
+"$CRF" dump -t "$root" -D "$BASE.r" >"$T/out" 2>&1 || { fail "dump for the restore walk"; exit 1; }
+gone "the dump for the restore walk"
+CRF_FAULT=trace "$CRF" restore -D "$BASE.r" --pid-wait=2000 -d >"$T/out" 2>&1 ||
+	fail "traced restore"
+points "$T/out" >"$T/restore-points"
+m=$(wc -l <"$T/restore-points")
+((m >= 5)) || fail "only $m fault points in a restore"
+unchanged "traced restore"
+"$CRF" dump -t "$root" -D "$BASE.r2" >"$T/out" 2>&1 || { fail "second dump"; exit 1; }
+gone "the second dump"
+while read -r i name; do
+	for act in fail kill; do
+		CRF_FAULT=$act@$i timeout -s KILL 60 "$CRF" restore -D "$BASE.r2" -d >"$T/out" 2>&1
+		st=$?
+		what="restore $act at point $i ($name): status $st"
+		# After the release the tree is the program's: a failure then is too late to undo.
+		if [[ $st -eq 0 ]]; then
+			fail "$what: the restore succeeded"
+			continue
+		fi
+		gone "$what" && passed=$((passed + 1))
+	done
+done < <(grep -v 'restore-cleanup' "$T/restore-points")
+"$CRF" restore -D "$BASE.r2" -d >"$T/out" 2>&1 || fail "the restore after the walk"
+unchanged "the restore after the walk"
+rm -rf "$BASE.r2"
+"$CRF" dump -t "$root" -D "$BASE.r2" >"$T/out" 2>&1 || { fail "the last dump"; exit 1; }
+gone "the last dump"
+
+# 4. the tree's own verdict: the restored root is no child of this shell, so
+# its word is its note (it exits without one on any difference).
+"$CRF" restore -D "$BASE.r2" -d >"$T/final.log" 2>&1 || fail "the last restore"
+touch "$T/verify"
+for ((i = 0; i < 1000; i++)); do [[ -e /proc/$root ]] || break; sleep 0.01; done
+if ! cat "$T/wl.log" "$T/final.log" | grep -q 'processes: PIDs, parents, sessions, groups'; then
+	fail "wl-tree's verdict"
+	cat "$T/wl.log" "$T/final.log" | sed 's/^/    | /' | tail
+fi
+root=
+echo "fault-walk: $n dump points, $m restore points; $passed passed, $failed failed"
+((failed == 0))
