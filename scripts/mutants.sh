@@ -87,10 +87,10 @@ mutant mem-environ plugins/mem/restore.c 'e2e-mm-kill' \
 	'		.env_start = f->env_start,' '		.env_start = f->arg_start,'
 
 # --- the restorer (parasite/): memory, mm, signals, limits, threads, credentials ---
-mutant rst-pages-shifted parasite/restorer.c 'e2e-memory-kill e2e-memory-1g-kill' \
+mutant rst-pages-shifted parasite/restorer-vma.c 'e2e-memory-kill e2e-memory-1g-kill' \
 	'the restorer reads each page run of 32 MiB or more one 8-byte word late, its last word zero' \
-	'uint64_t off = p->off, left = p->len;' \
-	'uint64_t big = p->len >= (32u << 20) ? 8 : 0, off = p->off + big, left = p->len - big;'
+	'	uint64_t off = p->off, left = p->len, done;' \
+	'	uint64_t big = p->len >= (32u << 20) ? 8 : 0, off = p->off + big, left = p->len - big, done;'
 mutant rst-cmdline parasite/restorer.c 'e2e-mm-kill' \
 	'the command line runs on to the end of the environment' \
 	'	m.arg_end = a->arg_end;' '	m.arg_end = a->env_end;'
