@@ -6,6 +6,7 @@
  * failed system call.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -19,12 +20,21 @@
 #include "xsave.h"
 
 #define PAGE_SIZE UINT64_C(4096)
-#define USER_END  UINT64_C(0x00fffffffffff000) /* 5-level paging's task size */
+/* mmap()'s mapping types; MAP_DROPPABLE is Linux 6.11's. */
+#define MAP_TYPE_MASK 0x0f
+#ifndef MAP_DROPPABLE
+#define MAP_DROPPABLE 0x08
+#endif
+#define USER_END UINT64_C(0x00fffffffffff000) /* 5-level paging's task size */
 
 /* Flags a saved mapping may carry; MAP_FIXED is the restorer's to add. */
 #define VMA_FLAGS                                                                                  \
-	(MAP_SHARED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN | MAP_NORESERVE | MAP_LOCKED |   \
-	 MAP_STACK)
+	(MAP_SHARED | MAP_PRIVATE | MAP_DROPPABLE | MAP_ANONYMOUS | MAP_GROWSDOWN |                \
+	 MAP_NORESERVE | MAP_LOCKED | MAP_STACK)
+/* The bits of crf_rst_vma.vm this core knows. */
+#define VM_KNOWN                                                                                   \
+	(CRF_RST_VM_EXACT | CRF_RST_VM_ACCOUNT | CRF_RST_VM_LOCKONFAULT | CRF_RST_VM_SEALED |      \
+	 CRF_RST_VM_GUARD)
 /* Advice that only sets a property of the mapping (never drops data). */
 #define MADV_OK                                                                                    \
 	(UINT64_C(1) << MADV_RANDOM | UINT64_C(1) << MADV_SEQUENTIAL |                             \
@@ -36,6 +46,7 @@ void crf_rst_task_init(struct crf_rst_task *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->mm.exe_fd = -1;
+	t->mem_fd = -1;
 	t->a.exe_fd = -1;
 	t->a.sas_flags = SS_DISABLE;
 	t->fdt.wait_fd = -1;
@@ -51,6 +62,8 @@ void crf_rst_task_free(struct crf_rst_task *t)
 		crf_img_close(t->blobs[i]);
 	if (t->mm.exe_fd >= 0)
 		close(t->mm.exe_fd);
+	if (t->mem_fd >= 0)
+		close(t->mem_fd);
 	for (size_t i = 0; i < t->n_fds; i++)
 		if (t->fds[i].fd >= 0)
 			close(t->fds[i].fd);
@@ -60,6 +73,8 @@ void crf_rst_task_free(struct crf_rst_task *t)
 			t->hooks[i].release(t->hooks[i].arg);
 	free(t->hooks);
 	free(t->vmas);
+	free(t->guards);
+	free(t->names);
 	free(t->pages);
 	free(t->blobs);
 	free(t->timers);
@@ -73,6 +88,14 @@ void crf_rst_task_free(struct crf_rst_task *t)
 	free(t->threads);
 	free(t->stop_waits);
 	crf_rst_task_init(t);
+}
+
+int crf_rst_open_mem(struct crf_rst_task *t)
+{
+	t->mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	if (t->mem_fd < 0)
+		return crf_error_errno(errno, "open /proc/self/mem");
+	return 0;
 }
 
 /* Make room for one more of @size bytes in *@v; 0 or -ENOMEM (not logged). */
@@ -105,13 +128,14 @@ static int check_sysv(const struct crf_rst_vma *v)
 
 static int check_vma(const struct crf_rst_vma *v)
 {
-	int share = v->flags & (MAP_SHARED | MAP_PRIVATE);
+	int share = v->flags & MAP_TYPE_MASK;
 
 	if (v->start >= v->end || v->end > USER_END || (v->start | v->end) % PAGE_SIZE)
 		return crf_error_errno(EINVAL, "mapping %#" PRIx64 "-%#" PRIx64 ": bad range",
 				       v->start, v->end);
 	if (v->prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC) || v->flags & ~VMA_FLAGS ||
-	    (share != MAP_SHARED && share != MAP_PRIVATE))
+	    (share != MAP_SHARED && share != MAP_PRIVATE &&
+	     !(share == MAP_DROPPABLE && (v->flags & MAP_ANONYMOUS))))
 		return crf_error_errno(EINVAL,
 				       "mapping %#" PRIx64 "-%#" PRIx64
 				       ": bad protection %#x or flags %#x",
@@ -131,13 +155,83 @@ static int check_vma(const struct crf_rst_vma *v)
 	return 0;
 }
 
+/* The guard regions lie inside the mapping, page-aligned, in order. */
+static int check_guards(const struct crf_rst_vma *v)
+{
+	uint64_t last = v->start;
+
+	if (v->n_guards && !v->guards)
+		return crf_error_errno(EINVAL, "mapping %#" PRIx64 ": no guard regions given",
+				       v->start);
+	for (uint32_t i = 0; i < v->n_guards; i++) {
+		uint64_t start = v->guards[2 * i], end = v->guards[2 * i + 1];
+
+		if (start < last || start >= end || end > v->end || (start | end) % PAGE_SIZE)
+			return crf_error_errno(EINVAL,
+					       "mapping %#" PRIx64 "-%#" PRIx64
+					       ": guard region %#" PRIx64 "-%#" PRIx64
+					       " outside it or out of order",
+					       v->start, v->end, start, end);
+		last = end;
+	}
+	return 0;
+}
+
+/* What crf_rst_vma's ABI 1.4 fields ask: known bits, guards and a name that fit. */
+static int check_vm(const struct crf_rst_vma *v)
+{
+	if (v->vm & ~VM_KNOWN || (v->vm && !(v->vm & CRF_RST_VM_EXACT)))
+		return crf_error_errno(EINVAL, "mapping %#" PRIx64 ": unknown flags %#x", v->start,
+				       v->vm);
+	if (v->premap && ((v->premap % PAGE_SIZE) || v->fd >= 0 || v->sysv ||
+			  (v->flags & MAP_TYPE_MASK) != MAP_PRIVATE || v->premap > USER_END))
+		return crf_error_errno(EINVAL,
+				       "mapping %#" PRIx64 ": made before at %#" PRIx64
+				       ", but not as private anonymous memory",
+				       v->start, v->premap);
+	if (v->anon_name && (!v->anon_name[0] || strlen(v->anon_name) > CRF_RST_ANON_NAME_MAX))
+		return crf_error_errno(EINVAL, "mapping %#" PRIx64 ": bad name '%.100s'", v->start,
+				       v->anon_name);
+	return check_guards(v);
+}
+
+/* Copy @vma's guard regions and name into @t; 0 or -ENOMEM (not logged). */
+static int keep_vm_extras(struct crf_rst_task *t, const struct crf_rst_vma *vma)
+{
+	struct crf_rst_range_arg *g;
+	struct crf_rst_name_arg *n;
+
+	if (vma->n_guards) {
+		g = reallocarray(t->guards, t->n_guards + vma->n_guards, sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		t->guards = g;
+		for (uint32_t i = 0; i < vma->n_guards; i++)
+			t->guards[t->n_guards++] = (struct crf_rst_range_arg){
+				vma->guards[2 * i], vma->guards[2 * i + 1]};
+	}
+	if (vma->anon_name) {
+		n = reallocarray(t->names, t->n_names + 1, sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		t->names = n;
+		n = &t->names[t->n_names++];
+		*n = (struct crf_rst_name_arg){.start = vma->start, .end = vma->end};
+		memcpy(n->name, vma->anon_name, strlen(vma->anon_name) + 1);
+	}
+	return 0;
+}
+
 int crf_rst_task_add_vma(struct crf_rst_task *t, const struct crf_rst_vma *vma)
 {
 	struct crf_rst_vma_arg *v;
 	int r;
 
 	r = check_vma(vma);
-	if (r == 0 && grow(&t->vmas, t->n_vmas, &t->cap_vmas, sizeof(*t->vmas)))
+	if (r == 0)
+		r = check_vm(vma);
+	if (r == 0 &&
+	    (grow(&t->vmas, t->n_vmas, &t->cap_vmas, sizeof(*t->vmas)) || keep_vm_extras(t, vma)))
 		r = crf_error_errno(ENOMEM, "mapping %#" PRIx64, vma->start);
 	if (r < 0) {
 		if (vma->fd >= 0)
@@ -154,7 +248,19 @@ int crf_rst_task_add_vma(struct crf_rst_task *t, const struct crf_rst_vma *vma)
 		.flags = vma->flags,
 		.fd = vma->fd,
 		.shmid = vma->sysv ? vma->shmid : -1,
+		.vm = vma->vm,
+		.premap = vma->premap,
 	};
+	/* The steps that do not depend on the pages; crf_rst_exec() adds the rest. */
+	if (vma->flags & MAP_LOCKED)
+		v->steps |= CRF_RST_STEP_LOCK |
+			    (vma->vm & CRF_RST_VM_LOCKONFAULT ? CRF_RST_STEP_LOCK_ONFAULT : 0);
+	if (vma->vm & CRF_RST_VM_SEALED)
+		v->steps |= CRF_RST_STEP_SEAL;
+	if ((vma->vm & CRF_RST_VM_GUARD) && !vma->n_guards)
+		v->steps |= CRF_RST_STEP_MARK_GUARD;
+	if (vma->n_guards)
+		v->steps |= CRF_RST_STEP_GUARDS;
 	return 0;
 }
 

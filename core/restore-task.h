@@ -90,6 +90,13 @@ struct crf_rst_task {
 
 	struct crf_rst_vma_arg *vmas;
 	size_t n_vmas, cap_vmas;
+	struct crf_rst_range_arg *guards; /* of every mapping, as added */
+	size_t n_guards;
+	struct crf_rst_name_arg *names; /* anonymous mappings' names */
+	size_t n_names;
+	/* /proc/self/mem, opened before the task's root changes (or -1): the
+	 * restorer writes the pages of mappings that must never be writable */
+	int mem_fd;
 	struct crf_rst_pages_arg *pages;
 	size_t n_pages, cap_pages;
 	struct crf_img **blobs; /* distinct page images, closed by _free */
@@ -132,6 +139,12 @@ extern const struct crf_host_ops crf_restore_host_ops;
 void crf_rst_task_init(struct crf_rst_task *t);
 /* Close the fds and images it owns and free it (only needed on failure). */
 void crf_rst_task_free(struct crf_rst_task *t);
+
+/*
+ * Open t->mem_fd, /proc/self/mem of the task, while its root is still
+ * crf's (a chroot may hide /proc).  0 or -errno (logged).
+ */
+int crf_rst_open_mem(struct crf_rst_task *t);
 
 /* The calls behind crf/restore.h, for the core itself.  0 or -errno (logged).
  * The fds in @vma and @mm are owned by @t from the call on, even on failure. */

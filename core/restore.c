@@ -275,7 +275,9 @@ static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd,
 		t.fdt = *fdt;
 	/* The task's copy: what it adds is its own. */
 	t.objects = &c->objects;
-	r = crf_task_apply(tc);
+	r = crf_rst_open_mem(&t);
+	if (r >= 0)
+		r = crf_task_apply(tc);
 	if (r >= 0)
 		r = crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_TASK, c->dir, pid,
 					    &crf_restore_host_ops, &t);
@@ -301,6 +303,13 @@ static int restore_session(void *arg, pid_t pid)
 	return crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_SESSION, c->dir, pid, NULL, NULL);
 }
 
+static int restore_premap(void *arg, pid_t pid)
+{
+	const struct task_ctx *c = arg;
+
+	return crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_PREMAP, c->dir, pid, NULL, NULL);
+}
+
 static int exit_status(int status)
 {
 	if (WIFEXITED(status))
@@ -321,7 +330,8 @@ static int wait_root(pid_t pid)
 }
 
 /* Create the tree, bring it to "ready", finish and let it go; or kill it all. */
-static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct crf_imgdir *dir)
+static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct crf_imgdir *dir,
+		    struct crf_objects *objects)
 {
 	pid_t root = rt->t->procs[0].pid;
 	int r;
@@ -331,6 +341,12 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 		r = crf__fault("tree ready", false);
 	if (r >= 0)
 		r = crf_plugin_set_run(set, CRF_STAGE_RESTORE_FINISH, dir, root);
+	/*
+	 * Every task holds what it needs by now.  crf's copies go before the
+	 * tree runs: a writable fd on a memfd would make the program's
+	 * execveat() of it fail with ETXTBSY.
+	 */
+	crf__objects_free(objects);
 	if (r >= 0)
 		r = crf__fault("releasing the tree", false);
 	if (r >= 0)
@@ -373,12 +389,13 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 		rt.pid_wait_ms = o->pid_wait_ms;
 		rt.task_fn = restore_task;
 		rt.session_fn = restore_session;
+		rt.premap_fn = restore_premap;
 		rt.task_arg = &ctx;
 		r = crf_plugin_set_run_task(set, CRF_STAGE_RESTORE_PREPARE, dir, root,
 					    &prepare_host_ops, &ctx.objects);
 	}
 	if (r >= 0)
-		r = run_tree(&rt, set, dir);
+		r = run_tree(&rt, set, dir, &ctx.objects);
 	/* Whatever happened: plugins let go of what restore-prepare took. */
 	c = crf_plugin_set_run(set, CRF_STAGE_RESTORE_CLEANUP, dir, root);
 	if (r >= 0)

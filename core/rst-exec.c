@@ -29,6 +29,10 @@
 #define TASK_END  UINT64_C(0x7ffffffff000)
 
 #define ALIGN(x, a) (((x) + (a)-1) & ~((uint64_t)(a)-1))
+/* The restorer's buffer for pages written through /proc/self/mem. */
+#define BOUNCE_SIZE (UINT64_C(64) << 10)
+/* mmap()'s mapping types (MAP_SHARED, MAP_PRIVATE, MAP_DROPPABLE). */
+#define MAP_TYPE_MASK 0x0f
 
 struct span {
 	uint64_t start, end;
@@ -127,6 +131,7 @@ struct layout {
 	uint64_t blob_len, args_len, total;
 	uint64_t vmas, pages, timers, pending, xsave, frame, threads, stop_waits;
 	uint64_t seccomp;
+	uint64_t guards, names, bounce, bounce_len;
 };
 
 /* Each thread's own arrays after @off; their offsets go into the thread's args. */
@@ -171,6 +176,17 @@ static void plan(struct crf_rst_task *t, struct layout *l)
 	off += t->n_stop_waits * sizeof(*t->stop_waits);
 	l->seccomp = off = ALIGN(off, 64);
 	off += t->seccomp_len;
+	l->guards = off;
+	off += t->n_guards * sizeof(struct crf_rst_range_arg);
+	l->names = off;
+	off += t->n_names * sizeof(struct crf_rst_name_arg);
+	l->bounce_len = 0;
+	/* Pages written through /proc/self/mem: forced ones, and the page a guard mark drops. */
+	for (size_t i = 0; i < t->n_vmas; i++)
+		if (t->vmas[i].steps & (CRF_RST_STEP_FORCE | CRF_RST_STEP_MARK_GUARD))
+			l->bounce_len = BOUNCE_SIZE;
+	l->bounce = off = ALIGN(off, PAGE_SIZE);
+	off += l->bounce_len;
 	l->args_len = off;
 	/* Thread stacks between the block and the leader's stack, at the top. */
 	for (size_t i = 0; i < t->n_threads; i++)
@@ -203,9 +219,86 @@ static struct crf_rst_vma_arg *vma_of(struct crf_rst_task *t, uint64_t addr)
 	return NULL;
 }
 
-/* Sort the mappings, refuse overlaps, and mark those pages are read into. */
+/*
+ * How each mapping gets its saved VmFlags (crf/restore.h, CRF_RST_VM_*):
+ * the protection to map it with, and the steps that depend on whether
+ * pages are read into it.  A private mapping without MAP_NORESERVE is
+ * charged ("ac") once it is writable: mapped writable when it was charged,
+ * never when it was not (its pages then go through /proc/self/mem).
+ */
+static void plan_vma(struct crf_rst_vma_arg *v)
+{
+	bool charged = (v->flags & MAP_TYPE_MASK) == MAP_PRIVATE && !(v->flags & MAP_NORESERVE);
+
+	v->map_prot = v->prot;
+	if (v->shmid >= 0 || (v->prot & PROT_WRITE))
+		return;
+	/* An older plugin's mapping, as before: writable while filled. */
+	if (!(v->vm & CRF_RST_VM_EXACT) || !charged) {
+		if (v->fill)
+			v->map_prot |= PROT_WRITE;
+	} else if (v->vm & CRF_RST_VM_ACCOUNT) {
+		v->map_prot |= PROT_WRITE;
+		if (!v->fill && (v->flags & MAP_ANONYMOUS))
+			v->steps |= CRF_RST_STEP_ANON_VMA;
+	} else if (v->fill) {
+		v->steps |= CRF_RST_STEP_FORCE;
+	}
+}
+
+/* Guard regions inside one mapping each, no page read into them. */
+static int check_guards(struct crf_rst_task *t)
+{
+	for (size_t i = 0; i < t->n_guards; i++) {
+		const struct crf_rst_range_arg *g = &t->guards[i];
+
+		for (size_t k = 0; k < t->n_pages; k++) {
+			const struct crf_rst_pages_arg *p = &t->pages[k];
+
+			if (p->vaddr < g->end && g->start < p->vaddr + p->len)
+				return crf_error_errno(
+					EINVAL,
+					"pages %#" PRIx64 "-%#" PRIx64
+					" are in guard region %#" PRIx64 "-%#" PRIx64,
+					p->vaddr, p->vaddr + p->len, g->start, g->end);
+		}
+	}
+	return 0;
+}
+
+/*
+ * The mappings made before the fork lie outside the saved address space:
+ * moving one into place must not land on another not moved yet.  Their
+ * span goes to the restorer, which keeps it while it unmaps crf.
+ */
+static int check_premaps(struct crf_rst_task *t)
+{
+	t->a.premap_start = t->a.premap_end = 0;
+	for (size_t i = 0; i < t->n_vmas; i++) {
+		const struct crf_rst_vma_arg *v = &t->vmas[i];
+		uint64_t len = v->end - v->start;
+
+		if (!v->premap)
+			continue;
+		for (size_t k = 0; k < t->n_vmas; k++)
+			if (v->premap < t->vmas[k].end && t->vmas[k].start < v->premap + len)
+				return crf_error_errno(EINVAL,
+						       "mapping %#" PRIx64 " made at %#" PRIx64
+						       ", inside saved mapping %#" PRIx64,
+						       v->start, v->premap, t->vmas[k].start);
+		if (!t->a.premap_end || v->premap < t->a.premap_start)
+			t->a.premap_start = v->premap;
+		if (v->premap + len > t->a.premap_end)
+			t->a.premap_end = v->premap + len;
+	}
+	return 0;
+}
+
+/* Sort the mappings, refuse overlaps, mark those pages are read into, plan each. */
 static int check_layout(struct crf_rst_task *t)
 {
+	int r;
+
 	if (t->n_vmas)
 		qsort(t->vmas, t->n_vmas, sizeof(*t->vmas), cmp_vma);
 	for (size_t i = 1; i < t->n_vmas; i++)
@@ -229,9 +322,16 @@ static int check_layout(struct crf_rst_task *t)
 			return crf_error_errno(EINVAL,
 					       "pages %#" PRIx64 " are in a shared file mapping",
 					       p->vaddr);
+		if (v->premap)
+			return crf_error_errno(EINVAL,
+					       "pages %#" PRIx64 " are in a mapping made before",
+					       p->vaddr);
 		v->fill = 1;
 	}
-	return 0;
+	for (size_t i = 0; i < t->n_vmas; i++)
+		plan_vma(&t->vmas[i]);
+	r = check_premaps(t);
+	return r < 0 ? r : check_guards(t);
 }
 
 /* The saved vDSO, moved to where ARCH_MAP_VDSO_64 wants it on this kernel. */
@@ -331,6 +431,16 @@ static void pack(struct crf_rst_task *t, const struct layout *l, uint64_t base,
 	copy_array(p + l->timers, t->timers, t->n_timers * sizeof(*t->timers));
 	copy_array(p + l->pending, t->pending, t->n_pending * 128);
 	copy_array(p + l->xsave, t->xsave, t->xsave_len);
+	a->n_guards = (uint32_t)t->n_guards;
+	a->guards_off = l->guards;
+	copy_array(p + l->guards, t->guards, t->n_guards * sizeof(*t->guards));
+	a->n_names = (uint32_t)t->n_names;
+	a->names_off = l->names;
+	copy_array(p + l->names, t->names, t->n_names * sizeof(*t->names));
+	a->bounce_off = l->bounce;
+	a->bounce_len = l->bounce_len;
+	a->mem_fd = l->bounce_len ? t->mem_fd : -1;
+	a->mlockall = t->have_mm ? (uint32_t)t->mm.mlockall : 0;
 	a->n_threads = (uint32_t)t->n_threads;
 	a->threads_off = l->threads;
 	a->threads_ready = a->threads_go = 0;

@@ -114,7 +114,7 @@ static int32_t **restorer_fds(struct crf_rst_args *a, size_t *n)
 	char *p = (char *)a;
 	struct crf_rst_vma_arg *v = (void *)(p + a->vmas_off);
 	struct crf_rst_pages_arg *pg = (void *)(p + a->pages_off);
-	int32_t **s = calloc((size_t)a->n_vmas + a->n_pages + 3, sizeof(*s));
+	int32_t **s = calloc((size_t)a->n_vmas + a->n_pages + 4, sizeof(*s));
 
 	*n = 0;
 	if (!s) {
@@ -126,6 +126,7 @@ static int32_t **restorer_fds(struct crf_rst_args *a, size_t *n)
 	for (uint32_t i = 0; i < a->n_pages; i++)
 		s[(*n)++] = &pg[i].fd;
 	s[(*n)++] = &a->exe_fd;
+	s[(*n)++] = &a->mem_fd;
 	s[(*n)++] = &a->status_fd;
 	s[(*n)++] = &a->go_fd;
 	return s;

@@ -266,7 +266,16 @@ int crf_rst_tree_proc_main(struct crf_rst_tree *rt, size_t i)
 	sigprocmask(SIG_BLOCK, &chld, NULL);
 	if (i == 0)
 		rt->root_pgid = getpgid(0);
-	r = fork_kids(rt, i, true);
+	r = 0;
+	/* What its children inherit of its memory: before any is forked. */
+	if (rt->premap_fn && crf_rst_proc_runs(rp)) {
+		r = rt->premap_fn(rt->task_arg, rp->p->pid);
+		if (r < 0)
+			r = fail(rt, i, r,
+				 "mapping the memory its children share failed (see above)");
+	}
+	if (r >= 0)
+		r = fork_kids(rt, i, true);
 	if (r >= 0)
 		r = lead(rt, i);
 	if (r >= 0)

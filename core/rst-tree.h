@@ -98,6 +98,8 @@ typedef int (*crf_rst_task_fn)(void *arg, pid_t pid, int status_fd, int go_fd,
 
 /* Runs in a live session leader right after its setsid(); 0 or -errno (logged). */
 typedef int (*crf_rst_session_fn)(void *arg, pid_t pid);
+/* Runs in a live process right after it is forked, before its children; 0 or -errno (logged). */
+typedef int (*crf_rst_premap_fn)(void *arg, pid_t pid);
 
 struct crf_rst_tree {
 	const struct crf_pstree *t;
@@ -108,6 +110,7 @@ struct crf_rst_tree {
 	unsigned int pid_wait_ms;
 	crf_rst_task_fn task_fn;
 	crf_rst_session_fn session_fn; /* NULL: none; called with task_arg */
+	crf_rst_premap_fn premap_fn;   /* NULL: none; called with task_arg */
 	void *task_arg;
 
 	pid_t root_pgid; /* set by the root before it forks */

@@ -34,6 +34,15 @@
 #define EPERM		     1
 #define EBUSY		     16
 
+/* Newer than the uapi headers of older systems. */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102 /* Linux 6.13 */
+#define MADV_GUARD_REMOVE  103
+#endif
+#ifndef __NR_mseal
+#define __NR_mseal 462 /* Linux 6.10 */
+#endif
+
 /* shmat() flags (linux/shm.h, which needs libc's types) */
 #define SHM_RDONLY 010000
 #define SHM_REMAP  040000

@@ -53,6 +53,17 @@ void crf_rst_restore_creds(struct crf_rst_args *a, const struct crf_rst_creds *c
 void crf_rst_restore_creds_kept(struct crf_rst_args *a, const struct crf_rst_creds *c,
 				uint64_t keep);
 
+/* restorer-vma.c */
+
+/* The mapping arrays lie inside the block. */
+void crf_rst_check_vmas(struct crf_rst_args *a);
+/* Map every saved mapping at its address (restorer-vma.c says how). */
+void crf_rst_map_vmas(struct crf_rst_args *a);
+/* Read the saved pages into them. */
+void crf_rst_read_pages(struct crf_rst_args *a);
+/* Protection, advice, guard regions, locks and seals, in that order. */
+void crf_rst_finish_vmas(struct crf_rst_args *a);
+
 /* restorer-threads.c */
 
 /* The thread array and every thread's arguments lie inside the block. */

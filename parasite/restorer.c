@@ -19,7 +19,6 @@
 #include <linux/capability.h>
 #include <linux/mman.h>
 #include <linux/prctl.h>
-#include <linux/uio.h>
 
 #include "crf-restorer.h"
 #include "crf-syscall.h"
@@ -123,6 +122,7 @@ static void check_args(struct crf_rst_args *a)
 	    a->auxv_len > sizeof(a->auxv) / sizeof(a->auxv[0]) ||
 	    a->creds.n_groups > CRF_RST_MAX_GROUPS)
 		FAIL(a, -EINVAL, "restorer: argument block out of bounds");
+	crf_rst_check_vmas(a);
 	crf_rst_check_threads(a);
 	crf_rst_check_seccomp(a);
 }
@@ -133,176 +133,31 @@ static void check_args(struct crf_rst_args *a)
  */
 static void unmap_crf(struct crf_rst_args *a)
 {
-	uint64_t end = a->blob_start + a->blob_len;
+	uint64_t keep[2][2] = {{a->blob_start, a->blob_start + a->blob_len},
+			       {a->premap_start, a->premap_end}};
+	uint64_t from = 0, end;
 	long r;
 
-	r = sys2(__NR_munmap, 0, a->blob_start);
-	if (r < 0)
-		FAIL_AT(a, r, "munmap below", a->blob_start);
+	/* The mappings made before the fork stay until they are moved (crf_rst_map_vmas). */
+	if (keep[1][0] < keep[0][0] && keep[1][1] > keep[1][0]) {
+		keep[1][0] = keep[0][0], keep[1][1] = keep[0][1];
+		keep[0][0] = a->premap_start, keep[0][1] = a->premap_end;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (keep[i][1] <= keep[i][0])
+			continue;
+		r = keep[i][0] > from ? sys2(__NR_munmap, from, keep[i][0] - from) : 0;
+		if (r < 0)
+			FAIL_AT(a, r, "munmap below", keep[i][0]);
+		from = keep[i][1];
+	}
+	end = from;
 	/* The larger task size only exists with 5-level paging. */
 	r = sys2(__NR_munmap, end, TASK_SIZE_56 - end);
 	if (r == -EINVAL)
 		r = sys2(__NR_munmap, end, TASK_SIZE_47 - end);
 	if (r < 0)
 		FAIL_AT(a, r, "munmap above", end);
-}
-
-/*
- * A System V segment comes back through shmat(), as the program attached
- * it: only then does shm_nattch count the task and its shmdt() work.  The
- * attachment is read-write or read-only; mprotect() gives the saved rest.
- */
-static void attach_sysv(struct crf_rst_args *a, const struct crf_rst_vma_arg *v)
-{
-	long flags = SHM_REMAP | (v->prot & PROT_WRITE ? 0 : SHM_RDONLY);
-	long r;
-
-	r = sys3(__NR_shmat, v->shmid, v->start, flags);
-	if (r < 0 || (uint64_t)r != v->start)
-		FAIL_AT(a, r, "shmat of a System V segment at", v->start);
-	r = sys3(__NR_mprotect, v->start, v->end - v->start, v->prot);
-	if (r < 0)
-		FAIL_AT(a, r, "mprotect of a System V segment at", v->start);
-}
-
-static void map_vmas(struct crf_rst_args *a)
-{
-	const struct crf_rst_vma_arg *v = at(a, a->vmas_off);
-
-	for (uint32_t i = 0; i < a->n_vmas; i++, v++) {
-		int prot = v->prot | (v->fill ? PROT_WRITE : 0);
-		long r;
-
-		if (v->shmid >= 0) {
-			attach_sysv(a, v);
-			continue;
-		}
-
-		/*
-		 * MAP_GROWSDOWN is kept: the VMA must grow as the saved stack
-		 * did.  Its guard gap lies below start, so the whole saved
-		 * range stays writable while pages are read in.
-		 */
-		r = sys6(__NR_mmap, v->start, v->end - v->start, prot, v->flags | MAP_FIXED, v->fd,
-			 v->pgoff);
-		if (r < 0 || (uint64_t)r != v->start)
-			FAIL_AT(a, r, "mmap", v->start);
-	}
-}
-
-/* Chunks read by one preadv(), their frames skipped into a scratch word. */
-#define READ_CHUNKS 16
-
-/*
- * Fault the pages of [@dst, @dst + @len) in with one call before they are
- * read into: taking the faults one by one inside preadv()'s copy costs more
- * than the copy.  Only a hint, so its failure is ignored (old kernels lack
- * MADV_POPULATE_WRITE; a real shortage fails the read that follows).
- */
-static void populate(char *dst, uint64_t len)
-{
-	uint64_t start = (uint64_t)dst & ~4095ul, end = ((uint64_t)dst + len + 4095) & ~4095ul;
-
-	sys3(__NR_madvise, start, end - start, MADV_POPULATE_WRITE);
-}
-
-/*
- * Set up @iov for up to READ_CHUNKS chunks of the run from data offset
- * @off, @left bytes into @dst; returns the iovec count, *@want the data bytes.
- */
-static int chunk_iov(const struct crf_rst_pages_arg *p, struct iovec *iov, uint64_t *frame,
-		     uint64_t off, uint64_t left, char *dst, uint64_t *want)
-{
-	uint64_t in = off % p->chunk, got = 0;
-	int n = 0;
-
-	for (int k = 0; k < READ_CHUNKS && got < left; k++) {
-		uint64_t len = p->chunk - (k ? 0 : in);
-
-		if (len > left - got)
-			len = left - got;
-		if (k)
-			iov[n++] = (struct iovec){.iov_base = frame, .iov_len = 8};
-		iov[n++] = (struct iovec){.iov_base = dst + got, .iov_len = len};
-		got += len;
-	}
-	*want = got;
-	return n;
-}
-
-/* Data bytes among the first @r bytes that filled @iov (frames excluded). */
-static uint64_t data_read(const struct iovec *iov, int n, uint64_t r, const uint64_t *frame)
-{
-	uint64_t done = 0;
-
-	for (int i = 0; i < n && r; i++) {
-		uint64_t k = r < iov[i].iov_len ? r : iov[i].iov_len;
-
-		if (iov[i].iov_base != frame)
-			done += k;
-		r -= k;
-	}
-	return done;
-}
-
-/*
- * Read one run of pages straight from the blob image's chunks into place,
- * many chunks per call.  A short read resumes at the data byte it reached.
- */
-static void read_run(struct crf_rst_args *a, const struct crf_rst_pages_arg *p)
-{
-	uint64_t off = p->off, left = p->len;
-	char *dst = (char *)p->vaddr;
-
-	if (!p->chunk)
-		FAIL_AT(a, -EINVAL, "pages: zero chunk size at", p->vaddr);
-	while (left) {
-		struct iovec iov[2 * READ_CHUNKS];
-		uint64_t frame, want, done;
-		uint64_t pos = p->hdr_len + off / p->chunk * (8ul + p->chunk) + 8 + off % p->chunk;
-		int n = chunk_iov(p, iov, &frame, off, left, dst, &want);
-		long r;
-
-		populate(dst, want);
-		r = sys5(__NR_preadv, p->fd, iov, n, pos, 0);
-		done = r > 0 ? data_read(iov, n, r, &frame) : 0;
-		if (!done)
-			FAIL_AT(a, r < 0 ? r : -EIO, "read pages into", (uint64_t)dst);
-		dst += done;
-		off += done;
-		left -= done;
-	}
-}
-
-static void read_pages(struct crf_rst_args *a)
-{
-	const struct crf_rst_pages_arg *p = at(a, a->pages_off);
-
-	for (uint32_t i = 0; i < a->n_pages; i++)
-		read_run(a, &p[i]);
-}
-
-static void finish_vmas(struct crf_rst_args *a)
-{
-	const struct crf_rst_vma_arg *v = at(a, a->vmas_off);
-
-	for (uint32_t i = 0; i < a->n_vmas; i++, v++) {
-		uint64_t len = v->end - v->start;
-		long r;
-
-		if (v->fill) {
-			r = sys3(__NR_mprotect, v->start, len, v->prot);
-			if (r < 0)
-				FAIL_AT(a, r, "mprotect", v->start);
-		}
-		for (int adv = 0; adv < 64; adv++) {
-			if (!(v->madv & (1ull << adv)))
-				continue;
-			r = sys3(__NR_madvise, v->start, len, adv);
-			if (r < 0)
-				FAIL_AT(a, r, "madvise", v->start);
-		}
-	}
 }
 
 /* The mappings hold their files; the descriptors themselves must go. */
@@ -318,6 +173,8 @@ static void close_fds(struct crf_rst_args *a)
 		sys1(__NR_close, p[i].fd);
 	if (a->exe_fd >= 0)
 		sys1(__NR_close, a->exe_fd);
+	if (a->mem_fd >= 0)
+		sys1(__NR_close, a->mem_fd);
 }
 
 static void set_mm(struct crf_rst_args *a)
@@ -657,9 +514,9 @@ void crf_restorer_main(struct crf_rst_args *a)
 	 * file while the old one (crf's, which may be the same file) is mapped.
 	 */
 	set_mm(a);
-	map_vmas(a);
-	read_pages(a);
-	finish_vmas(a);
+	crf_rst_map_vmas(a);
+	crf_rst_read_pages(a);
+	crf_rst_finish_vmas(a);
 	crf_rst_set_personality(a);
 	close_fds(a);
 	restore_rlimits(a);

@@ -20,6 +20,7 @@ static const char *const stage_names[CRF_STAGE__COUNT] = {
 	[CRF_STAGE_RESTORE_CLEANUP] = "restore-cleanup",
 	[CRF_STAGE_RESTORE_SESSION] = "restore-session",
 	[CRF_STAGE_DUMP_TASK_DATA] = "dump-task-data",
+	[CRF_STAGE_RESTORE_PREMAP] = "restore-premap",
 };
 
 bool crf__stage_is_restore(enum crf_stage stage)

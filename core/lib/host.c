@@ -5,6 +5,8 @@
  * against libcrf and the core keeps its task state to itself.
  */
 #include <errno.h>
+#include <stddef.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <crf/parasite.h>
@@ -40,9 +42,25 @@ int crf_parasite_mapping(struct crf_ctx *ctx, uint64_t *start, uint64_t *len)
 	return HOST_CALL(ctx, parasite_mapping, start, len);
 }
 
+/* The ABI minor the calling plugin was built against (the core's own for the core). */
+static unsigned int caller_minor(const struct crf_ctx *ctx)
+{
+	const struct crf_plugin_state *p = ctx->plugin;
+
+	return p && p->desc ? p->desc->abi_minor : CRF_PLUGIN_ABI_MINOR;
+}
+
+/*
+ * A plugin built before ABI 1.4 passes a struct crf_rst_vma (crf_rst_mm)
+ * without the fields appended since: only its own part is read, the rest
+ * is zero.
+ */
 int crf_rst_add_vma(struct crf_ctx *ctx, const struct crf_rst_vma *vma)
 {
-	return HOST_CALL(ctx, rst_add_vma, vma);
+	struct crf_rst_vma v = {0};
+
+	memcpy(&v, vma, caller_minor(ctx) >= 4 ? sizeof(v) : offsetof(struct crf_rst_vma, vm));
+	return HOST_CALL(ctx, rst_add_vma, &v);
 }
 
 int crf_rst_add_pages(struct crf_ctx *ctx, struct crf_img *blob, uint64_t vaddr, uint64_t len,
@@ -53,7 +71,10 @@ int crf_rst_add_pages(struct crf_ctx *ctx, struct crf_img *blob, uint64_t vaddr,
 
 int crf_rst_set_mm(struct crf_ctx *ctx, const struct crf_rst_mm *mm)
 {
-	return HOST_CALL(ctx, rst_set_mm, mm);
+	struct crf_rst_mm m = {0};
+
+	memcpy(&m, mm, caller_minor(ctx) >= 4 ? sizeof(m) : offsetof(struct crf_rst_mm, mlockall));
+	return HOST_CALL(ctx, rst_set_mm, &m);
 }
 
 int crf_rst_set_vdso(struct crf_ctx *ctx, uint64_t vdso)

@@ -35,6 +35,45 @@ struct crf_rst_vma_arg {
 				 * mapped writable until they are in */
 	int32_t shmid;		/* >= 0: a System V segment to shmat() instead */
 	int32_t pad;
+	/* appended with ABI 1.4 of crf/restore.h (crf_rst_vma.vm) */
+	int32_t map_prot;	/* mmap()ed with it; prot is set in finish_vmas */
+	uint32_t steps;		/* CRF_RST_STEP_*: what else to do to it */
+	uint32_t vm;		/* crf_rst_vma.vm, which steps come from (crf's) */
+	uint32_t pad2;
+	uint64_t premap;	/* nonzero: mremap() it from there, pages in */
+};
+
+/*
+ * The steps beyond mmap, read and mprotect that make a mapping's VmFlags the
+ * saved ones (crf/restore.h, CRF_RST_VM_* says why each is needed):
+ * ANON_VMA	fault a page in and drop it before mprotect (an anonymous
+ *		mapping that never had a page loses "ac")
+ * FORCE	its pages are written through mem_fd, never through a
+ *		writable mapping
+ * LOCK		mlock2(), LOCK_ONFAULT with MLOCK_ONFAULT
+ * SEAL		mseal(), last
+ * MARK_GUARD	install and remove a guard on its first page ("gu" with no
+ *		guard left)
+ * GUARDS	guard regions of guards_off lie in it
+ */
+#define CRF_RST_STEP_ANON_VMA	  (1u << 0)
+#define CRF_RST_STEP_FORCE	  (1u << 1)
+#define CRF_RST_STEP_LOCK	  (1u << 2)
+#define CRF_RST_STEP_LOCK_ONFAULT (1u << 3)
+#define CRF_RST_STEP_SEAL	  (1u << 4)
+#define CRF_RST_STEP_MARK_GUARD	  (1u << 5)
+#define CRF_RST_STEP_GUARDS	  (1u << 6)
+
+/* A range of pages: a guard region to install. */
+struct crf_rst_range_arg {
+	uint64_t start, end;
+};
+
+/* The name of an anonymous mapping, prctl(PR_SET_VMA_ANON_NAME). */
+#define CRF_RST_ANON_NAME_MAX 80
+struct crf_rst_name_arg {
+	uint64_t start, end;
+	char name[CRF_RST_ANON_NAME_MAX + 8];	/* NUL-terminated */
 };
 
 /* Bytes to read from a verified blob image into memory. */
@@ -224,6 +263,19 @@ struct crf_rst_args {
 	uint32_t n_seccomp_filters, n_seccomp_shared;
 	uint64_t seccomp_filters_off;
 	struct crf_rst_seccomp_arg seccomp;
+
+	/* mappings' VmFlags (ABI 1.4 of crf/restore.h) */
+	uint32_t n_guards, n_names;	/* at guards_off, names_off */
+	uint64_t guards_off, names_off;
+	/* /proc/self/mem opened by the task before the restorer (-1: none),
+	 * for the pages of CRF_RST_STEP_FORCE and _MARK_GUARD mappings,
+	 * read through the bounce_len bytes at bounce_off */
+	int32_t mem_fd;
+	uint32_t mlockall;		/* mlockall() flags, set last; 0: none */
+	uint64_t bounce_off, bounce_len;
+	/* the span of the mappings made before the fork (crf_rst_vma.premap),
+	 * which unmapping crf leaves until they are moved; 0, 0: none */
+	uint64_t premap_start, premap_end;
 };
 
 #define CRF_RST_FRAME_SIZE 1024

@@ -24,6 +24,7 @@
 
 #include <crf/restore.h>
 
+#include "../common/memfd.h"
 #include "anonfd.h"
 #include "files.h"
 #include "files.pb-c.h"
@@ -151,14 +152,18 @@ static int fill_memfd(const Crf__Files__Fd *e, int fd)
 	return 0;
 }
 
-/* The memfd of record @arg, with its content and seals (crf_rst_object's create). */
+/*
+ * The memfd of record @arg, with its mode, exec rights, content and seals
+ * (crf_rst_object's create): as the mem plugin makes one it maps.
+ */
 static int make_memfd(void *arg)
 {
 	const Crf__Files__Fd *e = arg;
-	int fd = memfd_create(e->memfd->name, MFD_CLOEXEC | MFD_ALLOW_SEALING), r;
+	const Crf__Files__MemFd *m = e->memfd;
+	int fd = common_memfd_create(m->name, m->has_mode, m->mode, m->seals), r;
 
 	if (fd < 0)
-		return crf_error_errno(errno, "fd %d: memfd_create %s", e->fd, e->memfd->name);
+		return fd;
 	r = fill_memfd(e, fd);
 	if (r < 0) {
 		close(fd);
@@ -189,14 +194,30 @@ static int reopen_memfd(const Crf__Files__Fd *e, int fd, bool shared)
 	return copy;
 }
 
+/* @fd (closed on failure) with the record's mode, where its maker did not give it. */
+static int fix_mode(const Crf__Files__Fd *e, int fd)
+{
+	const Crf__Files__MemFd *m = e->memfd;
+	struct stat st;
+	int r;
+
+	if (fstat(fd, &st) == 0 && (st.st_mode & 07777) == m->mode)
+		return fd;
+	if (fchmod(fd, m->mode & 07777) == 0)
+		return fd;
+	r = crf_error_errno(errno, "fd %d: memfd %s: mode %04o", e->fd, m->name, m->mode & 07777);
+	close(fd);
+	return r;
+}
+
 /*
  * A memfd saved with its dev and inode may also be mapped by the tree, and
  * the mem plugin restores the mapping: both go through crf_rst_object under
  * one key, so that a write through the fd is seen in the mapping.  The one
  * who comes first fills and seals it (the files plugin's restore-prepare for
  * a description shared between tasks; else the mem plugin's restore-prepare,
- * when the memfd is mapped; else this task).  The mode is set on the inode
- * by every holder: the mem plugin does not save it, and it is the same.
+ * when the memfd is mapped; else this task), with its mode.  One made from
+ * an older image of the other plugin, without it, gets it here.
  */
 static int create_memfd(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 {
@@ -218,11 +239,8 @@ static int create_memfd(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 		crf_debug("fd %d: memfd %s (%s): %s", e->fd, m->name, key,
 			  created ? "made" : "one made before");
 	fd = reopen_memfd(e, fd, keyed);
-	if (fd >= 0 && fchmod(fd, e->mode & 07777) < 0) {
-		close(fd);
-		return crf_error_errno(errno, "fd %d: memfd %s: mode %#o", e->fd, m->name,
-				       e->mode & 07777);
-	}
+	if (fd >= 0 && m->has_mode)
+		fd = fix_mode(e, fd);
 	return fd;
 }
 

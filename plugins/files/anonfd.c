@@ -15,8 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "anonfd.h"
 #include "fdinfo.h"
@@ -64,14 +67,21 @@ static int dump_memfd(const struct files_dump *d, const struct crf_object *obj, 
 		      Crf__Files__MemFd *m, char *name, size_t name_size)
 {
 	int fd = obj->id, seals = fcntl(copy, F_GET_SEALS);
+	struct statfs fs;
 	struct stat st;
 	size_t done = 0;
 
 	if (!files_memfd_name(obj->desc, name, name_size))
 		return crf_error_errno(ENOTSUP, "pid %d: fd %d: %s is not a memfd crf can name",
 				       d->pid, fd, obj->desc);
-	if (seals < 0 || fstat(copy, &st) < 0)
+	if (seals < 0 || fstat(copy, &st) < 0 || fstatfs(copy, &fs) < 0)
 		return crf_error_errno(errno, "pid %d: memfd %d (%s)", d->pid, fd, obj->desc);
+	/* Its pages are huge pages of a pool: a shmem memfd would not be it. */
+	if (fs.f_type == HUGETLBFS_MAGIC)
+		return crf_error_errno(ENOTSUP,
+				       "pid %d: fd %d (%s) is a hugetlbfs memfd (MFD_HUGETLB), "
+				       "which crf does not restore",
+				       d->pid, fd, obj->desc);
 	if ((uint64_t)st.st_size > MEMFD_MAX)
 		return crf_error_errno(
 			EFBIG, "pid %d: memfd %d (%s) holds %lld bytes, over the %u crf saves",
@@ -81,6 +91,8 @@ static int dump_memfd(const struct files_dump *d, const struct crf_object *obj, 
 	m->dev = (uint64_t)st.st_dev;
 	m->inode = (uint64_t)st.st_ino;
 	m->seals = (uint32_t)seals;
+	m->has_mode = true;
+	m->mode = (uint32_t)st.st_mode & 07777;
 	m->size = (uint64_t)st.st_size;
 	m->data.data = malloc(m->size ? m->size : 1);
 	if (!m->data.data)

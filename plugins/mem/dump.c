@@ -25,6 +25,7 @@
 #include <crf/plugin.h>
 #include <crf/restore.h>
 
+#include "cow.h"
 #include "mem.h"
 #include "mmfields.h"
 #include "pagemap.h"
@@ -41,14 +42,16 @@ struct dump {
 	pid_t pid;
 	size_t page_size;
 	struct smaps maps;
-	int *kinds;	 /* enum mem_kind of each mapping, MEM_SKIP to leave out */
-	uint32_t n_vmas; /* mappings to save */
+	int *kinds;	   /* enum mem_kind of each mapping, MEM_SKIP to leave out */
+	uint32_t n_vmas;   /* mappings to save */
+	uint32_t mlockall; /* MCL_FUTURE | MCL_ONFAULT of mappings made later */
 	struct crf_rst_mm mm;
 	Crf__Mem__FileRef *exe;
 	struct crf_img *img, *blob;
 	char blob_name[64];
 	struct mem_pagemap pm;
 	struct mem_pages pages;
+	struct mem_cow cow; /* pages still shared with the parent */
 };
 
 static void describe_vma(char *buf, size_t len, const struct smaps_vma *v)
@@ -110,10 +113,23 @@ static int classify(struct dump *d)
 		if (!v->has_vmflags)
 			return crf_error_errno(EINVAL, "smaps of task %d: no VmFlags for %llx",
 					       (int)d->pid, (unsigned long long)v->start);
+		describe_vma(desc, sizeof(desc), v);
+		/* A flag this crf does not know is state it would lose. */
+		if (v->unknown[0])
+			return crf_error_errno(ENOTSUP,
+					       "pid %d: cannot dump mapping %s: VmFlags '%s' is a "
+					       "flag this crf does not know",
+					       (int)d->pid, desc, v->unknown);
+		/* The key's allocation and its access rights (PKRU) are not restored. */
+		if (v->pkey)
+			return crf_error_errno(ENOTSUP,
+					       "pid %d: cannot dump mapping %s: it has memory "
+					       "protection key %u (pkey_mprotect), which crf does "
+					       "not restore",
+					       (int)d->pid, desc, v->pkey);
 		kind = mem_vma_kind(v, &why);
 		if (kind < 0) {
-			describe_vma(desc, sizeof(desc), v);
-			return crf_error_errno(ENOTSUP, "task %d: cannot dump mapping %s: %s",
+			return crf_error_errno(ENOTSUP, "pid %d: cannot dump mapping %s: %s",
 					       (int)d->pid, desc, why);
 		}
 		d->kinds[i] = kind;
@@ -122,31 +138,76 @@ static int classify(struct dump *d)
 	return 0;
 }
 
+/*
+ * The parasite's area was mmap()ed by the task just now, so its VmFlags
+ * show what the task gives every new mapping: "lo" (and "lf") after
+ * mlockall(MCL_FUTURE [| MCL_ONFAULT]), "mg" after prctl(PR_SET_MEMORY_MERGE).
+ * Read while the parasite is in (dump-task).
+ */
+static int read_def_flags(struct crf_ctx *ctx, pid_t pid, uint32_t *mlockall)
+{
+	struct smaps maps = {0};
+	uint64_t start, len, f = 0;
+	char path[64];
+	FILE *file;
+	int r;
+
+	r = crf_parasite_mapping(ctx, &start, &len);
+	if (r < 0)
+		return r == -ENOTCONN ? 0 : r;
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	file = fopen(path, "re");
+	if (!file)
+		return crf_error_errno(errno, "open %s", path);
+	r = smaps_parse(file, &maps);
+	fclose(file);
+	for (size_t i = 0; r >= 0 && i < maps.n; i++)
+		if (maps.v[i].start < start + len && start < maps.v[i].end)
+			f |= maps.v[i].vmflags;
+	smaps_free(&maps);
+	if (r < 0)
+		return r;
+	if (f & VMF_MG)
+		return crf_error_errno(ENOTSUP,
+				       "pid %d: KSM merging of every mapping "
+				       "(prctl PR_SET_MEMORY_MERGE) is not restored",
+				       (int)pid);
+	*mlockall = f & VMF_LO ? MCL_FUTURE | (f & VMF_LF ? MCL_ONFAULT : 0) : 0;
+	return 0;
+}
+
 /* What dump-task saw of the task, for its dump-task-data. */
 struct mem_brk {
 	pid_t pid;
 	uint64_t brk;
+	uint32_t mlockall; /* MCL_* of mappings made later */
 };
 
-/* brk(0) run by the task itself gives its current break. */
+/* brk(0) run by the task itself gives its current break; and the flags new mappings get. */
 int mem_dump_task(struct crf_ctx *ctx)
 {
 	struct mem_brk *b = crf_ctx_priv(ctx);
 	long args[6] = {0};
 	long brk;
 
+	uint32_t mlockall = 0;
+	int r;
+
 	brk = crf_parasite_syscall(ctx, __NR_brk, args);
 	if (brk == -ENOTCONN)
 		return 0;
 	if (brk < 0)
 		return crf_error_errno((int)-brk, "brk(0) in task %d", (int)crf_ctx_pid(ctx));
+	r = read_def_flags(ctx, crf_ctx_pid(ctx), &mlockall);
+	if (r < 0)
+		return r;
 	if (!b) {
 		b = malloc(sizeof(*b));
 		if (!b)
 			return crf_error_errno(ENOMEM, "task %d", (int)crf_ctx_pid(ctx));
 		crf_ctx_set_priv(ctx, b);
 	}
-	*b = (struct mem_brk){ crf_ctx_pid(ctx), (uint64_t)brk };
+	*b = (struct mem_brk){crf_ctx_pid(ctx), (uint64_t)brk, mlockall};
 	return 0;
 }
 
@@ -163,6 +224,7 @@ static int read_brk(struct dump *d)
 
 	if (b && b->pid == d->pid) {
 		d->mm.brk = b->brk;
+		d->mlockall = b->mlockall;
 		return 0;
 	}
 	/* Only without a parasite (unit tests): the heap's end is page-rounded. */
@@ -214,6 +276,10 @@ static int write_header(struct dump *d)
 	mm.n_vmas = d->n_vmas;
 	mm.page_size = d->page_size;
 	mm.pages = d->blob_name;
+	mm.has_mlockall = d->mlockall != 0;
+	mm.mlockall = d->mlockall;
+	mm.has_cow_parent = d->cow.parent != 0;
+	mm.cow_parent = d->cow.parent;
 	e.entry_case = CRF__MEM__MM_ENTRY__ENTRY_MM;
 	e.mm = &mm;
 	return crf_img_write(d->img, &e.base);
@@ -297,8 +363,45 @@ out:
 	return r;
 }
 
-static int dump_vma(struct dump *d, const struct smaps_vma *v, enum mem_kind kind)
+/* The pages of mapping @i still shared with the parent, after its page runs. */
+static int write_shared(struct dump *d, size_t i)
 {
+	Crf__Mem__MmEntry e = CRF__MEM__MM_ENTRY__INIT;
+	Crf__Mem__PageRuns pr = CRF__MEM__PAGE_RUNS__INIT;
+	const struct mem_ranges *g = &d->cow.shared[i];
+	size_t total = g->n / 2, max = total < RUNS_PER_RECORD ? total : RUNS_PER_RECORD;
+	Crf__Mem__PageRange *ranges, **ptrs;
+	int r = 0;
+
+	if (!total)
+		return 0;
+	ranges = calloc(max, sizeof(*ranges));
+	ptrs = calloc(max, sizeof(*ptrs));
+	if (!ranges || !ptrs)
+		r = crf_error_errno(ENOMEM, "shared page records");
+	e.entry_case = CRF__MEM__MM_ENTRY__ENTRY_PAGES;
+	e.pages = &pr;
+	pr.shared = ptrs;
+	for (size_t done = 0; r >= 0 && done < total; done += pr.n_shared) {
+		pr.n_shared = total - done < max ? total - done : max;
+		for (size_t k = 0; k < pr.n_shared; k++) {
+			crf__mem__page_range__init(&ranges[k]);
+			ranges[k].vaddr = g->v[2 * (done + k)];
+			ranges[k].len = g->v[2 * (done + k) + 1] - ranges[k].vaddr;
+			ptrs[k] = &ranges[k];
+		}
+		r = crf_img_write(d->img, &e.base);
+	}
+	free(ranges);
+	free(ptrs);
+	return r;
+}
+
+static int dump_vma(struct dump *d, size_t i)
+{
+	const struct smaps_vma *v = &d->maps.v[i];
+	enum mem_kind kind = d->kinds[i];
+	struct mem_ranges guards = {0};
 	Crf__Mem__MmEntry e = CRF__MEM__MM_ENTRY__INIT;
 	Crf__Mem__Vma vma = CRF__MEM__VMA__INIT;
 	char link[96];
@@ -336,14 +439,24 @@ static int dump_vma(struct dump *d, const struct smaps_vma *v, enum mem_kind kin
 		if (r < 0)
 			return r;
 	}
-	r = dump_pages(d, v, kind);
+	/* "gu" stays once a guard was installed: there may be none left. */
+	r = 0;
+	if (v->vmflags & VMF_GU)
+		r = mem_pagemap_walk_guards(&d->pm, v->start, v->end, mem_ranges_add, &guards);
+	vma.n_guards = guards.n;
+	vma.guards = guards.v;
+	if (r >= 0)
+		r = dump_pages(d, v, kind);
 	e.entry_case = CRF__MEM__MM_ENTRY__ENTRY_VMA;
 	e.vma = &vma;
 	if (r >= 0)
 		r = crf_img_write(d->img, &e.base);
 	mem_fileref_free(vma.file);
+	free(guards.v);
 	if (r >= 0)
 		r = write_runs(d);
+	if (r >= 0)
+		r = write_shared(d, i);
 	return r;
 }
 
@@ -377,6 +490,8 @@ static int dump_all(struct dump *d)
 	if (r >= 0)
 		r = read_mm(d);
 	if (r >= 0)
+		r = mem_cow_find(d->ctx, d->pid, &d->maps, d->kinds, &d->cow);
+	if (r >= 0)
 		r = open_images(d);
 	if (r >= 0)
 		r = write_header(d);
@@ -386,7 +501,7 @@ static int dump_all(struct dump *d)
 		r = mem_pages_init(&d->pages, d->pid, method, d->blob, d->page_size);
 	for (size_t i = 0; r >= 0 && i < d->maps.n; i++)
 		if (d->kinds[i] != MEM_SKIP)
-			r = dump_vma(d, &d->maps.v[i], d->kinds[i]);
+			r = dump_vma(d, i);
 	return r;
 }
 
@@ -435,6 +550,7 @@ int mem_dump_task_data(struct crf_ctx *ctx)
 	mem_pages_fini(&d.pages);
 	mem_pagemap_close(&d.pm);
 	mem_fileref_free(d.exe);
+	mem_cow_free(&d.cow);
 	free(d.kinds);
 	smaps_free(&d.maps);
 	if (r < 0)

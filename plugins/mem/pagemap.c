@@ -30,6 +30,30 @@
 #define VEC_LEN	 512
 #define ENTS_LEN 512
 
+int mem_ranges_add(void *arg, uint64_t start, uint64_t end, bool zero)
+{
+	struct mem_ranges *g = arg;
+	uint64_t *v;
+
+	(void)zero;
+	if (g->n && g->v[g->n - 1] == start) {
+		g->v[g->n - 1] = end;
+		return 0;
+	}
+	if (g->n + 2 > g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 16;
+
+		v = reallocarray(g->v, cap, sizeof(*v));
+		if (!v)
+			return crf_error_errno(ENOMEM, "page ranges");
+		g->v = v;
+		g->cap = cap;
+	}
+	g->v[g->n++] = start;
+	g->v[g->n++] = end;
+	return 0;
+}
+
 int mem_pagemap_open(struct mem_pagemap *pm, pid_t pid, size_t page_size)
 {
 	char path[64];
@@ -59,9 +83,14 @@ void mem_pagemap_close(struct mem_pagemap *pm)
 	pm->ents = NULL;
 }
 
+/* Which pages a PAGEMAP_SCAN query matches: see struct pm_scan_arg. */
+struct scan_query {
+	uint64_t inverted, mask, anyof, ret;
+};
+
 /* 1 when the ioctl is missing (the caller falls back), 0 when done, or -errno. */
-static int walk_scan(struct mem_pagemap *pm, uint64_t start, uint64_t end, mem_range_fn fn,
-		     void *arg)
+static int walk_scan(struct mem_pagemap *pm, uint64_t start, uint64_t end,
+		     const struct scan_query *q, mem_range_fn fn, void *arg)
 {
 	struct pm_scan_arg a = {
 		.size = sizeof(a),
@@ -69,11 +98,10 @@ static int walk_scan(struct mem_pagemap *pm, uint64_t start, uint64_t end, mem_r
 		.end = end,
 		.vec = (uintptr_t)pm->vec,
 		.vec_len = VEC_LEN,
-		.category_inverted = PAGE_IS_FILE,
-		.category_mask = PAGE_IS_FILE,
-		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
-		/* Only what tells ranges apart; more bits would split them. */
-		.return_mask = PAGE_IS_PFNZERO,
+		.category_inverted = q->inverted,
+		.category_mask = q->mask,
+		.category_anyof_mask = q->anyof,
+		.return_mask = q->ret,
 	};
 	int n, r;
 
@@ -100,13 +128,45 @@ static int walk_scan(struct mem_pagemap *pm, uint64_t start, uint64_t end, mem_r
 	return 0;
 }
 
-static bool entry_wanted(uint64_t e)
+/*
+ * The pages of the task's own; a kernel that does not know PAGE_IS_GUARD
+ * (EINVAL: before 6.14, which has no guard regions) is asked without it.
+ */
+static int scan_own(struct mem_pagemap *pm, uint64_t start, uint64_t end, mem_range_fn fn,
+		    void *arg)
 {
-	return (e & (PM_PRESENT | PM_SWAPPED)) && !(e & PM_FILE);
+	/* Only what tells ranges apart is returned; more bits would split them. */
+	struct scan_query q = {
+		.inverted = PAGE_IS_FILE | PAGE_IS_GUARD,
+		.mask = PAGE_IS_FILE | PAGE_IS_GUARD,
+		.anyof = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+		.ret = PAGE_IS_PFNZERO,
+	};
+	int r = 1;
+
+	if (!pm->no_guard) {
+		r = walk_scan(pm, start, end, &q, fn, arg);
+		pm->no_guard = r > 0;
+	}
+	if (r > 0) {
+		q.inverted = q.mask = PAGE_IS_FILE;
+		r = walk_scan(pm, start, end, &q, fn, arg);
+	}
+	return r;
 }
 
-static int walk_entries(struct mem_pagemap *pm, uint64_t start, uint64_t end, mem_range_fn fn,
-			void *arg)
+static bool entry_wanted(uint64_t e)
+{
+	return (e & (PM_PRESENT | PM_SWAPPED)) && !(e & (PM_FILE | PM_GUARD));
+}
+
+static bool entry_guard(uint64_t e)
+{
+	return e & PM_GUARD;
+}
+
+static int walk_entries(struct mem_pagemap *pm, uint64_t start, uint64_t end,
+			bool (*wanted)(uint64_t), mem_range_fn fn, void *arg)
 {
 	uint64_t run = 0, addr = start;
 	bool in_run = false;
@@ -125,7 +185,7 @@ static int walk_entries(struct mem_pagemap *pm, uint64_t start, uint64_t end, me
 					       (unsigned long long)addr);
 		n = got / sizeof(uint64_t);
 		for (size_t i = 0; i < n; i++, addr += pm->page_size) {
-			bool want = entry_wanted(pm->ents[i]);
+			bool want = wanted(pm->ents[i]);
 
 			if (want && !in_run)
 				run = addr;
@@ -143,13 +203,27 @@ int mem_pagemap_walk(struct mem_pagemap *pm, uint64_t start, uint64_t end, mem_r
 	int r;
 
 	if (pm->scan) {
-		r = walk_scan(pm, start, end, fn, arg);
+		r = scan_own(pm, start, end, fn, arg);
 		if (r <= 0)
 			return r;
 		crf_debug("PAGEMAP_SCAN unavailable (%m); reading pagemap entries");
 		pm->scan = false;
 	}
-	return walk_entries(pm, start, end, fn, arg);
+	return walk_entries(pm, start, end, entry_wanted, fn, arg);
+}
+
+int mem_pagemap_walk_guards(struct mem_pagemap *pm, uint64_t start, uint64_t end, mem_range_fn fn,
+			    void *arg)
+{
+	const struct scan_query q = {.mask = PAGE_IS_GUARD};
+	int r;
+
+	if (pm->scan && !pm->no_guard) {
+		r = walk_scan(pm, start, end, &q, fn, arg);
+		if (r <= 0)
+			return r;
+	}
+	return walk_entries(pm, start, end, entry_guard, fn, arg);
 }
 
 int mem_pagemap_walk_shmem(struct mem_pagemap *pm, int fd, uint64_t pgoff, uint64_t start,

@@ -13,8 +13,9 @@
 struct page_region;
 
 struct mem_pagemap {
-	int fd;	   /* /proc/PID/pagemap */
-	bool scan; /* PAGEMAP_SCAN answers; else entries are read */
+	int fd;	       /* /proc/PID/pagemap */
+	bool scan;     /* PAGEMAP_SCAN answers; else entries are read */
+	bool no_guard; /* PAGEMAP_SCAN does not know PAGE_IS_GUARD (before 6.14) */
 	size_t page_size;
 	struct page_region *vec;
 	uint64_t *ents;
@@ -27,6 +28,15 @@ struct mem_pagemap {
  */
 typedef int (*mem_range_fn)(void *arg, uint64_t start, uint64_t end, bool zero);
 
+/* Page ranges as [start, end) pairs, in address order. */
+struct mem_ranges {
+	uint64_t *v;
+	size_t n, cap; /* uint64_t used and allocated */
+};
+
+/* A mem_range_fn that appends to the struct mem_ranges @arg (merging touching ranges). */
+int mem_ranges_add(void *arg, uint64_t start, uint64_t end, bool zero);
+
 /* Open @pid's pagemap; 0 or -errno (logged). */
 int mem_pagemap_open(struct mem_pagemap *pm, pid_t pid, size_t page_size);
 void mem_pagemap_close(struct mem_pagemap *pm);
@@ -34,10 +44,19 @@ void mem_pagemap_close(struct mem_pagemap *pm);
 /*
  * Walk the pages of [@start, @end) that are present or swapped out and are
  * not pages of a file: all of an anonymous mapping's pages that exist, and
- * the copied-on-write ones of a private file mapping.
+ * the copied-on-write ones of a private file mapping.  Guard regions' pages,
+ * which the kernel shows as swapped out, are not among them.
  */
 int mem_pagemap_walk(struct mem_pagemap *pm, uint64_t start, uint64_t end, mem_range_fn fn,
 		     void *arg);
+
+/*
+ * Walk the guard regions of [@start, @end) (MADV_GUARD_INSTALL): pages that
+ * fault with SIGSEGV, which hold no data.  Kernels without guard regions
+ * report none.
+ */
+int mem_pagemap_walk_guards(struct mem_pagemap *pm, uint64_t start, uint64_t end, mem_range_fn fn,
+			    void *arg);
 
 /*
  * Walk the pages of a shared anonymous mapping [@start, @end) that hold data:

@@ -4,6 +4,7 @@
 
 #include "mem.h"
 #include "mm.pb-c.h"
+#include "restore-check.h"
 #include "shmem.h"
 
 /* The descriptor reads best as one block. */
@@ -17,10 +18,11 @@ CRF_PLUGIN(
 		[CRF_STAGE_DUMP_TASK] = mem_dump_task,
 		[CRF_STAGE_DUMP_TASK_DATA] = mem_dump_task_data,
 		[CRF_STAGE_DUMP_CLEANUP] = mem_dump_cleanup,
-		[CRF_STAGE_RESTORE_PREPARE] = mem_shm_restore_prepare,
+		[CRF_STAGE_RESTORE_PREPARE] = mem_restore_prepare,
 		[CRF_STAGE_RESTORE_TASK] = mem_restore_task,
 		[CRF_STAGE_RESTORE_FINISH] = mem_shm_restore_finish,
 		[CRF_STAGE_RESTORE_CLEANUP] = mem_shm_restore_cleanup,
+		[CRF_STAGE_RESTORE_PREMAP] = mem_restore_premap,
 	),
 	/*
 	 * The mappings the core dispatches before infecting a task (crf/plugin.h):

@@ -33,7 +33,10 @@
 #include "vdso.h"
 
 #define VMA_FLAGS                                                                                  \
-	(MAP_PRIVATE | MAP_SHARED | MAP_ANONYMOUS | MAP_GROWSDOWN | MAP_NORESERVE | MAP_LOCKED)
+	(MAP_PRIVATE | MAP_SHARED | MAP_DROPPABLE | MAP_ANONYMOUS | MAP_GROWSDOWN |                \
+	 MAP_NORESERVE | MAP_LOCKED)
+/* The mapping type of mmap() flags: MAP_SHARED, MAP_PRIVATE or MAP_DROPPABLE. */
+#define MAP_TYPE_MASK 0x0f
 
 struct restore {
 	struct crf_ctx *ctx;
@@ -45,6 +48,7 @@ struct restore {
 	uint32_t n_vmas;
 	uint64_t last_end;	  /* of the previous mapping */
 	const Crf__Mem__Vma *cur; /* the mapping page runs belong to */
+	bool cur_premapped;	  /* made before the fork, pages in (premap.h) */
 	Crf__Mem__MmEntry *cur_rec;
 	struct mem_vdso_layout vdso;
 };
@@ -100,7 +104,7 @@ static int open_vma_file(const Crf__Mem__Vma *v)
 		return crf_error_errno(EBADMSG, "mapping at %#llx: no file recorded",
 				       (unsigned long long)v->start);
 	/* A shared mapping that may become writable needs a writable file. */
-	may_write = v->vmflags ? smaps_vmflags(v->vmflags) & VMF_MW : v->prot & PROT_WRITE;
+	may_write = v->vmflags ? smaps_vmflags(v->vmflags, NULL) & VMF_MW : v->prot & PROT_WRITE;
 	if (v->kind == CRF__MEM__VMA_KIND__FILE_SHARED && may_write)
 		return mem_fileref_open(v->file, O_RDWR);
 	return mem_fileref_open(v->file, O_RDONLY);
@@ -111,18 +115,41 @@ static bool kind_is_anon(Crf__Mem__VmaKind kind)
 	return kind == CRF__MEM__VMA_KIND__ANON_PRIVATE || kind == CRF__MEM__VMA_KIND__ANON_SHARED;
 }
 
+/* The guard regions lie inside the mapping, page-aligned, in order. */
+static int check_guards(struct restore *s, const Crf__Mem__Vma *v)
+{
+	uint64_t last = v->start;
+
+	if (v->n_guards % 2)
+		return corrupt(s, "guard regions not in pairs", v->start);
+	for (size_t i = 0; i < v->n_guards; i += 2) {
+		uint64_t start = v->guards[i], end = v->guards[i + 1];
+
+		if (start < last || start >= end || end > v->end || !aligned(s, start) ||
+		    !aligned(s, end))
+			return corrupt(s, "guard region outside its mapping or out of order",
+				       start);
+		last = end;
+	}
+	return 0;
+}
+
 static int check_vma(struct restore *s, const Crf__Mem__Vma *v)
 {
 	bool shared = v->kind == CRF__MEM__VMA_KIND__FILE_SHARED ||
 		      v->kind == CRF__MEM__VMA_KIND__ANON_SHARED ||
 		      v->kind == CRF__MEM__VMA_KIND__MEMFD || v->kind == CRF__MEM__VMA_KIND__SYSV_SHM;
 	bool anon = kind_is_anon(v->kind);
+	int type = (int)(v->flags & MAP_TYPE_MASK);
 
 	if (v->start >= v->end || !aligned(s, v->start) || !aligned(s, v->end) ||
 	    v->start < s->last_end)
 		return corrupt(s, "mapping out of order or unaligned", v->start);
+	/* MAP_DROPPABLE is private anonymous memory of a kind of its own. */
 	if (v->prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC) || v->flags & ~VMA_FLAGS ||
-	    !(v->flags & MAP_SHARED) != !shared || !(v->flags & MAP_PRIVATE) == !shared ||
+	    (shared ? type != MAP_SHARED
+		    : type != MAP_PRIVATE && !(type == MAP_DROPPABLE &&
+					       v->kind == CRF__MEM__VMA_KIND__ANON_PRIVATE)) ||
 	    !(v->flags & MAP_ANONYMOUS) != !anon)
 		return corrupt(s, "mapping with wrong protection or flags", v->start);
 	if (!aligned(s, v->pgoff))
@@ -132,11 +159,43 @@ static int check_vma(struct restore *s, const Crf__Mem__Vma *v)
 	if ((v->kind == CRF__MEM__VMA_KIND__SYSV_SHM) != (v->has_shmid && v->shmid >= 0) ||
 	    (v->kind == CRF__MEM__VMA_KIND__SYSV_SHM && (v->flags != MAP_SHARED || v->pgoff)))
 		return corrupt(s, "System V segment attachment without its segment", v->start);
-	return 0;
+	return check_guards(s, v);
+}
+
+/* "[anon:NAME]" -> "NAME": the name prctl(PR_SET_VMA_ANON_NAME) gave it. */
+static const char *anon_name(const Crf__Mem__Vma *v, char *buf, size_t len)
+{
+	static const char prefix[] = "[anon:", shprefix[] = "[anon_shmem:";
+	const char *n = v->name;
+	size_t k;
+
+	if (!n || !kind_is_anon(v->kind))
+		return NULL;
+	if (!strncmp(n, prefix, sizeof(prefix) - 1))
+		n += sizeof(prefix) - 1;
+	else if (!strncmp(n, shprefix, sizeof(shprefix) - 1))
+		n += sizeof(shprefix) - 1;
+	else
+		return NULL;
+	k = strlen(n);
+	if (!k || n[k - 1] != ']' || k >= len)
+		return NULL;
+	memcpy(buf, n, k - 1);
+	buf[k - 1] = '\0';
+	return buf;
+}
+
+/* Where the restore-premap stage made mapping @v, or 0. */
+static uint64_t premap_slot(const struct restore *s, const Crf__Mem__Vma *v)
+{
+	const struct mem_shm *m = crf_ctx_priv(s->ctx);
+
+	return m ? mem_premap_slot(m->premap, crf_ctx_pid(s->ctx), v->start, v->end) : 0;
 }
 
 static int add_vma(struct restore *s, const Crf__Mem__Vma *v)
 {
+	char name[96];
 	struct crf_rst_vma rv = {
 		.start = v->start,
 		.end = v->end,
@@ -145,6 +204,12 @@ static int add_vma(struct restore *s, const Crf__Mem__Vma *v)
 		.fd = -1,
 		.pgoff = v->pgoff,
 		.madv = v->madv,
+		/* Images before the flags were saved get what they always got. */
+		.vm = v->vmflags ? mem_vma_rst_vm(smaps_vmflags(v->vmflags, NULL)) : 0,
+		.anon_name = anon_name(v, name, sizeof(name)),
+		.guards = v->guards,
+		.n_guards = (uint32_t)v->n_guards / 2,
+		.premap = s->cur_premapped ? premap_slot(s, v) : 0,
 	};
 
 	/*
@@ -179,6 +244,7 @@ static int on_vma(struct restore *s, const Crf__Mem__Vma *v)
 	s->last_end = v->end;
 	s->n_vmas++;
 	s->cur = v;
+	s->cur_premapped = premap_slot(s, v) != 0;
 	switch (v->kind) {
 	case CRF__MEM__VMA_KIND__VDSO:
 		mem_vdso_layout_add(&s->vdso, MEM_VDSO, v->start, v->end);
@@ -203,6 +269,9 @@ static int on_pages(struct restore *s, const Crf__Mem__PageRuns *pr)
 	if (!v || (!kind_is_anon(v->kind) && v->kind != CRF__MEM__VMA_KIND__FILE_PRIVATE))
 		return corrupt(s, "page runs without an anonymous or private mapping before them",
 			       v ? v->start : 0);
+	/* Its pages are in already: the restore-premap stage read them. */
+	if (s->cur_premapped)
+		return 0;
 	for (size_t i = 0; i < pr->n_runs; i++) {
 		const Crf__Mem__PageRun *run = pr->runs[i];
 
@@ -266,11 +335,14 @@ static int set_mm(struct restore *s)
 		.env_start = f->env_start,
 		.env_end = f->env_end,
 		.exe_fd = -1,
+		.mlockall = (int)s->mm->mlockall,
 	};
 
 	if (f->n_auxv < 2 || f->n_auxv % 2 || f->n_auxv > sizeof(mm.auxv) / sizeof(mm.auxv[0]) ||
 	    f->auxv[f->n_auxv - 2] != 0)
 		return corrupt(s, "auxiliary vector not ending with AT_NULL", 0);
+	if (s->mm->mlockall & ~(uint32_t)(MCL_FUTURE | MCL_ONFAULT))
+		return corrupt(s, "mlockall flags other than MCL_FUTURE and MCL_ONFAULT", 0);
 	memcpy(mm.auxv, f->auxv, f->n_auxv * sizeof(mm.auxv[0]));
 	mm.auxv_len = f->n_auxv;
 	if (f->exe) {

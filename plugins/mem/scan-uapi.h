@@ -47,10 +47,16 @@ struct pm_scan_arg {
 #define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
 #endif
 
+/* A guard region's page (MADV_GUARD_INSTALL), Linux 6.14. */
+#ifndef PAGE_IS_GUARD
+#define PAGE_IS_GUARD (1 << 8)
+#endif
+
 /* Bits of a /proc/PID/pagemap entry (Documentation/admin-guide/mm/pagemap.rst). */
 #define PM_PRESENT  (1ULL << 63)
 #define PM_SWAPPED  (1ULL << 62)
 #define PM_FILE	    (1ULL << 61) /* a page cache page, or shared anonymous memory */
+#define PM_GUARD    (1ULL << 58) /* a guard region's page (Linux 6.14), with PM_SWAPPED */
 #define PM_PFN_MASK ((1ULL << 55) - 1)
 
 #endif

@@ -28,6 +28,7 @@
 #include <crf/plugin.h>
 #include <crf/restore.h>
 
+#include "../common/memfd.h"
 #include "mem.h"
 #include "mm.pb-c.h"
 #include "pagemap.h"
@@ -137,6 +138,8 @@ static int write_object(struct saver *s, const struct smaps_vma *v, enum mem_kin
 			return crf_error_errno(errno, "F_GET_SEALS of %s", v->name);
 		o.has_seals = true;
 		o.seals = seals;
+		o.has_memfd_mode = true;
+		o.memfd_mode = st->st_mode & 07777;
 		o.name = memfd_name(v->name);
 		if (!o.name)
 			return crf_error_errno(ENOMEM, "memfd name");
@@ -227,15 +230,16 @@ static int create_anon(uint64_t size)
 	return fd;
 }
 
+/* A memfd with its mode and exec rights, as the files plugin makes one it holds. */
 static int create_memfd(const Crf__Mem__ShmemObject *o)
 {
 	int fd;
 
 	if (!o->name)
 		return crf_error_errno(EBADMSG, "memfd without a name");
-	fd = memfd_create(o->name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	fd = common_memfd_create(o->name, o->has_memfd_mode, o->memfd_mode, o->seals);
 	if (fd < 0)
-		return crf_error_errno(errno, "memfd_create(%s)", o->name);
+		return fd;
 	if (ftruncate(fd, (off_t)o->size) < 0) {
 		int r = crf_error_errno(errno, "size memfd %s", o->name);
 
@@ -403,6 +407,7 @@ static void free_state(struct mem_shm *m)
 	for (size_t i = 0; i < m->n; i++)
 		close(m->v[i].fd);
 	mem_sysv_cleanup(m);
+	mem_premap_free(m->premap);
 	free(m->v);
 	free(m->sysv);
 	free(m);
@@ -505,7 +510,13 @@ int mem_shm_restore_finish(struct crf_ctx *ctx)
 {
 	struct mem_shm *m = crf_ctx_priv(ctx);
 
-	return m ? mem_sysv_finish(m) : 0;
+	if (!m)
+		return 0;
+	/* Every task maps its objects now; a writable memfd fd would stop its exec. */
+	for (size_t i = 0; i < m->n; i++)
+		close(m->v[i].fd);
+	m->n = 0;
+	return mem_sysv_finish(m);
 }
 
 int mem_shm_restore_cleanup(struct crf_ctx *ctx)

@@ -19,6 +19,7 @@
 #include <crf/plugin.h>
 
 #include "mm.pb-c.h"
+#include "premap.h"
 #include "smaps.h"
 
 struct mem_shm_obj {
@@ -40,6 +41,8 @@ struct mem_shm {
 	struct mem_sysv_obj *sysv;
 	size_t n_sysv, cap_sysv;
 	bool finished; /* restore-finish ran: the segments are the tree's */
+	/* the mappings made before forks (premap.h), or NULL */
+	struct mem_premap *premap;
 };
 
 /*
@@ -60,7 +63,7 @@ int mem_shm_restore_prepare(struct crf_ctx *ctx);
  */
 int mem_shm_restore_fd(struct crf_ctx *ctx, uint64_t dev, uint64_t inode);
 
-/* restore-finish: see mem_sysv_finish(). */
+/* restore-finish: close the objects (every task maps its own), then mem_sysv_finish(). */
 int mem_shm_restore_finish(struct crf_ctx *ctx);
 
 /* restore-cleanup (success or not): close the objects; the tasks have their own mappings. */

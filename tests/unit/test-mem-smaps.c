@@ -72,7 +72,9 @@ static void test_parse(void **state)
 	assert_true(s.v[0].inode == 247134);
 	assert_string_equal(s.v[0].name, "/usr/bin/cat");
 	assert_string_equal(s.v[0].vmflags_text, "rd mr mw me");
-	assert_int_equal(s.v[0].vmflags, VMF_MW);
+	assert_true(s.v[0].vmflags == (VMF_RD | VMF_MR | VMF_MW | VMF_ME));
+	assert_string_equal(s.v[0].unknown, "");
+	assert_string_equal(s.v[2].unknown, "zz");
 	assert_int_equal(s.v[1].vmflags & VMF_DD, VMF_DD);
 	assert_string_equal(s.v[2].name, "");
 	assert_int_equal(s.v[2].vmflags & (VMF_DC | VMF_WF | VMF_HG | VMF_SR),
@@ -149,6 +151,72 @@ static void test_kinds(void **state)
 		    ((1ULL << MADV_DONTFORK) | (1ULL << MADV_WIPEONFORK) | (1ULL << MADV_HUGEPAGE) |
 		     (1ULL << MADV_SEQUENTIAL)));
 	assert_true(mem_vma_madv(s.v[1].vmflags) == 1ULL << MADV_DONTDUMP);
+	smaps_free(&s);
+}
+
+/* Every flag a program can set comes back; the others, and unknown ones, are named. */
+static void test_vmflags(void **state)
+{
+	static const struct {
+		const char *line, *flags;
+		int kind;
+		const char *why;
+	} cases[] = {
+		{"7f00-7f01 rw-p 00000000 00:00 0 ", "rd wr mr mw me lo lf ac sl gu",
+		 MEM_ANON_PRIVATE},
+		{"7f00-7f01 rw-p 00000000 00:00 0 ", "rd wr mr mw me nr wf dd dp",
+		 MEM_ANON_PRIVATE},
+		{"7f00-7f01 rw-p 00000000 00:00 0 ", "rd wr mr mw me ac um", -ENOTSUP,
+		 "userfaultfd"},
+		{"7f00-7f01 rw-s 00000000 00:01 9 /memfd:x (deleted)", "rd wr sh mr mw me ms ac",
+		 -ENOTSUP, "cannot have again"},
+		{"7f00-7f01 r-xp 00000000 00:00 0 [vdso]", "rd ex mr mw me de sl", -ENOTSUP,
+		 "sealed"},
+		{"7f00-7f01 rw-s 00000000 00:0f 9 /[aio] (deleted)", "rd wr sh mr mw me ms de",
+		 -ENOTSUP, "aio ring"},
+		{"7f00-7f01 rw-p 00000000 00:0f 9 /anon_hugepage (deleted)", "rd wr mr mw me ht",
+		 -ENOTSUP, "hugetlbfs"},
+		{"7f00-7f01 rw-s 00000000 00:0f 9 /memfd:h (deleted)", "rd wr sh mr mw me ms ht",
+		 -ENOTSUP, "hugetlbfs"},
+		{"7f00-7f01 rw-s 00000000 00:0f 9 anon_inode:[io_uring]", "rd wr sh mr mw me ms de",
+		 -ENOTSUP, "io_uring"},
+		{"7f00-7f01 rw-s 00000000 00:0f 9 anon_inode:[foo]", "rd wr sh mr mw me ms de",
+		 -ENOTSUP, "anonymous inode"},
+		{"7f00-7f01 rw-s 00000000 00:0e 9 /secretmem (deleted)", "rd wr sh mr mw ms lo dd",
+		 -ENOTSUP, "memfd_secret"},
+		{"7f00-7f01 rw-s 00000000 08:01 9 /dev/fb0", "rd wr sh mr mw me ms io pf de",
+		 -ENOTSUP, "device memory"},
+	};
+	struct smaps s = {0};
+	char text[200];
+	const char *why;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "%s\nVmFlags: %s \n", cases[i].line, cases[i].flags);
+		assert_int_equal(parse(text, &s), 0);
+		why = NULL;
+		assert_int_equal(mem_vma_kind(&s.v[0], &why), cases[i].kind);
+		if (cases[i].why)
+			assert_contains(why, cases[i].why);
+		smaps_free(&s);
+	}
+	assert_true(mem_vma_rst_vm(smaps_vmflags("rd wr lo lf ac sl gu", NULL)) ==
+		    (CRF_RST_VM_EXACT | CRF_RST_VM_ACCOUNT | CRF_RST_VM_LOCKONFAULT |
+		     CRF_RST_VM_SEALED | CRF_RST_VM_GUARD));
+	assert_true(mem_vma_rst_vm(smaps_vmflags("rd mr lf", NULL)) == CRF_RST_VM_EXACT);
+	assert_int_equal(mem_vma_map_flags(MEM_ANON_PRIVATE, VMF_DP | VMF_NR),
+			 MAP_DROPPABLE | MAP_ANONYMOUS | MAP_NORESERVE);
+	assert_int_equal(mem_vma_map_flags(MEM_ANON_PRIVATE, VMF_LO | VMF_LF),
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED);
+	assert_string_equal(smaps_vmflag_name(VMF_GU), "gu");
+	smaps_vmflags("rd wr xy ?? ac", text);
+	assert_string_equal(text, "xy");
+	assert_int_equal(parse("7f00-7f01 rw-p 00000000 00:00 0 \nProtectionKey:        3\n"
+			       "VmFlags: rd wr mr mw me ac \n",
+			       &s),
+			 0);
+	assert_int_equal(s.v[0].pkey, 3);
 	smaps_free(&s);
 }
 
@@ -312,11 +380,11 @@ static void test_sysv_table(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),	     cmocka_unit_test(test_plain_maps),
-		cmocka_unit_test(test_bad_lines),    cmocka_unit_test(test_kinds),
-		cmocka_unit_test(test_shared_kinds), cmocka_unit_test(test_stat),
-		cmocka_unit_test(test_vdso_layout),  cmocka_unit_test(test_punch),
-		cmocka_unit_test(test_sysv_table),
+		cmocka_unit_test(test_parse),	  cmocka_unit_test(test_plain_maps),
+		cmocka_unit_test(test_bad_lines), cmocka_unit_test(test_kinds),
+		cmocka_unit_test(test_vmflags),	  cmocka_unit_test(test_shared_kinds),
+		cmocka_unit_test(test_stat),	  cmocka_unit_test(test_vdso_layout),
+		cmocka_unit_test(test_punch),	  cmocka_unit_test(test_sysv_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,7 +38,7 @@ static int run_case(const struct want *w, size_t n, int stray)
 
 	crf_rst_task_init(&t);
 	memset(&a, 0, sizeof(a));
-	a.exe_fd = a.go_fd = -1;
+	a.exe_fd = a.go_fd = a.mem_fd = -1;
 	for (size_t i = 0; i < n; i++) {
 		int fd = memfd_create("rst-fds", MFD_CLOEXEC);
 

@@ -73,6 +73,14 @@ enum crf_stage {
 	 * (PTRACE_O_EXITKILL, since its registers point into the parasite).
 	 */
 	CRF_STAGE_DUMP_TASK_DATA,
+	/*
+	 * ABI 1.4: per task, in each restored process (not a zombie) right
+	 * after it is forked, before it forks its children, which inherit its
+	 * memory as it is then: the mem plugin maps there the memory its
+	 * children still share copy-on-write with it.  The task's fds are
+	 * crf's, crf_rst_* services are not available.
+	 */
+	CRF_STAGE_RESTORE_PREMAP,
 	CRF_STAGE__COUNT,
 };
 

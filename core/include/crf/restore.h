@@ -43,7 +43,51 @@ struct crf_rst_vma {
 	 */
 	int sysv;
 	int shmid;		/* the segment's id, when sysv */
+	/*
+	 * ABI 1.4, appended: what else the saved VMA's VmFlags said, as
+	 * CRF_RST_VM_* bits; 0 (an older plugin): mapped as before.
+	 */
+	uint32_t vm;
+	/* The name an anonymous mapping was given with
+	 * prctl(PR_SET_VMA_ANON_NAME) ("[anon:NAME]" in maps), or NULL;
+	 * the core copies it. */
+	const char *anon_name;
+	/* @n_guards page ranges [start, end) inside the mapping, as pairs,
+	 * that were guard regions (MADV_GUARD_INSTALL); the core copies them.
+	 * No pages may be added in them. */
+	const uint64_t *guards;
+	uint32_t n_guards;
+	/* Nonzero: the mapping exists already, made with prot and flags at
+	 * this address by the restore-premap stage (private anonymous memory,
+	 * pages in), and the restorer moves it into place with mremap(); no
+	 * pages may be added in it.  The range must be free in the saved
+	 * address space. */
+	uint64_t premap;
 };
+
+/*
+ * Bits of crf_rst_vma.vm (ABI 1.4).  With CRF_RST_VM_EXACT the restorer
+ * makes the mapping so that /proc/PID/smaps shows the saved VmFlags:
+ *
+ * CRF_RST_VM_ACCOUNT: "ac", the mapping is charged to the commit limit.  The
+ * kernel sets it when a private mapping without MAP_NORESERVE is made
+ * writable, and clears it again only for an anonymous mapping that never had
+ * a page: so a private mapping with it is mapped writable first; one without
+ * it is never made writable, and its pages are written through
+ * /proc/self/mem (FOLL_FORCE), as a debugger's would be.
+ * CRF_RST_VM_LOCKONFAULT: "lf", locked with mlock2(MLOCK_ONFAULT) (flags
+ * then hold MAP_LOCKED too): pages not present at the dump stay out.
+ * MAP_LOCKED alone is mlock(): every page is faulted in.  (A locked mapping
+ * takes no guard region, so one with guards is locked after them.)
+ * CRF_RST_VM_SEALED: "sl", mseal()ed once everything else is set.
+ * CRF_RST_VM_GUARD: "gu", guard regions were installed in it at some time
+ * (the flag stays after they are removed): set even with no guards left.
+ */
+#define CRF_RST_VM_EXACT       (1u << 0)
+#define CRF_RST_VM_ACCOUNT     (1u << 1)
+#define CRF_RST_VM_LOCKONFAULT (1u << 2)
+#define CRF_RST_VM_SEALED      (1u << 3)
+#define CRF_RST_VM_GUARD       (1u << 4)
 
 /* The mm fields of prctl(PR_SET_MM_MAP) and the auxiliary vector. */
 struct crf_rst_mm {
@@ -53,6 +97,9 @@ struct crf_rst_mm {
 	uint64_t auxv[2 * 64];	/* pairs, ending with AT_NULL */
 	uint32_t auxv_len;	/* number of uint64_t used, including AT_NULL's pair */
 	int exe_fd;		/* the executable (the core takes ownership), or -1 */
+	/* ABI 1.4, appended: mlockall() flags of mappings made later
+	 * (MCL_FUTURE, MCL_ONFAULT), set last; 0: none */
+	int mlockall;
 };
 
 /* Add a mapping; 0 or -errno. */
@@ -133,7 +180,8 @@ int crf_rst_at_fds_placed(struct crf_ctx *ctx, int (*fn)(void *arg), void *arg,
  * is inherited by every task forked after, so every task finds it; and in
  * restore-task, inside the task: an object first made there is that
  * task's alone.  The core's fds are closed with crf's own before the task
- * enters its restorer, and in crf after restore-cleanup.
+ * enters its restorer, and in crf once restore-finish is done (before the
+ * tree runs: a writable fd on a memfd would keep it from being executed).
  */
 int crf_rst_object(struct crf_ctx *ctx, const char *key, int (*create)(void *arg), void *arg,
 		   bool *created);
