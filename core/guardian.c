@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,28 +86,59 @@ static void note(struct watch *w, const char *line)
 	}
 }
 
-static void __attribute__((noreturn)) guard(int fd, const char *imgdir, bool created)
+/* Take in what is on the pipe: 1 when it read something, 0 at its end or when empty. */
+static int take_lines(struct watch *w, int fd, char *buf, size_t len, size_t *used)
 {
-	struct watch w = { .keep = false };
-	char buf[PATH_MAX + 8], *nl;
-	size_t used = 0;
 	ssize_t n;
+	char *nl;
 
-	while (!w.done && (n = read(fd, buf + used, sizeof(buf) - 1 - used)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		used += (size_t)n;
-		buf[used] = '\0';
-		while ((nl = strchr(buf, '\n'))) {
-			*nl = '\0';
-			note(&w, buf);
-			used -= (size_t)(nl + 1 - buf);
-			memmove(buf, nl + 1, used + 1);
-		}
+	do
+		n = read(fd, buf + *used, len - 1 - *used);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return 0;
+	*used += (size_t)n;
+	buf[*used] = '\0';
+	while ((nl = strchr(buf, '\n'))) {
+		*nl = '\0';
+		note(w, buf);
+		*used -= (size_t)(nl + 1 - buf);
+		memmove(buf, nl + 1, *used + 1);
 	}
+	return 1;
+}
+
+/*
+ * Until "done", or crf's end: the pipe's end, or crf's exit seen on its
+ * pidfd (a child crf forked may still hold the pipe open after crf died).
+ */
+static void __attribute__((noreturn)) guard(int fd, pid_t crf, const char *imgdir, bool created)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, crf, 0);
+	int pidfd_err = pidfd < 0 ? errno : 0;
+	struct watch w = { .keep = false };
+	char buf[PATH_MAX + 8];
+	size_t used = 0;
+
+	while (!w.done && pidfd >= 0) {
+		struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+				       { .fd = pidfd, .events = POLLIN } };
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if ((p[0].revents & (POLLIN | POLLHUP)) && !take_lines(&w, fd, buf, sizeof(buf), &used))
+			break;
+		if (p[1].revents & POLLIN)
+			break;
+	}
+	/* Without pidfds (before Linux 5.3): the pipe's end alone tells. */
+	while (pidfd_err && pidfd_err != ESRCH && !w.done &&
+	       take_lines(&w, fd, buf, sizeof(buf), &used))
+		;
+	/* crf is gone: what it had written is all there is. */
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	while (!w.done && take_lines(&w, fd, buf, sizeof(buf), &used))
+		;
 	if (!w.done && w.frozen[0])
 		thaw(w.frozen);
 	if (!w.done && !w.keep)
@@ -116,6 +148,7 @@ static void __attribute__((noreturn)) guard(int fd, const char *imgdir, bool cre
 
 void crf_guardian_start(const char *imgdir, bool created)
 {
+	pid_t crf;
 	int p[2];
 	pid_t pid;
 
@@ -123,6 +156,7 @@ void crf_guardian_start(const char *imgdir, bool created)
 		crf_warn("no guardian for the dump: pipe: %s", strerror(errno));
 		return;
 	}
+	crf = getpid();
 	pid = fork();
 	if (pid < 0) {
 		crf_warn("no guardian for the dump: fork: %s", strerror(errno));
@@ -139,7 +173,7 @@ void crf_guardian_start(const char *imgdir, bool created)
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
 		prctl(PR_SET_NAME, "crf-guardian", 0, 0, 0);
-		guard(3, imgdir, created);
+		guard(3, crf, imgdir, created);
 	}
 	close(p[0]);
 	guard_fd = p[1];
