@@ -15,17 +15,30 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
 meson test -C "$B" --print-errorlogs --num-processes 2 || status=$?
+# The summary: a skip (exit 77) says what the machine lacks on a "SKIP: " line,
+# a downgrade (a test that checked less than it says) on a "NOTE " line.
 python3 - "$B/meson-logs/testlog.json" <<'PY'
 import json, sys
 ok = bad = skip = 0
+skips, notes = [], []
 for line in open(sys.argv[1]):
-    r = json.loads(line)["result"]
+    t = json.loads(line)
+    r, name = t["result"], t["name"].split(" / ")[-1]
+    out = ((t.get("stdout") or "") + "\n" + (t.get("stderr") or "")).splitlines()
     if r in ("OK", "EXPECTEDFAIL"):
         ok += 1
     elif r == "SKIP":
         skip += 1
+        why = [l[6:] for l in out if l.startswith("SKIP: ")]
+        skips.append(f"{name}: {why[0] if why else 'no reason given'}")
     else:
         bad += 1
+    notes += [f"{name}: {l[5:]}" for l in out if l.startswith("NOTE ")]
+for s in skips:
+    print(f"skipped {s}")
 print(f"{ok} passed, {bad} failed, {skip} skipped")
+print(f"{len(notes)} downgraded{':' if notes else ''}")
+for n in notes:
+    print(f"  {n}")
 PY
 exit $status

@@ -84,6 +84,15 @@ grep -q '^restore order: ' "$T/out" || { echo "FAIL: no restore order"; failed=$
 expect 0 'digraph crf_plugins' "$CRF" plugins --dot
 expect 0 'all required kernel features are present' "$CRF" check
 expect 0 'mem +pagemap' "$CRF" check
+# An optional feature's probe must not misreport either: tun is supported
+# exactly where /dev/net/tun opens (a probe saying "missing" would make a
+# dump refuse what it could save).
+if (exec 3<>/dev/net/tun) 2>/dev/null; then
+	expect 0 '^devices +tun +supported ' "$CRF" check
+else
+	echo "NOTE cli: /dev/net/tun does not open here: only the tun probe's refusal is checked"
+	expect 0 '^devices +tun +missing \(optional\) ' "$CRF" check
+fi
 expect 1 "plugin 'net' requires plugin 'ns', which is disabled by --disable" \
 	"$CRF" check --disable ns && one_error
 expect 1 "plugin '[a-z]+' requires plugin '[a-z]+', which is disabled: not listed in --plugins" \

@@ -960,15 +960,25 @@ static void outside_setup(void)
 		 (unsigned long long)st.st_ino);
 }
 
-/* Echo the workload's own notes ("wl-NAME: ...") on success. */
+/*
+ * Echo the workload's own notes ("wl-NAME: ...") on success.  A downgrade
+ * ("wl-NAME: NOTE: ...", the workload checked less than it says) is repeated
+ * as "NOTE NAME MODE: ..." at the start of a line, where scripts/test.sh
+ * collects it for its summary.
+ */
 static void print_notes(void)
 {
-	char line[512];
+	char line[512], *note;
 	FILE *f = fopen(h.log, "re");
 
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "wl-", 3))
-			printf("  %s", line);
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "wl-", 3))
+			continue;
+		printf("  %s", line);
+		note = strstr(line, ": NOTE: ");
+		if (note)
+			printf("NOTE %s %s: %s", h.name, test_mode(), note + 8);
+	}
 	if (f)
 		fclose(f);
 }

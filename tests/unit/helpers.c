@@ -10,6 +10,7 @@
 #include "helpers.h"
 
 static int saved_stderr = -1;
+static int n_skipped;
 static FILE *capture_file;
 
 void capture_begin(void)
@@ -38,13 +39,19 @@ const char *capture_end(void)
 	return buf;
 }
 
-const char *tmpdir_make(void)
+char *tmpdir_make(void)
 {
-	static char dir[64];
+	char *dir = strdup("/tmp/crf-unit-XXXXXX");
 
-	strcpy(dir, "/tmp/crf-unit-XXXXXX");
+	assert_non_null(dir);
 	assert_non_null(mkdtemp(dir));
 	return dir;
+}
+
+void tmpdir_done(char *dir)
+{
+	tmpdir_remove(dir);
+	free(dir);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -79,4 +86,24 @@ int count_lines(const char *s)
 	for (; *s; s++)
 		n += *s == '\n';
 	return n;
+}
+
+void test_skip_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("SKIP: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	n_skipped++;
+}
+
+int tests_result(int failed)
+{
+	if (failed)
+		return failed;
+	return n_skipped ? 77 : 0;
 }

@@ -24,7 +24,7 @@ void setfix_free(struct setfix *f)
 	strv_free(&f->sel.enable);
 	strv_free(&f->sel.image);
 	if (f->dir)
-		tmpdir_remove(f->dir);
+		tmpdir_done(f->dir);
 	memset(f, 0, sizeof(*f));
 }
 

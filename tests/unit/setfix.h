@@ -6,7 +6,7 @@
 #include "plugin-set.h"
 
 struct setfix {
-	const char *dir;
+	char *dir;
 	const char *conf_path;
 	struct crf_config conf;
 	struct crf_plugin_set set;

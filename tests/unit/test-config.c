@@ -10,7 +10,7 @@
 
 static void test_values_and_origins(void **state)
 {
-	const char *dir = tmpdir_make();
+	char *dir = tmpdir_make();
 	const char *path = write_file(dir, "a.conf",
 				      "# comment\n"
 				      "[mem]\n"
@@ -34,12 +34,12 @@ static void test_values_and_origins(void **state)
 	assert_null(crf_config_get(&conf, "mem", "nope"));
 	assert_null(crf_config_get(&conf, "nope", "so"));
 	crf_config_free(&conf);
-	tmpdir_remove(dir);
+	tmpdir_done(dir);
 }
 
 static void test_later_file_wins(void **state)
 {
-	const char *dir = tmpdir_make();
+	char *dir = tmpdir_make();
 	const char *a = write_file(dir, "a.conf", "[net]\nenabled = yes\nso = a.so\n");
 	const char *b = write_file(dir, "b.conf", "[net]\nenabled = no\n");
 	struct crf_config conf = { 0 };
@@ -52,12 +52,12 @@ static void test_later_file_wins(void **state)
 	assert_string_equal(crf_config_get(&conf, "net", "enabled")->origin, origin);
 	assert_string_equal(crf_config_get(&conf, "net", "so")->value, "a.so");
 	crf_config_free(&conf);
-	tmpdir_remove(dir);
+	tmpdir_done(dir);
 }
 
 static void test_dropins_in_name_order(void **state)
 {
-	const char *dir = tmpdir_make();
+	char *dir = tmpdir_make();
 	char sub[600];
 	struct crf_config conf = { 0 };
 
@@ -73,7 +73,7 @@ static void test_dropins_in_name_order(void **state)
 	assert_string_equal(crf_config_get(&conf, "x", "value")->value, "late");
 	assert_string_equal(crf_config_get(&conf, "x", "only-early")->value, "1");
 	crf_config_free(&conf);
-	tmpdir_remove(dir);
+	tmpdir_done(dir);
 }
 
 static void test_missing_dir(void **state)
@@ -92,7 +92,7 @@ static void test_missing_dir(void **state)
 
 static void expect_error(const char *text, int line, const char *what)
 {
-	const char *dir = tmpdir_make();
+	char *dir = tmpdir_make();
 	const char *path = write_file(dir, "bad.conf", text);
 	struct crf_config conf = { 0 };
 	char where[600];
@@ -106,7 +106,7 @@ static void expect_error(const char *text, int line, const char *what)
 	assert_contains(err, what);
 	assert_int_equal(count_lines(err), 1);
 	crf_config_free(&conf);
-	tmpdir_remove(dir);
+	tmpdir_done(dir);
 }
 
 static void test_malformed_line(void **state)

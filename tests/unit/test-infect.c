@@ -45,7 +45,7 @@ static struct child {
 	int out; /* parent reads */
 } child = {-1, -1, -1};
 
-static char cgroup_dir[4096];
+static char cgroup_dir[4096], cgroup_freeze[4200];
 static char altstack[1 << 16];
 static int child_out = -1;
 
@@ -195,6 +195,47 @@ static void assert_runs(void)
 	assert_int_equal(c, 'P');
 }
 
+/*
+ * The scratch cgroup goes even when a test failed with it frozen: thawed,
+ * then removed once the killed child has left it (EBUSY until then).  Only
+ * async-signal-safe calls: on_term() runs it too.
+ */
+static int remove_cgroup(void)
+{
+	const struct timespec step = {0, 10 * 1000 * 1000};
+	int fd = open(cgroup_freeze, O_WRONLY | O_CLOEXEC), r = 0;
+	ssize_t n;
+
+	if (fd >= 0) {
+		/* A thaw that failed shows as the rmdir's EBUSY. */
+		n = write(fd, "0", 1);
+		(void)n;
+		close(fd);
+	}
+	for (int i = 0; rmdir(cgroup_dir) < 0; i++) {
+		if (errno != EBUSY || i == 200) {
+			r = -errno;
+			break;
+		}
+		nanosleep(&step, NULL);
+	}
+	cgroup_dir[0] = '\0';
+	return r;
+}
+
+/*
+ * meson's timeout ends a test that hangs with SIGTERM: a crf that left the
+ * child frozen must not leave its cgroup behind too.
+ */
+static void on_term(int sig)
+{
+	if (child.pid > 0)
+		kill(child.pid, SIGKILL);
+	if (cgroup_dir[0])
+		remove_cgroup();
+	_exit(128 + sig);
+}
+
 static int teardown(void **state)
 {
 	if (child.pid > 0) {
@@ -207,8 +248,13 @@ static int teardown(void **state)
 		close(child.out);
 	child = (struct child){-1, -1, -1};
 	if (cgroup_dir[0]) {
-		rmdir(cgroup_dir);
-		cgroup_dir[0] = '\0';
+		char dir[sizeof(cgroup_dir)];
+		int r;
+
+		memcpy(dir, cgroup_dir, sizeof(dir));
+		r = remove_cgroup();
+		if (r < 0)
+			print_message("cannot remove %s: %s\n", dir, strerror(-r));
 	}
 	return 0;
 }
@@ -507,16 +553,23 @@ static void test_failed_infection(void **state)
 	crf_regs_free(&after);
 }
 
-/* A scratch cgroup under our own, holding only the child. */
-static bool make_cgroup(pid_t pid)
+/*
+ * A scratch cgroup under our own, holding only the child.  NULL, or why
+ * not (what the machine lacks, for the skip message).
+ */
+static const char *make_cgroup(pid_t pid)
 {
+	static char why[4400];
 	char *self = NULL, *line, mnt[4096] = "", buf[32];
 	FILE *mi = fopen("/proc/self/mountinfo", "re");
 	char path[4200];
 	int fd;
 
-	if (!mi || crf_read_file("/proc/self/cgroup", &self) < 0)
-		return false;
+	if (!mi || crf_read_file("/proc/self/cgroup", &self) < 0) {
+		if (mi)
+			fclose(mi);
+		return "cannot read /proc/self/mountinfo or /proc/self/cgroup";
+	}
 	while ((line = fgets(path, sizeof(path), mi)))
 		if (strstr(line, " - cgroup2 ") && sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1)
 			break;
@@ -524,39 +577,48 @@ static bool make_cgroup(pid_t pid)
 	line = strstr(self, "0::");
 	if (!mnt[0] || !line) {
 		free(self);
-		return false;
+		return "no cgroup v2 hierarchy is mounted (the cgroup v2 freezer needs one)";
 	}
 	line[strcspn(line, "\n")] = '\0';
 	snprintf(cgroup_dir, sizeof(cgroup_dir), "%s%s%scrf-test-infect-%d", mnt, line + 3,
 		 line[4] ? "/" : "", (int)getpid());
 	free(self);
+	snprintf(cgroup_freeze, sizeof(cgroup_freeze), "%s/cgroup.freeze", cgroup_dir);
 	if (mkdir(cgroup_dir, 0755) < 0) {
+		snprintf(why, sizeof(why),
+			 "cannot create a cgroup v2 group (mkdir %s: %s): the cgroup v2 freezer "
+			 "test needs a writable cgroup v2 hierarchy (root, or a delegated subtree)",
+			 cgroup_dir, strerror(errno));
 		cgroup_dir[0] = '\0';
-		return false;
+		return why;
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup_dir);
 	snprintf(buf, sizeof(buf), "%d", (int)pid);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, buf, strlen(buf)) < 0) {
+		snprintf(why, sizeof(why),
+			 "cannot move a process into the cgroup v2 group %s: %s (the cgroup v2 "
+			 "freezer test needs a writable cgroup v2 hierarchy)",
+			 cgroup_dir, strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		return false;
+		return why;
 	}
 	close(fd);
-	return true;
+	return NULL;
 }
 
 static void test_spin_cgroup(void **state)
 {
 	struct crf_frozen *f = NULL;
 	struct ready r;
+	const char *why;
 	pid_t pid = spawn(SPIN, 0);
 
 	read_ready(&r);
-	if (!make_cgroup(pid)) {
-		print_message("no writable cgroup v2 hierarchy here: %s\n", strerror(errno));
-		skip();
-	}
+	why = make_cgroup(pid);
+	if (why)
+		test_skip("%s", why);
 	round_trip(pid, CRF_FREEZE_CGROUP, &r, 0);
 	assert_runs();
 	/* Alone in a non-root cgroup: auto picks the freezer too. */
@@ -626,5 +688,6 @@ int main(void)
 		cmocka_unit_test_teardown(test_kill, teardown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	signal(SIGTERM, on_term);
+	return tests_result(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -87,14 +87,14 @@ static void test_no_descriptor(void **state)
 
 static void test_dlopen_failure(void **state)
 {
-	const char *dir = tmpdir_make();
+	char *dir = tmpdir_make();
 	char ini[700];
 
 	write_file(dir, "bogus.so", "this is not an ELF object\n");
 	snprintf(ini, sizeof(ini), "[bogus]\nso = %s/bogus.so\n", dir);
 	/* dlerror() names the file and says why. */
 	expect_load_error(ini, -ENOEXEC, "plugin 'bogus': cannot load: ");
-	tmpdir_remove(dir);
+	tmpdir_done(dir);
 }
 
 static void test_missing_object(void **state)

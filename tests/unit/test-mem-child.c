@@ -146,10 +146,12 @@ static void write_file_pages(const char *path, char c)
 int mem_child_setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
+	char *dir = tmpdir_make();
 	int pfd[2], st;
 
 	assert_non_null(fx);
-	snprintf(fx->dir, sizeof(fx->dir), "%s", tmpdir_make());
+	snprintf(fx->dir, sizeof(fx->dir), "%s", dir);
+	free(dir);
 	snprintf(fx->priv_path, sizeof(fx->priv_path), "%s/priv", fx->dir);
 	snprintf(fx->shared_path, sizeof(fx->shared_path), "%s/shared", fx->dir);
 	write_file_pages(fx->priv_path, 'a');

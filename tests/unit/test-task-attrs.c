@@ -119,7 +119,7 @@ static void test_regs_and_attrs(void **state)
 /* Through the image: crf_task_read() refuses and leaves nothing behind (bug 1). */
 static void test_read_refuses(void **state)
 {
-	const char *path = tmpdir_make();
+	char *path = tmpdir_make();
 	Crf__Core__TaskCore *back = (void *)1;
 	struct crf_imgdir *dir;
 	struct fake_task f;
@@ -137,7 +137,7 @@ static void test_read_refuses(void **state)
 	assert_int_equal(r, -EBADMSG);
 	assert_null(back);
 	crf_imgdir_close(dir);
-	tmpdir_remove(path);
+	tmpdir_done(path);
 }
 
 /* A one-process tree of this process, with @tc. */

@@ -164,7 +164,8 @@ static void hold_direct(void)
 	path_of(path, sizeof(path), "kinds.direct");
 	fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
 	if (fd < 0 && errno == EINVAL) {
-		wl_note("%s: the filesystem refuses O_DIRECT: fd %d left out", path, FD_DIRECT);
+		wl_downgrade("%s: the filesystem refuses O_DIRECT: fd %d left out", path,
+			     FD_DIRECT);
 		return;
 	}
 	WL_CHECK(fd >= 0, "%s: %s", path, strerror(errno));

@@ -115,17 +115,18 @@ static int count_of(const char *arg)
 	    rl.rlim_max >= (rlim_t)want + 200)
 		return want;
 	room = (int)rl.rlim_max - 200;
-	wl_note("hard RLIMIT_NOFILE %llu: %d fds, not %d", (unsigned long long)rl.rlim_max, room,
-		want);
+	wl_downgrade("hard RLIMIT_NOFILE %llu: %d fds, not %d", (unsigned long long)rl.rlim_max,
+		     room, want);
 	return room;
 }
 
 int main(int argc, char **argv)
 {
-	int count = argc > 1 ? count_of(argv[1]) : 1000;
 	char path[4096];
+	int count;
 
 	wl_init("manyfds");
+	count = argc > 1 ? count_of(argv[1]) : 1000;
 	if (count < 2)
 		wl_fail("usage: wl-manyfds [COUNT >= 2 | upto:COUNT]");
 	snprintf(path, sizeof(path), "%s/wl-manyfds.dat", wl_tmpdir());

@@ -715,6 +715,8 @@ int main(int argc, char **argv)
 	}
 	build_all();
 	setup();
+	/* C3 names C2 before C2 has installed its own filter: its answer says it has. */
+	expect_answer(&ch2, 'v', "C2");
 	check_all_status();
 	check_all_chains();
 	wl_ready();

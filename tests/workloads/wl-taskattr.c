@@ -141,6 +141,12 @@ static long mb_registrations(void)
 	WL_CHECK(q >= 0, "membarrier query: %s", strerror(errno));
 	if (q & MB_REG_PRIVATE_EXPEDITED_RSEQ)
 		want |= MB_REG_PRIVATE_EXPEDITED_RSEQ;
+	else
+		wl_downgrade("the kernel offers no rseq membarrier: that registration is not "
+			     "checked");
+	if ((want & q) != want)
+		wl_downgrade("the kernel lacks membarrier registrations %#lx: not checked",
+			     want & ~q);
 	return want & q;
 }
 
@@ -384,6 +390,7 @@ static long thp_setting(void)
 {
 	if (prctl(PR_SET_THP_DISABLE, 1, PR_THP_DISABLE_EXCEPT_ADVISED, 0, 0) == 0)
 		return 1 | PR_THP_DISABLE_EXCEPT_ADVISED;
+	wl_downgrade("the kernel lacks PR_THP_DISABLE_EXCEPT_ADVISED: THP is disabled outright");
 	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0)
 		wl_fail("PR_SET_THP_DISABLE: %s", strerror(errno));
 	return 1;

@@ -80,6 +80,15 @@ void wl_note(const char *fmt, ...)
 	va_end(ap);
 }
 
+void wl_downgrade(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("NOTE: ", fmt, ap);
+	va_end(ap);
+}
+
 uint64_t wl_now_ns(void)
 {
 	struct timespec ts;
@@ -189,24 +198,32 @@ void wl_fill(void *p, size_t n, uint64_t seed)
 	}
 }
 
+/*
+ * Each word is compared with the word drawn for that same offset (a run
+ * shifted by one word must not match the sequence one word on), in one
+ * 64-bit comparison: the 1 GiB test checks its region through here.  The
+ * first differing byte of a word is its lowest differing byte on x86 (little
+ * endian).
+ */
 ssize_t wl_cmp_fill(const void *p, size_t n, uint64_t seed)
 {
 	struct wl_rng r = {seed};
 	const unsigned char *b = p;
-	uint64_t w;
+	uint64_t want, got;
 	size_t i;
 
 	for (i = 0; i + 8 <= n; i += 8) {
-		w = wl_rng_next(&r);
-		if (memcmp(b + i, &w, 8))
-			break;
+		want = wl_rng_next(&r);
+		memcpy(&got, b + i, 8);
+		if (got != want)
+			return (ssize_t)(i + (size_t)__builtin_ctzll(got ^ want) / 8);
 	}
-	if (i < n) {
-		w = wl_rng_next(&r);
-		for (size_t j = 0; j < 8 && i + j < n; j++)
-			if (b[i + j] != ((unsigned char *)&w)[j])
-				return (ssize_t)(i + j);
-	}
+	if (i == n)
+		return -1;
+	want = wl_rng_next(&r);
+	for (size_t j = 0; i + j < n; j++)
+		if (b[i + j] != (unsigned char)(want >> (8 * j)))
+			return (ssize_t)(i + j);
 	return -1;
 }
 
