@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The harness's checks of the workload from outside: alive, running or
- * stopped, not traced, its maps unchanged, and the size of the images
- * (harness.h).
+ * stopped, not traced, its maps unchanged; and of the images: their size,
+ * and that they reached the disk (harness.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -127,4 +129,77 @@ void check_image_size(const char *dir)
 	if (bytes > h.max_image_kb * 1024)
 		fail("the images in %s take %lld KiB, more than --max-image-kb %ld", dir,
 		     bytes / 1024, h.max_image_kb);
+}
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+#define TMPFS_MAGIC_ 0x01021994
+#define RAMFS_MAGIC_ 0x858458f6
+
+/* cachestat(2)'s range and answer (Linux 6.5; not in older headers). */
+struct cs_range {
+	uint64_t off, len;
+};
+struct cs_stat {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+/*
+ * A dump that kills the tree, or one given --sync, writes its images to
+ * disk before it returns (syncfs, which waits for the writeback): no page
+ * of an image may still be dirty or under writeback.  A tmpfs has no disk
+ * (its pages stay dirty); a kernel without cachestat(2) cannot say: a
+ * downgrade, noted.
+ */
+void check_images_synced(const char *dir)
+{
+	struct cs_range all = {0, 0};
+	char name[NAME_MAX + 1];
+	struct cs_stat cs;
+	struct statfs fs;
+	struct dirent *e;
+	int dfd, fd;
+	DIR *d;
+
+	if (statfs(dir, &fs) == 0 && (fs.f_type == TMPFS_MAGIC_ || fs.f_type == RAMFS_MAGIC_)) {
+		printf("NOTE %s %s: the images are on a tmpfs: whether the dump synced them is "
+		       "not checked\n",
+		       h.name, test_mode());
+		return;
+	}
+	d = opendir(dir);
+	if (!d)
+		fail("opendir %s: %s", dir, strerror(errno));
+	dfd = dirfd(d);
+	while ((e = readdir(d))) {
+		fd = openat(dfd, e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (syscall(__NR_cachestat, fd, &all, &cs, 0) < 0) {
+			int err = errno;
+
+			close(fd);
+			if (err == EBADF || err == EOPNOTSUPP) /* a directory, "." and ".." */
+				continue;
+			snprintf(name, sizeof(name), "%s", e->d_name);
+			closedir(d);
+			if (err != ENOSYS)
+				fail("cachestat %s/%s: %s", dir, name, strerror(err));
+			printf("NOTE %s %s: no cachestat(2) on this kernel: whether the dump "
+			       "synced its images is not checked\n",
+			       h.name, test_mode());
+			return;
+		}
+		close(fd);
+		if (cs.nr_dirty || cs.nr_writeback) {
+			snprintf(name, sizeof(name), "%s", e->d_name);
+			closedir(d);
+			fail("after crf dump, %s/%s has %llu dirty pages and %llu under writeback: "
+			     "the dump did not sync its images",
+			     dir, name, (unsigned long long)cs.nr_dirty,
+			     (unsigned long long)cs.nr_writeback);
+		}
+	}
+	closedir(d);
 }

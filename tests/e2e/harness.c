@@ -15,10 +15,12 @@
  * CRF_TEST_VERIFY appears, exiting 0 if everything is intact.  Between the
  * two, the harness checkpoints and restores it:
  *
- *   kill   crf dump (the workload must die of SIGKILL), crf restore -d (the
- *          same PID must come back, running, as our child), verify
+ *   kill   crf dump (the workload must die of SIGKILL, and the images be
+ *          on disk: no page of them dirty or under writeback), crf restore
+ *          -d (the same PID must come back, running, as our child), verify
  *   leave  crf dump --leave-running (the workload must still run, neither
- *          stopped nor traced), verify
+ *          stopped nor traced; with --dump-arg=--sync, the images on disk),
+ *          verify
  *   twice  dump, restore, dump the restored process into DIR.2, restore
  *          that, verify
  *   --settle MS: wait MS ms between ready and the first dump

@@ -90,6 +90,8 @@ void check_running(pid_t pid, const char *when);
 void check_maps_unchanged(const char *before, const char *when);
 /* --max-image-kb: the files of @dir take at most that much. */
 void check_image_size(const char *dir);
+/* No page of an image in @dir is dirty or under writeback (the dump synced them). */
+void check_images_synced(const char *dir);
 
 /* output.c */
 /* "kill", "leave", "twice", "expect-dump-fail" or "expect-restore-fail". */

@@ -44,6 +44,8 @@ static char maps_before[1 << 16];
 static void dump(const char *dir, bool leave)
 {
 	const char *args[32] = {"dump", "-t", NULL, "-D", dir};
+	/* A dump that kills the tree syncs its images before the kill; --sync, any dump. */
+	bool synced = !leave;
 	char pidstr[16];
 	int n = 5, st;
 	int64_t ms;
@@ -52,8 +54,10 @@ static void dump(const char *dir, bool leave)
 	args[2] = pidstr;
 	if (leave)
 		args[n++] = "--leave-running";
-	for (int i = 0; i < h.ndump_args; i++)
+	for (int i = 0; i < h.ndump_args; i++) {
 		args[n++] = subst(h.dump_args[i], i);
+		synced |= !strcmp(h.dump_args[i], "--sync");
+	}
 	fresh_dir(dir);
 	snprintf(h.crf_log, sizeof(h.crf_log), "%s/crf-dump-%s.log", h.work,
 		 dir == h.dir ? "1" : "2");
@@ -76,6 +80,8 @@ static void dump(const char *dir, bool leave)
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		fail("crf dump of PID %d: %s", (int)h.pid, describe_status(st));
 	check_image_size(dir);
+	if (synced)
+		check_images_synced(dir);
 	if (leave) {
 		check_running(h.pid, "after dump --leave-running");
 		return;
