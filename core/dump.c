@@ -202,10 +202,14 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	r = check_target(o->pid);
 	if (r < 0)
 		return r;
-	r = crf_imgdir_open(o->dir, CRF_IMGDIR_WRITE, &dir);
-	if (r < 0)
-		return r;
+	/* Before the directory exists: a crf killed right after making it leaves none. */
 	crf_guardian_start(o->dir, created);
+	r = crf_imgdir_open(o->dir, CRF_IMGDIR_WRITE, &dir);
+	if (r < 0) {
+		crf_guardian_stop();
+		return r;
+	}
+	crf_guardian_owned();
 	r = crf_plugin_set_run(set, CRF_STAGE_DUMP_PREPARE, dir, o->pid);
 	if (r >= 0)
 		r = crf_pstree_freeze(o->pid, crf_freeze_mode_parse(o->freeze), &tree);
