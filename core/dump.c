@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -142,10 +143,33 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
  * time), the tree itself, then dump-finish.  A zombie has nothing to save
  * but its place in the tree and its exit status.
  */
+/*
+ * A zombie comes back by dying again as it died; one whose death dumped
+ * core would need a core dump to succeed now to carry the core-dumped bit
+ * (WCOREDUMP), and must not write one: refused.
+ */
+static int check_zombies(const struct crf_pstree *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct crf_proc *p = &t->procs[i];
+
+		if (p->zombie && WIFSIGNALED(p->exit_status) && WCOREDUMP(p->exit_status))
+			return crf_error_errno(ENOTSUP,
+					       "pid %d is a zombie killed by signal %d (%s) that "
+					       "dumped core: a restored one could not say so",
+					       (int)p->pid, WTERMSIG(p->exit_status),
+					       strsignal(WTERMSIG(p->exit_status)));
+	}
+	return 0;
+}
+
 static int dump_frozen(const struct crf_dump_opts *o, struct crf_plugin_set *set,
 		       struct crf_imgdir *dir, struct crf_pstree *t)
 {
-	int r = crf_pstree_fdtables(t);
+	int r = check_zombies(t);
+
+	if (r >= 0)
+		r = crf_pstree_fdtables(t);
 
 	if (r >= 0)
 		r = crf_pstree_check_fs(t);
@@ -178,10 +202,14 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	r = check_target(o->pid);
 	if (r < 0)
 		return r;
-	r = crf_imgdir_open(o->dir, CRF_IMGDIR_WRITE, &dir);
-	if (r < 0)
-		return r;
+	/* Before the directory exists: a crf killed right after making it leaves none. */
 	crf_guardian_start(o->dir, created);
+	r = crf_imgdir_open(o->dir, CRF_IMGDIR_WRITE, &dir);
+	if (r < 0) {
+		crf_guardian_stop();
+		return r;
+	}
+	crf_guardian_owned();
 	r = crf_plugin_set_run(set, CRF_STAGE_DUMP_PREPARE, dir, o->pid);
 	if (r >= 0)
 		r = crf_pstree_freeze(o->pid, crf_freeze_mode_parse(o->freeze), &tree);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The dump's guardian (guardian.h).  It speaks a line protocol on a pipe:
- * "F DIR" (DIR's cgroup.freeze is 1 because of crf), "T" (thawed), "K"
- * (keep the images), "D" (done).  End of file without "D" means crf died.
+ * "F DIR" (DIR's cgroup.freeze is 1 because of crf), "T" (thawed), "O"
+ * (the image directory is this dump's), "K" (keep the images), "D" (done).
+ * End of file without "D" means crf died.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +28,7 @@ static pid_t guard_pid;
 
 struct watch {
 	char frozen[PATH_MAX];	/* the cgroup to thaw; "" when none */
+	bool owned;		/* the directory is this dump's to write */
 	bool keep;
 	bool done;
 };
@@ -76,6 +78,9 @@ static void note(struct watch *w, const char *line)
 		break;
 	case 'T':
 		w->frozen[0] = '\0';
+		break;
+	case 'O':
+		w->owned = true;
 		break;
 	case 'K':
 		w->keep = true;
@@ -141,8 +146,11 @@ static void __attribute__((noreturn)) guard(int fd, pid_t crf, const char *imgdi
 		;
 	if (!w.done && w.frozen[0])
 		thaw(w.frozen);
-	if (!w.done && !w.keep)
+	/* Images only of this dump: a directory that turned out to hold another is left. */
+	if (!w.done && !w.keep && w.owned)
 		remove_images(imgdir, created);
+	else if (!w.done && created)
+		rmdir(imgdir);
 	_exit(0);
 }
 
@@ -199,6 +207,11 @@ void crf_guardian_frozen(const char *dir)
 void crf_guardian_thawed(void)
 {
 	say("T\n");
+}
+
+void crf_guardian_owned(void)
+{
+	say("O\n");
 }
 
 void crf_guardian_complete(void)

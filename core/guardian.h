@@ -25,6 +25,9 @@ void crf_guardian_start(const char *imgdir, bool created);
 void crf_guardian_frozen(const char *dir);
 void crf_guardian_thawed(void);
 
+/* The image directory is this dump's (not one that holds another dump's). */
+void crf_guardian_owned(void);
+
 /* The images are complete (the inventory is written): keep them. */
 void crf_guardian_complete(void);
 

@@ -114,6 +114,9 @@ int crf_proc_read_stat(pid_t pid, struct crf_proc *p)
 	p->zombie = state == 'Z';
 	if (p->zombie && stat_exit_code(end + 1, &p->exit_status) < 0)
 		return crf_error_errno(EINVAL, "%s: no exit_code field", path);
+	if (p->zombie && strchr(text, '('))
+		snprintf(p->comm, sizeof(p->comm), "%.*s", (int)(end - strchr(text, '(') - 1),
+			 strchr(text, '(') + 1);
 	return read_ns_pids(pid, p);
 }
 
@@ -135,6 +138,7 @@ int crf_pstree_write(struct crf_imgdir *dir, const struct crf_pstree *t)
 				    : CRF__CORE__PROCESS_STATE__ALIVE;
 		m.has_exit_status = p->zombie;
 		m.exit_status = p->exit_status;
+		m.comm = p->zombie ? (char *)p->comm : NULL;
 		m.has_n_threads = !p->zombie;
 		m.n_threads = p->n_threads;
 		m.n_ns_pid = p->n_levels > 1 ? p->n_levels : 0;
@@ -222,6 +226,9 @@ static int add_record(struct crf_pstree *t, const Crf__Core__Process *m)
 		.files_of = m->has_files_of ? m->files_of : 0,
 		.fd_table_end = m->has_fd_table_end ? m->fd_table_end : 0,
 	};
+
+	if (m->comm)
+		snprintf(p.comm, sizeof(p.comm), "%s", m->comm);
 
 	if (m->n_ns_pid > CRF_PIDNS_LEVELS || (m->n_ns_pid && m->ns_pid[0] != m->pid))
 		return crf_error_errno(EBADMSG, "%s: PID %d: bad namespace PIDs", CRF_IMG_PSTREE,

@@ -33,6 +33,7 @@ struct crf_proc {
 	unsigned int n_levels;
 	bool zombie;
 	int exit_status; /* zombie: as waitpid reports it */
+	char comm[16];	 /* zombie: its name, as /proc/PID/stat shows it */
 	unsigned int n_threads;
 	/*
 	 * A table of fds shared with other processes (CLONE_FILES): the first

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -187,9 +188,11 @@ static int join_group(const struct crf_rst_tree *rt, size_t i)
 		    what);
 }
 
-/* A zombie ends the way it ended before, and its parent will reap it. */
-static _Noreturn void die_as_saved(int status)
+/* A zombie ends the way it ended before, named as it was; its parent will reap it. */
+static _Noreturn void die_as_saved(int status, const char *comm)
 {
+	if (comm[0])
+		prctl(PR_SET_NAME, comm, 0, 0, 0);
 	if (WIFSIGNALED(status)) {
 		/* The death happened already: it must not write a core file now. */
 		const struct rlimit no_core = {0, 0};
@@ -293,7 +296,7 @@ int crf_rst_tree_proc_main(struct crf_rst_tree *rt, size_t i)
 	if (r < 0)
 		return r;
 	if (rp->p->zombie)
-		die_as_saved(rp->p->exit_status);
+		die_as_saved(rp->p->exit_status, rp->p->comm);
 	if (rp->helper)
 		_exit(0);
 	settle_zombie_kids(rt, i);

@@ -153,6 +153,14 @@ static int posix_timers(struct crf_parasite *p, pid_t pid, Crf__Core__TaskCore *
 					      "pid %d: POSIX timer %d", (int)pid, pt[i].id);
 			goto out;
 		}
+		/* The kernel has no call that sets it: a restored timer would say 0. */
+		if (ti[i].overrun > 0) {
+			ret = crf_error_errno(ENOTSUP,
+					      "pid %d: POSIX timer %d has an overrun count of %d "
+					      "(timer_getoverrun), which crf cannot set again",
+					      (int)pid, pt[i].id, ti[i].overrun);
+			goto out;
+		}
 		t = malloc(sizeof(*t));
 		if (!t) {
 			ret = -ENOMEM;

@@ -89,9 +89,9 @@ trial() { # SIG LEAVE: "unchanged", "restored" or "lost"
 	sleep "$(awk -v d="$delay" 'BEGIN { printf "%.3f", d / 1000 }')"
 	kill "-$sig" "$cpid" 2>/dev/null
 	wait "$cpid" 2>/dev/null
-	# The guardian may still be removing what a killed crf wrote.
-	for ((i = 0; i < 200; i++)); do
-		[[ ! -e $T/img || -e $T/img/inventory.img ]] && break
+	# The guardian of a killed crf (reparented to this shell) finishes first.
+	for ((i = 0; i < 500; i++)); do
+		pgrep -P $$ -x crf-guardian >/dev/null || break
 		sleep 0.01
 	done
 	# A program the dump killed is reaped before it is judged.
@@ -103,6 +103,7 @@ trial() { # SIG LEAVE: "unchanged", "restored" or "lost"
 	if [[ -e /proc/$pid && $(state) == "$(cat "$T/before")" ]]; then
 		if [[ -e $T/img && ! -e $T/img/inventory.img ]]; then
 			note_lost "$sig" "$delay" "$leave"
+			rm -rf "$T/img"
 			echo lost
 			return
 		fi

@@ -390,12 +390,16 @@ int files_pipe_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	return r;
 }
 
-/* The tree lacks a read or a write end of @p (an O_RDWR FIFO end is both). */
+/*
+ * Whether an outside holder of @p must be looked for: every pipe that
+ * --external did not name.  One whose two ends are in the tree can have an
+ * outside holder too (an extra writer, a FIFO opened by its path); a FIFO
+ * held outside keeps its bytes across the kill, and the restore would
+ * write them in again.
+ */
 static bool pipe_half(const struct files_pipe *p)
 {
-	unsigned int rd = 1u << O_RDONLY | 1u << O_RDWR, wr = 1u << O_WRONLY | 1u << O_RDWR;
-
-	return !p->external && (!(p->held & rd) || !(p->held & wr));
+	return !p->external;
 }
 
 static int refuse_outside(const struct files_pipe *p, const struct files_lookout *w)
@@ -422,7 +426,7 @@ static int refuse_outside(const struct files_pipe *p, const struct files_lookout
  * restored with that end closed, so a reader still gets the bytes, then
  * EOF.  One whose other end a process outside the tree holds cannot be
  * recreated (that process is not restored): refused, unless --external
- * named it.  Only pipes with a missing end are looked for, all at once.
+ * named it.  Every pipe of the tree is looked for, all at once.
  */
 static int pipes_check_outside(const struct files_tree *tree)
 {

@@ -38,7 +38,6 @@
 #include "files.pb-c.h"
 #include "unlinked.h"
 
-#define DELETED	     " (deleted)"
 #define COPY_CHUNK   (1 << 20)
 #define UNLINKED_IMG "unlinked.img"
 /* The flags only open() itself looks at, or that must not apply again. */
@@ -272,25 +271,10 @@ static int not_made(void *arg)
 			       e->unlinked->file, UNLINKED_IMG);
 }
 
-/* The directory of the dump's path ("/d/f (deleted)" -> "/d"); NULL on ENOMEM. */
-static char *dir_of(const char *path)
-{
-	char *dir = strndup(path, strlen(path) - strlen(DELETED)), *slash;
-
-	if (!dir)
-		return NULL;
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	return dir;
-}
-
 /* An older image's record: a file of its own for the description, all of it data. */
 static int create_own(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 {
-	__attribute__((cleanup(freep))) char *dir = dir_of(e->path);
+	__attribute__((cleanup(freep))) char *dir = files_unlinked_dir(e->path);
 	struct unl_spec s = {e->unlinked->blob, dir, e->path, e->unlinked->size, e->mode, NULL};
 	int flags = (int)(e->flags & ~(unsigned int)OPEN_ONLY) | O_CLOEXEC | O_NOCTTY;
 	char proc[64];

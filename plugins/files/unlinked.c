@@ -236,8 +236,7 @@ static int save_content(struct crf_ctx *ctx, struct unl_file *f, int copy)
 	return crf_img_close(blob);
 }
 
-/* The directory of the dump's path ("/d/f (deleted)" -> "/d"); NULL on ENOMEM. */
-static char *dir_of(const char *path)
+char *files_unlinked_dir(const char *path)
 {
 	char *dir = strndup(path, strlen(path) - strlen(DELETED)), *slash;
 
@@ -265,7 +264,7 @@ static int unl_new(struct crf_ctx *ctx, struct files_dump *d, int fd, int copy,
 	snprintf(name, sizeof(name), "unlinked-%llu-%llu.img", (unsigned long long)st->st_dev,
 		 (unsigned long long)st->st_ino);
 	f->blob = strdup(name);
-	f->dir = dir_of(e->path);
+	f->dir = files_unlinked_dir(e->path);
 	if (!f->blob || !f->dir)
 		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, fd);
 	r = save_content(ctx, f, copy);

@@ -28,6 +28,12 @@ struct Crf__Files__Fd;
 bool files_unlinked_path(const char *path);
 
 /*
+ * The directory of an unlinked file's link ("/d/f (deleted)" -> "/d"),
+ * malloc'd; NULL on ENOMEM.  @path must pass files_unlinked_path().
+ */
+char *files_unlinked_dir(const char *path);
+
+/*
  * Dump: save the unlinked regular file behind fd @fd of the task of @d,
  * once per file of the tree (by device and inode): its data extents in
  * the blob image "unlinked-DEV-INODE.img", the rest in unlinked.img at

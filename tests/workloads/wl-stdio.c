@@ -25,12 +25,17 @@
  *                      (the harness's /dev/null and log), not its own.
  *   wl-stdio grow      fd 6 writes to the harness's log without O_APPEND:
  *                      the log grows before the restore, which must refuse.
+ *   wl-stdio extra     a pipe whose two ends the root holds (fds 15, 16) and
+ *                      a process outside the tree (an orphan of a double
+ *                      fork, the harness's child by then) holds a write end
+ *                      of too: the dump must refuse, naming that holder.
  */
 #include "wl.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,13 +324,54 @@ static void grow(void)
 	wl_wait_verify();
 }
 
+/* ---- extra ----------------------------------------------------------------- */
+
+static void extra(void)
+{
+	int p[2], sync[2];
+	pid_t mid, orphan = 0;
+
+	WL_CHECK(pipe(p) == 0 && dup2(p[0], 15) == 15 && dup2(p[1], 16) == 16, "pipe: %s",
+		 strerror(errno));
+	close(p[0]);
+	close(p[1]);
+	WL_CHECK(pipe(sync) == 0, "pipe: %s", strerror(errno));
+	mid = fork();
+	WL_CHECK(mid >= 0, "fork: %s", strerror(errno));
+	if (mid == 0) {
+		/* The grandchild is reparented out of the tree when its parent exits. */
+		pid_t g = fork();
+
+		if (g == 0) {
+			pid_t self = getpid();
+
+			close(sync[0]);
+			close(15);
+			WL_CHECK(write(sync[1], &self, sizeof(self)) == sizeof(self), "sync");
+			close(sync[1]);
+			for (;;)
+				pause();
+		}
+		_exit(g > 0 ? 0 : 1);
+	}
+	close(sync[1]);
+	WL_CHECK(waitpid(mid, NULL, 0) == mid, "waitpid");
+	WL_CHECK(read(sync[0], &orphan, sizeof(orphan)) == sizeof(orphan), "sync");
+	close(sync[0]);
+	WL_CHECK(orphan > 0, "no outside holder");
+	wl_ready();
+	wl_wait_verify();
+	kill(orphan, SIGKILL);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
 		void (*fn)(void);
 	} modes[] = {{"pipeline", pipeline}, {"daemon", daemon_log}, {"closed", closed},
-		     {"outside", outside},   {"inherit", inherit},   {"grow", grow}};
+		     {"outside", outside},   {"inherit", inherit},   {"grow", grow},
+		     {"extra", extra}};
 	const char *mode = argc > 1 ? argv[1] : "";
 
 	wl_init("stdio");
@@ -334,5 +380,5 @@ int main(int argc, char **argv)
 			modes[i].fn();
 			return 0;
 		}
-	wl_fail("usage: wl-stdio pipeline|daemon|closed|outside|inherit|grow");
+	wl_fail("usage: wl-stdio pipeline|daemon|closed|outside|inherit|grow|extra");
 }

@@ -87,7 +87,36 @@ static void check_clocks(long long t1)
 		wl_fail("gettimeofday %lld and CLOCK_REALTIME %lld disagree", tv_ns(tv), ts_ns(b));
 }
 
-int main(void)
+/*
+ * "overrun": a timer whose last signal came with overruns (expirations while
+ * it was blocked), so that timer_getoverrun() says so: the dump must refuse.
+ */
+static void make_overrun(void)
+{
+	struct itimerspec fast = {{0, 1000000}, {0, 1000000}};
+	struct sigevent sev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGRTMIN + 1};
+	const struct timespec wait = {0, 20 * 1000000};
+	sigset_t set;
+	timer_t t;
+
+	signal(SIGRTMIN + 1, on_timer);
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMIN + 1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (timer_create(CLOCK_MONOTONIC, &sev, &t) < 0 || timer_settime(t, 0, &fast, NULL) < 0)
+		wl_fail("timer_create: %s", strerror(errno));
+	nanosleep(&wait, NULL);
+	/*
+	 * Delivered once, then blocked again: the count of that delivery stays
+	 * (a disarm would clear it) while the next signal waits, blocked.
+	 */
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (timer_getoverrun(t) <= 0)
+		wl_fail("no overrun after 20 ms of a 1 ms timer with its signal blocked");
+}
+
+int main(int argc, char **argv)
 {
 	struct itimerval real = {{30, 0}, {30, 0}}, virt = {{0, 0}, {100, 0}};
 	struct itimerval real0, virt0, real1, virt1, prof1;
@@ -98,6 +127,12 @@ int main(void)
 	ssize_t n;
 
 	wl_init("timers");
+	if (argc > 1 && !strcmp(argv[1], "overrun")) {
+		make_overrun();
+		wl_ready();
+		wl_wait_verify();
+		return 0;
+	}
 	signal(SIGALRM, on_timer);
 	signal(SIGVTALRM, on_timer);
 	signal(SIGRTMIN, on_timer);

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +42,17 @@ static pid_t spawn_exiting(int how)
 	if (pid > 0)
 		return pid;
 	signal(SIGCHLD, SIG_DFL);
+	/* Its name, as /proc/PID/stat shows it to its parent, must survive too. */
+	prctl(PR_SET_NAME, how == 42 ? "zombie-exit" : "zombie-term", 0, 0, 0);
+	if (how == SIGQUIT) {
+		/* Dump core, in the test's directory (core_pattern "core"). */
+		struct rlimit core = { 1 << 20, 1 << 20 };
+
+		if (setrlimit(RLIMIT_CORE, &core) < 0 || chdir(wl_tmpdir()) < 0)
+			_exit(1);
+		signal(SIGQUIT, SIG_DFL);
+		kill(getpid(), SIGQUIT);
+	}
 	if (how == SIGTERM) {
 		signal(SIGTERM, SIG_DFL);
 		kill(getpid(), SIGTERM);
@@ -55,23 +68,29 @@ static void wait_zombie(pid_t pid)
 		wl_fail("waitid(%d, WNOWAIT): %s", (int)pid, strerror(errno));
 }
 
-static char state_of(pid_t pid)
+/* The state letter of /proc/PID/stat, and its name (comm) into @comm. */
+static char state_of(pid_t pid, char *comm, size_t len)
 {
-	char path[64], buf[512], *p;
+	char path[64], buf[512], *p, *q;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (wl_read_file(path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')))
+	if (wl_read_file(path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')) ||
+	    !(q = strchr(buf, '(')))
 		return '?';
+	snprintf(comm, len, "%.*s", (int)(p - q - 1), q + 1);
 	return p[2];
 }
 
-static void reap(pid_t pid, const char *what, bool (*ok)(int), int st_want)
+static void reap(pid_t pid, const char *what, bool (*ok)(int), int st_want, const char *name)
 {
+	char comm[64];
+	char state = state_of(pid, comm, sizeof(comm));
 	int st;
 
-	if (state_of(pid) != 'Z')
-		wl_fail("%s (pid %d) is not a zombie but in state %c", what, (int)pid,
-			state_of(pid));
+	if (state != 'Z')
+		wl_fail("%s (pid %d) is not a zombie but in state %c", what, (int)pid, state);
+	if (strcmp(comm, name))
+		wl_fail("%s (pid %d) is named '%s', not '%s'", what, (int)pid, comm, name);
 	if (getpgid(pid) != getpgid(0) || getsid(pid) != getsid(0))
 		wl_fail("%s (pid %d) is not in its parent's group and session", what, (int)pid);
 	if (waitpid(pid, &st, WNOHANG) != pid)
@@ -103,7 +122,7 @@ static _Noreturn void live_child(void)
 	exit(0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct timespec settle = {0, 50 * 1000 * 1000};
 	struct sigaction sa = {.sa_sigaction = on_sigchld, .sa_flags = SA_SIGINFO | SA_RESTART};
@@ -116,7 +135,8 @@ int main(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGCHLD, &sa, NULL);
 	by_exit = spawn_exiting(42);
-	by_signal = spawn_exiting(SIGTERM);
+	/* "core": the other child dies of SIGQUIT and dumps core, which the dump refuses. */
+	by_signal = spawn_exiting(argc > 1 && !strcmp(argv[1], "core") ? SIGQUIT : SIGTERM);
 	live = fork();
 	if (live < 0)
 		wl_fail("fork: %s", strerror(errno));
@@ -134,8 +154,12 @@ int main(void)
 	if (sigchld_count != count)
 		wl_fail("SIGCHLD handled %d times after the restore, was %d before",
 			(int)sigchld_count, (int)count);
-	reap(by_exit, "the child that exited", exited, 42 << 8);
-	reap(by_signal, "the child killed by SIGTERM", signaled, SIGTERM);
+	reap(by_exit, "the child that exited", exited, 42 << 8, "zombie-exit");
+	if (argc > 1 && !strcmp(argv[1], "core"))
+		reap(by_signal, "the child that dumped core", signaled, SIGQUIT | 0x80,
+		     "zombie-term");
+	else
+		reap(by_signal, "the child killed by SIGTERM", signaled, SIGTERM, "zombie-term");
 	if (waitpid(live, &st, 0) != live || !WIFEXITED(st) || WEXITSTATUS(st))
 		wl_fail("the live child ended with status %#x", st);
 	wl_note("zombies kept: reaped with exit status 42 and SIGTERM, no SIGCHLD again");
