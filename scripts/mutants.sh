@@ -386,7 +386,7 @@ mutant core-cwd-deleted core/pstree-fs.c 'e2e-cwd-deleted-refused e2e-cwd-delete
 # --- the core: a dump that is interrupted, or killed (issue 15) ---
 mutant core-guardian-remove core/guardian.c 'e2e-fault-walk' \
 	'the images of a dump whose crf was killed are left behind' \
-	'	if (!w.done && !w.keep)
+	'	if (!w.done && !w.keep && w.owned)
 		remove_images(imgdir, created);' \
 	'	if (0)
 		remove_images(imgdir, created);'
