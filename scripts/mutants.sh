@@ -90,7 +90,7 @@ mutant mem-environ plugins/mem/restore.c 'e2e-mm-kill' \
 
 mutant mem-madv-dontfork plugins/mem/smaps.c 'e2e-madvise-kill' \
 	'a mapping with MADV_DONTFORK ("dc") comes back without it' \
-	'{VMF_DC, MADV_DONTFORK},' '{VMF_DC, MADV_NORMAL},'
+	'{VMF_RR, MADV_RANDOM},    {VMF_DC, MADV_DONTFORK},' '{VMF_RR, MADV_RANDOM},'
 mutant mem-cow-dump plugins/mem/cow.c 'e2e-cow-kill' \
 	'the dump finds no page still shared copy-on-write with the parent' \
 	'			if (same_page(a[i], b[i]))' '			if (0 && same_page(a[i], b[i]))'

@@ -65,9 +65,7 @@ static void dump(const char *dir, bool leave)
 		fail("cannot read /proc/%d/maps: %s", (int)h.pid, strerror(errno));
 	st = run_crf(args, h.crf_log, false, false, false, &ms);
 	note_time("dump", ms);
-	if (leave || h.expect_fail)
-		check_maps_unchanged(maps_before, h.expect_fail ? "after the refused dump"
-								: "after dump --leave-running");
+	/* First the verdict: a dump that should have refused may have killed the workload. */
 	if (h.expect_fail) {
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 			fail("crf dump of PID %d succeeded, but it should have refused",
@@ -75,8 +73,11 @@ static void dump(const char *dir, bool leave)
 		if (!WIFEXITED(st))
 			fail("crf dump of PID %d: %s, instead of refusing", (int)h.pid,
 			     describe_status(st));
+		check_maps_unchanged(maps_before, "after the refused dump");
 		return;
 	}
+	if (leave)
+		check_maps_unchanged(maps_before, "after dump --leave-running");
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		fail("crf dump of PID %d: %s", (int)h.pid, describe_status(st));
 	check_image_size(dir);
