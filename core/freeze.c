@@ -23,6 +23,7 @@
 
 #include <crf/log.h>
 
+#include "crf-private.h"
 #include "freeze-cgroup.h"
 #include "guardian.h"
 #include "freeze.h"
@@ -296,6 +297,9 @@ int crf_freeze(pid_t pid, enum crf_freeze_mode mode, struct crf_frozen **out)
 	if (m == CRF_FREEZE_CGROUP) {
 		crf_guardian_frozen(cg);
 		r = crf_cgroup_freeze(cg, CGROUP_TIMEOUT_MS);
+		/* The tests' one chance to kill crf with the cgroup frozen (its guardian thaws it). */
+		if (r >= 0 && (r = crf__fault("cgroup frozen", false)) < 0)
+			crf_cgroup_thaw(cg);
 		if (r < 0) {
 			crf_guardian_thawed();
 			frozen_free(f);

@@ -20,10 +20,12 @@
 # in order until one fails, and the file is put back.  First, unless
 # --no-baseline, every test named below must pass on the unmutated copy.
 #
-# Prints one line per mutant, "MUTANT NAME: caught by: TEST" or
-# "MUTANT NAME: MISSED (...)", then "N caught, M missed".  A mutant whose
-# text is no longer found, or that does not build, counts as missed: it no
-# longer tests anything.  Exit status 0 only when none is missed.
+# Prints one line per mutant, "MUTANT NAME: caught by: TEST (HOW)" or
+# "MUTANT NAME: MISSED (...)", then "N caught, M missed"; HOW is the first
+# FAIL line of the test's output (the workload's, where it has one).  A
+# mutant whose text is no longer found, or that does not build, counts as
+# missed: it no longer tests anything.  Exit status 0 only when none is
+# missed.
 #
 # Too slow for every CI run (tens of minutes): run it before resolving an
 # issue that adds state, with its new mutant, and quote its last line.
@@ -85,6 +87,30 @@ mutant mem-exe plugins/mem/restore.c 'e2e-mm-kill' \
 mutant mem-environ plugins/mem/restore.c 'e2e-mm-kill' \
 	'the environment starts where the command line does' \
 	'		.env_start = f->env_start,' '		.env_start = f->arg_start,'
+
+mutant mem-madv-dontfork plugins/mem/smaps.c 'e2e-madvise-kill' \
+	'a mapping with MADV_DONTFORK ("dc") comes back without it' \
+	'{VMF_RR, MADV_RANDOM},    {VMF_DC, MADV_DONTFORK},' '{VMF_RR, MADV_RANDOM},'
+mutant mem-cow-dump plugins/mem/cow.c 'e2e-cow-kill' \
+	'the dump finds no page still shared copy-on-write with the parent' \
+	'			if (same_page(a[i], b[i]))' '			if (0 && same_page(a[i], b[i]))'
+mutant mem-cow-restore plugins/mem/premap.c 'e2e-cow-kill' \
+	'the restore makes a child'"'"'s copy-on-write pages afresh, not its parent'"'"'s' \
+	'		if (hdr->mm->has_cow_parent && hdr->mm->cow_parent > 0)' '		if (0)'
+mutant mem-special-deleted plugins/mem/smaps.c 'e2e-mem-private-deleted-refused' \
+	'a mapping of a deleted file is dumped as a file mapping, not refused' \
+	'	if (name_ends(v->name, " (deleted)"))
+		return "a mapping of a deleted file (not supported yet)";' \
+	'	if (0)
+		return "a mapping of a deleted file (not supported yet)";'
+mutant memfd-mode plugins/common/memfd.c 'e2e-memfd-exec-kill' \
+	'a memfd comes back without its group and other read bits (0642 -> 0602)' \
+	'	if (has_mode && fchmod(fd, mode & 07777) < 0) {' \
+	'	if (has_mode && fchmod(fd, mode & 07777 & ~044) < 0) {'
+mutant memfd-exec plugins/common/memfd.c 'e2e-memfd-exec-kill' \
+	'a memfd that could be run comes back without its exec bits' \
+	'	if (has_mode && fchmod(fd, mode & 07777) < 0) {' \
+	'	if (has_mode && fchmod(fd, mode & 07666) < 0) {'
 
 # --- the restorer (parasite/): memory, mm, signals, limits, threads, credentials ---
 mutant rst-pages-shifted parasite/restorer-vma.c 'e2e-memory-kill e2e-memory-1g-kill' \
@@ -187,6 +213,19 @@ mutant rst-seccomp-strict parasite/restorer-seccomp.c 'e2e-seccomp-kill' \
 	'a thread in seccomp strict mode comes back without it' \
 	'	if (s->mode == SECCOMP_MODE_STRICT) {' '	if (0) {'
 
+mutant rst-mlock parasite/restorer-vma.c 'e2e-madvise-kill' \
+	'no mapping is locked again (mlock, mlock2 MLOCK_ONFAULT, MAP_LOCKED)' \
+	'	if (!(v->steps & CRF_RST_STEP_LOCK))
+		return;' \
+	'	if (v->steps || !v->steps)
+		return;'
+mutant rst-guards parasite/restorer-vma.c 'e2e-madvise-kill' \
+	'no guard region is installed again' \
+	'		if (g->start < v->start || g->end > v->end)
+			continue;' \
+	'		if (g->start < v->start || g->end > v->end || g->start)
+			continue;'
+
 # --- the core: task state, signals, timers, the tree ---
 mutant core-oom core/task-attrs-restore.c 'e2e-taskattr-kill' \
 	'oom_score_adj stays crf restore'"'"'s' \
@@ -246,6 +285,142 @@ mutant core-thaw core/freeze-cgroup.c 'infect e2e-counter-leave-auto-cgroup' \
 	'a tree frozen with the cgroup freezer is never thawed' \
 	'	return write_freeze(dir, "0");' '	return 0;'
 
+mutant core-xsave-frame-size core/xsave.c 'e2e-cpu-kill' \
+	'the restorer'"'"'s XSAVE frame claims 64 bytes more than the task'"'"'s fpstate (the kernel then restores the legacy part only)' \
+	'	return size;
+}
+
+static int check_one' \
+	'	return size + 64;
+}
+
+static int check_one'
+mutant core-xsave-frame-features core/xsave.c 'e2e-cpu-kill' \
+	'the restorer'"'"'s XSAVE frame says it carries x87 and SSE state only' \
+	'		.xfeatures = features,' '		.xfeatures = features & 3,'
+mutant core-cpu-features core/cpu.c 'e2e-core-refused' \
+	'a dump made on a CPU with a feature this one lacks is restored' \
+	'		r = check_features(&img, host);' '		r = 0;'
+mutant core-cpu-area core/cpu.c 'e2e-core-refused' \
+	'a saved XSAVE area with state of a feature this CPU lacks is restored' \
+	'	r = check_area(img, host, tc->pid, tc->pid, &tc->xsave);' '	r = 0;'
+mutant core-stdio-closed core/rst-fds.c 'e2e-stdio-closed-kill e2e-stdio-daemon-kill' \
+	'crf restore'"'"'s fds 0-2 stay open in a task that had them closed' \
+	'	int next = 0;' '	int next = 3;'
+mutant core-ns-refused core/dump-objects.c 'e2e-ns-net-refused e2e-ns-uts-refused e2e-ns-mnt-refused' \
+	'every namespace is taken for crf'"'"'s own: none is refused' \
+	'	else if (mine && !strcmp(link, mine))
+		return 0;' \
+	'	else if (mine)
+		return 0;'
+mutant core-ns-pid-children core/dump-objects.c 'e2e-ns-pid-children-refused' \
+	'a PID namespace made for the children (unshare) is not refused' \
+	'		r = check_ns(o, tid, "pid_for_children", own_pid);' '		r = 0;'
+mutant core-plugin-refusal core/plugin-set.c 'e2e-plugins-mem-off-refused e2e-cgroup-off-refused' \
+	'an object no enabled plugin handles is let through (a dump with --disable mem has no memory)' \
+	'	if (!e)
+		return -ENOTSUP;
+	if (!e->kind->dump)' \
+	'	if (!e)
+		return 0;
+	if (!e->kind->dump)'
+mutant core-inventory-plugins core/cmd-restore.c 'e2e-plugins-subset-kill' \
+	'the restore takes the plugin set from its options, not from the inventory' \
+	'		r = crf_inventory_plugins(dir, &o->sel.image);' '		r = 0;'
+mutant core-loginuid core/task-attrs-restore.c 'e2e-taskattr-kill' \
+	'the loginuid stays crf restore'"'"'s' \
+	'		r = set_proc("loginuid", tc->loginuid);' '		r = 0;'
+mutant core-thp-disable core/task-attrs-restore.c 'e2e-taskattr-kill' \
+	'PR_SET_THP_DISABLE is cleared' \
+	'prctl(PR_SET_THP_DISABLE, tc->thp_disable & 1, thp_flags, 0, 0) < 0)' \
+	'prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0) < 0)'
+mutant core-membarrier core/task-attrs-restore.c 'e2e-taskattr-kill' \
+	'no membarrier registration is made again' \
+	'	if (r >= 0 && tc->membarrier)
+		r = set_membarrier(tc->membarrier);' \
+	'	if (0)
+		r = set_membarrier(tc->membarrier);'
+mutant core-subreaper core/task-attrs-restore.c 'e2e-taskattr-kill' \
+	'a child subreaper comes back as none (its orphans go to init)' \
+	'prctl(PR_SET_CHILD_SUBREAPER, tc->child_subreaper ? 1 : 0, 0, 0, 0) < 0)' \
+	'prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) < 0)'
+mutant core-personality core/task-attrs-restore.c 'e2e-taskattr-kill' \
+	'the personality is reset to PER_LINUX' \
+	'	t->a.personality = tc->personality;' '	t->a.personality = 0;'
+mutant core-group-stop core/task-attrs-restore.c 'e2e-stopped-kill' \
+	'a process stopped by SIGSTOP comes back running' \
+	'	t->a.stop_signal = (int32_t)tc->stop_signal;' '	t->a.stop_signal = 0;'
+mutant core-stop-reports core/task-attrs-restore.c 'e2e-stopped-kill' \
+	'the stop reports the parent had taken (waitpid WUNTRACED) are reported again' \
+	'	if (!tc->n_stop_waited)
+		return 0;' \
+	'	if (tc->n_stop_waited || !tc->n_stop_waited)
+		return 0;'
+mutant core-pending-64 core/task-pending.c 'e2e-taskattr-kill' \
+	'only the first 64 queued signals of a queue are saved' \
+	'		if (got == 0)
+			return 0;' \
+	'		if (got == 0 || off)
+			return 0;'
+mutant core-sigsuspend-mask core/dump.c 'e2e-sigwait-kill' \
+	'a leader stopped in sigsuspend comes back with the call'"'"'s temporary mask' \
+	'	if (r >= 0)
+		tc.blocked = crf_parasite_blocked(p);' \
+	'	if (0)
+		tc.blocked = crf_parasite_blocked(p);'
+mutant core-clone-files core/rst-tree.c 'e2e-clonefiles-kill' \
+	'processes that shared an fd table are forked with tables of their own' \
+	'		flags |= CLONE_FILES;' '		flags |= 0;'
+mutant core-clonefiles-outside core/pstree-fs.c 'e2e-clonefiles-outside-refused' \
+	'an fd table the tree shares with a process outside it is not refused' \
+	'		if (!c)
+			return crf_error_errno(' \
+	'		if (0)
+			return crf_error_errno('
+mutant core-cwd-deleted core/pstree-fs.c 'e2e-cwd-deleted-refused e2e-cwd-deleted-root-refused' \
+	'a deleted cwd or root is not refused' \
+	'	if (st.st_nlink == 0 ||
+	    (n > (ssize_t)strlen(DELETED) && !strcmp(path + n - strlen(DELETED), DELETED)))' \
+	'	if (0)'
+
+# --- the core: a dump that is interrupted, or killed (issue 15) ---
+mutant core-guardian-remove core/guardian.c 'e2e-fault-walk' \
+	'the images of a dump whose crf was killed are left behind' \
+	'	if (!w.done && !w.keep && w.owned)
+		remove_images(imgdir, created);' \
+	'	if (0)
+		remove_images(imgdir, created);'
+mutant core-guardian-thaw core/guardian.c 'e2e-fault-walk' \
+	'a tree frozen with the cgroup freezer stays frozen when crf is killed' \
+	'	if (!w.done && w.frozen[0])
+		thaw(w.frozen);' \
+	'	if (0)
+		thaw(w.frozen);'
+mutant core-stop-request core/stop.c 'e2e-fault-walk' \
+	'SIGTERM, SIGINT and SIGHUP do not stop a dump' \
+	'	if (!sig)
+		return 0;' \
+	'	if (sig >= 0)
+		return 0;'
+mutant core-dump-data-order core/dump.c 'e2e-fault-walk' \
+	'the plugins'"'"' dump-task-data (the page copy) runs with the parasite still in the task' \
+	'					    p);
+	crf_seccomp_free(&tc);' \
+	'					    p);
+	if (r >= 0)
+		r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_TASK_DATA, dir, pid, NULL, NULL);
+	crf_seccomp_free(&tc);' \
+	'	if (r >= 0)
+		r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_TASK_DATA, dir, pid, NULL, NULL);
+	return r;' \
+	'	return r;'
+mutant core-sync-kill core/dump.c 'e2e-memory-kill e2e-counter-kill' \
+	'a killing dump does not sync its images before the kill' \
+	'	if (r >= 0 && (o->sync || !o->leave_running))' '	if (r >= 0 && o->sync)'
+mutant core-sync-leave core/dump.c 'e2e-counter-leave-sync' \
+	'dump --leave-running --sync returns before its images are on disk' \
+	'	if (r >= 0 && (o->sync || !o->leave_running))' '	if (r >= 0 && !o->leave_running)'
+
 # --- files plugin: fds, offsets, flags, pipes, anonymous fds, locks ---
 mutant files-offset plugins/files/restore.c 'e2e-files-kill' \
 	'every regular file is back at offset 0' \
@@ -294,7 +469,84 @@ mutant files-termios plugins/files/tty-restore.c 'e2e-tty-kill' \
 	'if (tcsetattr(fd, TCSANOW, tio) < 0 || ioctl(fd, TIOCSWINSZ, ws) < 0)' \
 	'if (ioctl(fd, TIOCSWINSZ, ws) < 0)'
 
-# --- ns, net, cgroup, devices plugins (their probes, for now) ---
+mutant files-stdio-unsaved plugins/files/fdtable.c 'e2e-stdio-pipeline-kill' \
+	'fds 0-2 are not saved (as with --inherit-stdio)' \
+	'	if (d->inherit_stdio && fd <= 2 && !files_is_tty(&obj))' \
+	'	if (fd <= 2 && !files_is_tty(&obj))'
+mutant files-stdio-crf plugins/files/restore.c 'e2e-stdio-daemon-kill e2e-stdio-closed-kill' \
+	'an fd 0-2 the program had closed is crf restore'"'"'s own' \
+	'	if (!tree || !files_ext_old_dump(tree->ext))
+		return 0;' \
+	'	if (!tree)
+		return 0;'
+mutant files-pipe-outside plugins/files/pipe.c 'e2e-stdio-outside-refused e2e-stdio-outside-fifo-refused' \
+	'a pipe whose other end a process outside the tree holds is not refused' \
+	'		if (pipe_half(&ps->v[i]) && v[k++].pid)' \
+	'		if (pipe_half(&ps->v[i]) && v[k++].pid && 0)'
+mutant files-inherit-fd plugins/files/pipe.c 'e2e-stdio-outside-kill' \
+	'an external pipe is made afresh, not connected to the --inherit-fd one' \
+	'		else if (m->has_external && m->external)
+			r = pipe_connect(tree, p, m);' \
+	'		else if (0)
+			r = pipe_connect(tree, p, m);'
+mutant files-validation-grow plugins/files/policy.c 'e2e-stdio-grow-refused' \
+	'a file that grew is reopened for a writer without O_APPEND' \
+	'	return (flags & O_PATH) || (flags & O_ACCMODE) == O_RDONLY || (flags & O_APPEND);' \
+	'	return (flags & O_PATH) || (flags & O_ACCMODE) == O_RDONLY || (flags & O_APPEND) || 1;'
+mutant files-validation-strict plugins/files/policy.c 'e2e-stdio-strict-refused' \
+	'--file-validation=strict is taken for lax' \
+	'	else if (!strcmp(value, "strict"))
+		*v = FILES_VALIDATE_STRICT;' \
+	'	else if (!strcmp(value, "strict"))
+		*v = FILES_VALIDATE_LAX;'
+mutant files-unlinked-holes plugins/files/unlinked.c 'e2e-unlinked-kill' \
+	'an unlinked file is saved from its first data byte to its end, holes and all' \
+	'		hole = data < 0 ? -1 : lseek(fd, data, SEEK_HOLE);' \
+	'		hole = data < 0 ? -1 : (off_t)size;'
+mutant files-unlinked-once plugins/files/unlinked.c 'e2e-unlinked-kill' \
+	'an unlinked file behind several descriptions or names is saved for each' \
+	'	if (!k)
+		return NULL;
+	*id = (*k)->i;' \
+	'	if (k || !k)
+		return NULL;
+	*id = (*k)->i;'
+mutant files-unlinked-owner plugins/files/unlinked-restore.c 'e2e-unlinked-kill' \
+	'an unlinked file comes back owned by root' \
+	'	if (rec && fchown(fd, rec->uid, rec->gid) < 0)' '	if (0 && fchown(fd, rec->uid, rec->gid) < 0)'
+mutant files-unlinked-mode plugins/files/unlinked-restore.c 'e2e-unlinked-kill' \
+	'an unlinked file loses its set-user-ID, set-group-ID and sticky bits' \
+	'	if (fchmod(fd, s->mode & 07777) < 0)' '	if (fchmod(fd, s->mode & 0777) < 0)'
+mutant files-unlinked-times plugins/files/unlinked-restore.c 'e2e-unlinked-kill' \
+	'an unlinked file gets the restore'"'"'s atime and mtime' \
+	'	if (futimens(fd, t) < 0)' '	if (0)'
+mutant files-pipe-nonblock plugins/files/pipe.c 'e2e-pipedesc-kill e2e-pipes-kill' \
+	'every description of a pipe loses O_NONBLOCK' \
+	'	v[p->n_descs] = (struct pipe_desc){d->pid, e->fd, e->flags, -1};' \
+	'	v[p->n_descs] = (struct pipe_desc){d->pid, e->fd, e->flags & ~(unsigned int)O_NONBLOCK, -1};'
+mutant files-pty-owner plugins/files/tty-restore.c 'e2e-tty-kill' \
+	'a pty'"'"'s slave comes back owned by root' \
+	'	if (chown(t->slave, m->uid, m->gid) < 0 ||' '	if (chown(t->slave, 0, 0) < 0 ||'
+mutant files-pty-queued plugins/files/tty.c 'e2e-tty-queued-refused' \
+	'bytes buffered in a pty are not refused (they are lost)' \
+	'	if (t->in_queued || t->out_queued)' '	if (0)'
+mutant files-inotify-pending plugins/files/inotify.c 'e2e-epoll-inotify-pending-refused' \
+	'an inotify fd with events not read yet is not refused (they are lost)' \
+	'	if (n > 0)
+		return crf_error_errno(ENOTSUP,' \
+	'	if (0)
+		return crf_error_errno(ENOTSUP,'
+mutant files-shell-termios plugins/files/tty-restore.c 'e2e-tty-shell-kill' \
+	'a shell job'"'"'s terminal keeps the shell'"'"'s settings and size, not the job'"'"'s' \
+	'		if (r == 0 && t->rec->external)
+			r = give_settings(ttys, t->rec);' \
+	'		if (0)
+			r = give_settings(ttys, t->rec);'
+mutant files-shell-foreground plugins/files/tty-restore.c 'e2e-tty-shell-kill' \
+	'a shell job that had the foreground of its terminal comes back in the background' \
+	'		if (r == 0 && t->rec->external && t->rec->has_fg_pid)' '		if (0)'
+
+# --- ns, net, cgroup, devices plugins: their probes; cgroup membership ---
 mutant ns-probe plugins/ns/probe.c 'cli' \
 	'every namespace kind is reported missing' \
 	'crf_probe_feature(ctx, feature, true, ns_kinds[i].required, "%s -> %s", path, link);' \
@@ -311,6 +563,16 @@ mutant devices-probe plugins/devices/probe.c 'cli' \
 	'tun is reported missing where /dev/net/tun works' \
 	'		crf_probe_feature(ctx, "tun", true, false,' \
 	'		crf_probe_feature(ctx, "tun", false, false,'
+
+mutant cgroup-join plugins/cgroup/restore.c 'e2e-cgroup-kill e2e-cgroup-v1-kill' \
+	'a process comes back in crf restore'"'"'s cgroups' \
+	'		if (rs->moves[i].pid == pid && !rs->moves[i].tid)' '		if (0)'
+mutant cgroup-thread-join plugins/cgroup/restore.c 'e2e-cgroup-thread-kill' \
+	'a thread in a cgroup of its own comes back in its process'"'"'s' \
+	'		if (!rs->moves[i].tid)
+			continue;' \
+	'		if (rs->moves[i].tid || !rs->moves[i].tid)
+			continue;'
 
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a
@@ -434,7 +696,7 @@ build() {
 
 # run_test TEST: 0 if it passes.
 run_test() {
-	meson test -C "$B" --no-rebuild --print-errorlogs "$1" >"$SCRATCH/test.log" 2>&1
+	meson test -C "$B" --no-rebuild --verbose "$1" >"$SCRATCH/test.log" 2>&1
 }
 
 # Every test a mutant names must pass before any mutant is applied.
@@ -456,6 +718,17 @@ baseline() {
 	echo "baseline: ${#seen[@]} tests pass on the unmutated tree"
 }
 
+# How the last test failed, in one line: the workload's FAIL line, the
+# harness's or a script's, or crf's first error.
+failure_line() {
+	local line
+	line=$(grep -m1 -E 'wl-[a-z0-9-]+: FAIL: ' "$SCRATCH/test.log" ||
+		grep -m1 -E '^ *FAIL' "$SCRATCH/test.log" ||
+		grep -m1 -E 'error|FAIL' "$SCRATCH/test.log")
+	line=${line#"${line%%[![:space:]|]*}"}
+	echo "${line:0:160}"
+}
+
 # run_mutant NAME: prints its line; 0 if caught.
 run_mutant() {
 	local m=$1 why t
@@ -472,7 +745,7 @@ run_mutant() {
 	fi
 	for t in ${M_TESTS[$m]}; do
 		if ! run_test "$t"; then
-			echo "MUTANT $m: caught by: $t"
+			echo "MUTANT $m: caught by: $t ($(failure_line))"
 			unapply "$m"
 			return 0
 		fi

@@ -8,9 +8,13 @@
 #   there (term@N: SIGTERM) and crf killed there (kill@N: SIGKILL; not where
 #   the parasite is in a task, where PTRACE_O_EXITKILL kills the task):
 #   the tree runs on unchanged (every process's state, tracer, signal masks
-#   and maps), crf says why and exits 1 (or 0: the dump was complete), and
-#   an unfinished dump leaves no image behind (the guardian removes what a
-#   killed crf wrote);
+#   and maps, and its cgroup not frozen), crf says why and exits 1 (0 only
+#   after the point "images complete": the dump was complete, and a failure
+#   or a stop request before it must fail the dump), and an unfinished dump
+#   leaves no image behind (the guardian removes what a killed crf wrote);
+#   with the ptrace freezer; then a process alone in a scratch cgroup v2
+#   (the cgroup freezer takes no more) with the cgroup freezer, crf stopped
+#   and killed at each point: crf, or a killed crf's guardian, thaws it;
 #   a killing dump, each point failing: the tree survives unchanged, or it
 #   was killed after its images were complete and restores from them;
 #   restore, each point failing and crf restore killed there: nothing of the
@@ -30,11 +34,19 @@ os.execv(sys.argv[1], sys.argv[1:])' "$0" "$@"
 fi
 CRF=$1 WL=$2 BASE=$3
 T=$(mktemp -d /tmp/crf-fault-walk-XXXXXX)
-passed=0 failed=0 root=
+passed=0 failed=0 root= CG= in_cg=
 
 cleanup() {
-	local p
-	[[ -n $root ]] && for p in $(tree_pids "$root"); do kill -KILL "$p" 2>/dev/null; done
+	local p i r
+	for r in $root ${tree_root:-}; do
+		for p in $(tree_pids "$r"); do kill -KILL "$p" 2>/dev/null; done
+	done
+	if [[ -n $CG ]]; then
+		echo 0 >"$CG/cgroup.freeze" 2>/dev/null
+		for p in $(cat "$CG/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+		for ((i = 0; i < 200; i++)); do rmdir "$CG" 2>/dev/null && break; sleep 0.025; done
+		[[ -d $CG ]] && echo "fault-walk: could not remove the cgroup $CG"
+	fi
 	rm -rf "$T" "$BASE".*
 }
 trap cleanup EXIT
@@ -72,9 +84,11 @@ maps() {
 	END { if (line) print line, prev_end }' "/proc/$1/maps"
 }
 
-# What must not change: each process's state class, tracer, masks and maps.
+# What must not change: each process's state class, tracer, masks and maps,
+# and whether its cgroup is frozen (a frozen task's state looks like a sleep).
 snapshot() {
 	local p st
+	[[ -n $in_cg ]] && echo "cgroup: freeze $(cat "$CG/cgroup.freeze"), $(grep frozen "$CG/cgroup.events")"
 	for p in $(tree_pids "$root"); do
 		st=$(sed 's/.*) \(.\).*/\1/' "/proc/$p/stat")
 		[[ $st == [RSD] ]] && st=running
@@ -122,7 +136,19 @@ points() {
 	sed -n 's/^crf fault point \([0-9]*\): \(.*\)$/\1 \2/p' "$1"
 }
 
+# A scratch cgroup v2 below ours, for the tree alone: $CG, or empty (and why) where none can be made.
+make_cgroup() {
+	local mnt own
+	mnt=$(sed -n 's/^[^ ]* [^ ]* [^ ]* [^ ]* \([^ ]*\) .* - cgroup2 .*/\1/p' /proc/self/mountinfo | head -1)
+	own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	[[ -n $mnt ]] || { echo "  note: no cgroup v2 is mounted: no cgroup freezer walk"; return; }
+	[[ $own == / ]] && own=
+	CG=$mnt$own/crf-fault-walk-$$
+	mkdir "$CG" || { echo "  note: cannot make a cgroup v2 ($CG): no cgroup freezer walk"; CG=; }
+}
+
 export CRF_TEST_READY=$T/ready CRF_TEST_VERIFY=$T/verify CRF_TEST_TMPDIR=$T CRF_TEST_TIMEOUT=600
+make_cgroup
 "$WL" </dev/null >"$T/wl.log" 2>&1 &
 root=$!
 for ((i = 0; i < 1000; i++)); do [[ -e $T/ready ]] && break; sleep 0.01; done
@@ -130,39 +156,68 @@ for ((i = 0; i < 1000; i++)); do [[ -e $T/ready ]] && break; sleep 0.01; done
 pids=$(tree_pids "$root")
 snapshot >"$T/before"
 
-# 1. dump --leave-running
-CRF_FAULT=trace "$CRF" dump -t "$root" -D "$BASE.trace" --leave-running >"$T/out" 2>&1 ||
-	fail "traced dump"
-points "$T/out" >"$T/dump-points"
-rm -rf "$BASE.trace"
-n=$(wc -l <"$T/dump-points")
-((n >= 20)) || fail "only $n fault points in a dump of 8 processes"
-while read -r i name; do
-	for act in fail term kill; do
-		[[ $act == kill && $name == *"(parasite in)" ]] && continue
-		d=$BASE.$act$i
-		CRF_FAULT=$act@$i timeout -s KILL 60 "$CRF" dump -t "$root" -D "$d" --leave-running \
-			>"$T/out" 2>&1
-		st=$?
-		what="dump $act at point $i ($name): status $st"
-		case $act in
-		kill) [[ $st -eq 137 ]] || { fail "$what, not 137"; continue; } ;;
-		*) [[ $st -eq 1 || ($st -eq 0 && -e $d/inventory.img) ]] ||
-			{ fail "$what"; continue; } ;;
-		esac
-		if [[ $st -eq 1 && $act != kill ]] && ! grep -Eq 'fault injected|interrupted by signal' "$T/out"; then
-			fail "$what: no message says why"
-			continue
-		fi
-		no_images "$d" "$what" && unchanged "$what" && passed=$((passed + 1))
-		rm -rf "$d"
-	done
-done <"$T/dump-points"
+# 1. dump --leave-running, with freezer $1 (each point: the acts $2; at least $3 points)
+walk_dump() {
+	local freeze=$1 acts=$2 min=$3 n complete i name act d st what
+	CRF_FAULT=trace "$CRF" dump -t "$root" -D "$BASE.trace" --leave-running --freeze="$freeze" \
+		>"$T/out" 2>&1 || fail "traced dump ($freeze)"
+	points "$T/out" >"$T/dump-points-$freeze"
+	rm -rf "$BASE.trace"
+	n=$(wc -l <"$T/dump-points-$freeze")
+	((n >= min)) || fail "only $n fault points in a dump ($freeze)"
+	complete=$(sed -n 's/^\([0-9]*\) images complete$/\1/p' "$T/dump-points-$freeze")
+	[[ -n $complete ]] || { fail "no point 'images complete' in a dump ($freeze)"; complete=$n; }
+	while read -r i name; do
+		for act in $acts; do
+			[[ $act == kill && $name == *"(parasite in)" ]] && continue
+			d=$BASE.$act$i
+			CRF_FAULT=$act@$i timeout -s KILL 60 "$CRF" dump -t "$root" -D "$d" \
+				--leave-running --freeze="$freeze" >"$T/out" 2>&1
+			st=$?
+			what="dump ($freeze) $act at point $i ($name): status $st"
+			case $act in
+			kill) [[ $st -eq 137 ]] || { fail "$what, not 137"; continue; } ;;
+			*) if ((i <= complete)); then
+				[[ $st -eq 1 ]] ||
+					{ fail "$what, not 1 (before its images are complete)"; continue; }
+			elif ! [[ $st -eq 1 || ($st -eq 0 && -e $d/inventory.img) ]]; then
+				fail "$what"
+				continue
+			fi ;;
+			esac
+			if [[ $st -eq 1 && $act != kill ]] && ! grep -Eq 'fault injected|interrupted by signal' "$T/out"; then
+				fail "$what: no message says why"
+				continue
+			fi
+			no_images "$d" "$what" && unchanged "$what" && passed=$((passed + 1))
+			rm -rf "$d"
+		done
+	done <"$T/dump-points-$freeze"
+	echo "  dump --freeze=$freeze: $n points ($acts)"
+}
+walk_dump ptrace "fail term kill" 20
+n=$(wc -l <"$T/dump-points-ptrace")
+
+# 1b. the cgroup freezer, on a sleeper alone in $CG
+if [[ -n $CG ]]; then
+	tree_root=$root
+	cp "$T/before" "$T/before-tree"
+	(echo 0 >"$CG/cgroup.procs" && exec sleep 1000) </dev/null >/dev/null 2>&1 &
+	root=$! in_cg=1
+	for ((i = 0; i < 1000; i++)); do grep -qx "$root" "$CG/cgroup.procs" && break; sleep 0.01; done
+	snapshot >"$T/before"
+	walk_dump cgroup "term kill" 5
+	kill -KILL "$root"
+	wait "$root" 2>/dev/null
+	root=$tree_root in_cg=
+	mv "$T/before-tree" "$T/before"
+fi
 
 # 2. a killing dump, each point failing
 while read -r i name; do
 	d=$BASE.kfail$i
-	CRF_FAULT=fail@$i timeout -s KILL 60 "$CRF" dump -t "$root" -D "$d" >"$T/out" 2>&1
+	CRF_FAULT=fail@$i timeout -s KILL 60 "$CRF" dump -t "$root" -D "$d" --freeze=ptrace \
+		>"$T/out" 2>&1
 	st=$?
 	what="killing dump failing at point $i ($name): status $st"
 	if [[ -e $d/inventory.img ]]; then
@@ -175,7 +230,7 @@ while read -r i name; do
 	fi
 	unchanged "$what" && passed=$((passed + 1))
 	rm -rf "$d"
-done <"$T/dump-points"
+done <"$T/dump-points-ptrace"
 
 # 3. restore
 "$CRF" dump -t "$root" -D "$BASE.r" >"$T/out" 2>&1 || { fail "dump for the restore walk"; exit 1; }
