@@ -270,8 +270,9 @@ const char *crf_object_class_name(enum crf_object_class cls);
 
 /*
  * What the plugin that owns the fd table (files) knows of one fd, handed
- * to the fd kind's handlers as @obj->data of a CRF_OBJ_FD object, at the
- * dump and at the restore.  The fd table's owner saves all of it for
+ * as @obj->data of a CRF_OBJ_FD object to the fd kind's handler: at the
+ * dump to a handler of another plugin than the table's owner, at the
+ * restore to every handler.  The fd table's owner saves all of it for
  * every fd in its record, whoever handles the kind, and keeps the fd's
  * number, its dups, its sharing with other tasks, close-on-exec, locks and
  * owner: a kind's handler only saves and makes the open file description.
