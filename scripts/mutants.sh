@@ -583,6 +583,30 @@ mutant cgroup-thread-join plugins/cgroup/restore.c 'e2e-cgroup-thread-kill' \
 	'		if (rs->moves[i].tid || !rs->moves[i].tid)
 			continue;'
 
+# --- fd kinds through the registry (issue 10) ---
+mutant registry-restore-any-plugin core/lib/registry.c 'e2e-vendor-eventfd' \
+	'the restore takes the first enabled handler of the kind, not the recorded plugin'"'"'s' \
+	'		if (plugin && strcmp(e->owner->name, plugin))' '		if (0)'
+mutant registry-restore-any-kind core/lib/registry.c 'e2e-anonfds-kill' \
+	'the restore calls the first handler of the class, whatever the kind' \
+	'		if (e->kind->cls != obj->cls || strcmp(e->kind->name, obj->kind))' \
+	'		if (e->kind->cls != obj->cls)'
+mutant registry-owner-ctx core/lib/registry.c 'e2e-vendor-eventfd' \
+	'a kind'"'"'s handler runs with the caller'"'"'s context (its config and priv), not its plugin'"'"'s' \
+	'	own.plugin = e->owner;' '	(void)e;'
+mutant files-kind-not-recorded plugins/files/fdattr.c 'e2e-vendor-eventfd' \
+	'the fd records lose the kind and plugin they were dumped by' \
+	'	if (!e->kind && d->cur_kind) {' '	if (0) {'
+mutant files-payload-lost plugins/files/kinds.c 'e2e-vendor-eventfd' \
+	'the payload another plugin'"'"'s kind saves is not written to the fd'"'"'s record' \
+	'		if (r == 0 && saved.buf) {' '		if (0) {'
+mutant files-foreign-direct plugins/files/fdtable.c 'e2e-vendor-eventfd' \
+	'another plugin'"'"'s fd kind is called as if it were the files plugin'"'"'s own' \
+	'		if (d->cur_plugin && strcmp(d->cur_plugin, crf_ctx_plugin(ctx)))' '		if (0)'
+mutant files-kinds-check-skipped plugins/files/fdtable.c 'e2e-eventfd-kind-off-restore' \
+	'restore-prepare does not check the fds'"'"' kinds: a switched-off one fails after the fork' \
+	'	int r = files_kinds_check(ctx);' '	int r = 0;'
+
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a
 # script as it runs, and a run takes long enough for someone to edit this one.

@@ -174,3 +174,137 @@ int crf_kind_find(struct crf_ctx *ctx, const struct crf_object *obj,
 	*kind = e->kind;
 	return 0;
 }
+
+/* ---- ABI 1.5: recording and restoring by kind --------------------------- */
+
+static const struct crf_registry_entry *entry_of(const struct crf_registry *reg,
+						 const struct crf_kind *kind)
+{
+	for (size_t i = 0; reg && kind && i < reg->n; i++)
+		if (reg->entries[i].kind == kind)
+			return &reg->entries[i];
+	return NULL;
+}
+
+const char *crf_kind_plugin(const struct crf_ctx *ctx, const struct crf_kind *kind,
+			    const char **version)
+{
+	const struct crf_registry_entry *e = entry_of(ctx->registry, kind);
+
+	if (version)
+		*version = e && e->owner->desc ? e->owner->desc->version : NULL;
+	return e ? e->owner->name : NULL;
+}
+
+/* Run @fn of handler @e on @obj with the context and log origin of its plugin. */
+static int call_as_owner(struct crf_ctx *ctx, const struct crf_registry_entry *e,
+			 int (*fn)(struct crf_ctx *, const struct crf_object *),
+			 const struct crf_object *obj)
+{
+	struct crf_ctx own = *ctx;
+	const char *old;
+	int r;
+
+	own.plugin = e->owner;
+	old = crf__log_set_origin(e->owner->name);
+	r = fn(&own, obj);
+	crf__log_set_origin(old);
+	return r;
+}
+
+int crf_kind_dump(struct crf_ctx *ctx, const struct crf_object *obj, const struct crf_kind *kind)
+{
+	const struct crf_registry_entry *e = entry_of(ctx->registry, kind);
+	int r;
+
+	if (!e)
+		return crf_error_errno(EINVAL, "pid %d: %s %d: a handler not in the registry",
+				       (int)obj->pid, crf_object_class_name(obj->cls), obj->id);
+	if (!kind->dump)
+		return 0;
+	r = call_as_owner(ctx, e, kind->dump, obj);
+	return r > 0 ? 0 : r;
+}
+
+/*
+ * The handler that restores @obj, dumped by @plugin (NULL: any): the first
+ * entry of @obj's class whose name is @obj->kind, of @plugin, enabled, not
+ * switched off, with a ->restore.  NULL after logging why there is none.
+ */
+static const struct crf_registry_entry *find_restore(const struct crf_registry *reg,
+						     const struct crf_object *obj,
+						     const char *plugin)
+{
+	const struct crf_registry_entry *off = NULL;
+	char what[768], by[160] = "";
+
+	for (size_t i = 0; reg && obj->kind && i < reg->n; i++) {
+		const struct crf_registry_entry *e = &reg->entries[i];
+
+		if (e->kind->cls != obj->cls || strcmp(e->kind->name, obj->kind))
+			continue;
+		if (plugin && strcmp(e->owner->name, plugin))
+			continue;
+		if (e->owner->enabled && !kind_off(e->owner, e->kind) && e->kind->restore)
+			return e;
+		if (!off)
+			off = e;
+	}
+	describe(obj, what, sizeof(what));
+	if (plugin)
+		snprintf(by, sizeof(by), ", dumped by plugin '%s',", plugin);
+	if (!off)
+		crf_error("pid %d: %s%s cannot be restored: %s", (int)obj->pid, what, by,
+			  plugin ? "that plugin is not loaded, or has no handler of this kind"
+				 : "no plugin handles this kind");
+	else if (!off->owner->enabled)
+		crf_error("pid %d: %s%s cannot be restored: plugin '%s' is %s", (int)obj->pid, what,
+			  by, off->owner->name,
+			  off->owner->why_off ? off->owner->why_off : "disabled");
+	else if (kind_off(off->owner, off->kind))
+		crf_error("pid %d: %s%s cannot be restored: the '%s' handler of plugin '%s' is %s",
+			  (int)obj->pid, what, by, off->kind->name, off->owner->name,
+			  kind_off(off->owner, off->kind));
+	else
+		crf_error("pid %d: %s%s cannot be restored: the '%s' handler of plugin '%s' has no "
+			  "restore",
+			  (int)obj->pid, what, by, off->kind->name, off->owner->name);
+	return NULL;
+}
+
+int crf_kind_check(struct crf_ctx *ctx, const struct crf_object *obj, const char *plugin)
+{
+	return find_restore(ctx->registry, obj, plugin) ? 0 : -ENOTSUP;
+}
+
+int crf_kind_restore(struct crf_ctx *ctx, const struct crf_object *obj, const char *plugin)
+{
+	const struct crf_registry_entry *e = find_restore(ctx->registry, obj, plugin);
+
+	if (!e)
+		return -ENOTSUP;
+	return call_as_owner(ctx, e, e->kind->restore, obj);
+}
+
+int crf_fd_save_payload(struct crf_ctx *ctx, const struct crf_object *obj, const void *buf,
+			size_t len)
+{
+	const struct crf_fd_info *info = obj ? obj->data : NULL;
+	void *copy;
+
+	(void)ctx;
+	if (!obj || obj->cls != CRF_OBJ_FD || !info || !info->saved || (len && !buf))
+		return crf_error_errno(EINVAL, "crf_fd_save_payload: not an fd being dumped");
+	if (len > CRF_FD_PAYLOAD_MAX)
+		return crf_error_errno(E2BIG, "pid %d: fd %d: a payload of %zu bytes (at most %u)",
+				       (int)obj->pid, obj->id, len, CRF_FD_PAYLOAD_MAX);
+	copy = malloc(len ? len : 1);
+	if (!copy)
+		return crf_error_errno(ENOMEM, "pid %d: fd %d: payload", (int)obj->pid, obj->id);
+	if (len)
+		memcpy(copy, buf, len);
+	free(info->saved->buf);
+	info->saved->buf = copy;
+	info->saved->len = len;
+	return 0;
+}

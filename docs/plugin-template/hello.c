@@ -36,6 +36,49 @@ static int hello_dump_task(struct crf_ctx *ctx)
 	return 0;
 }
 
+/*
+ * A new fd kind: /dev/full (character device 1:7), which no built-in kind
+ * handles.  The fd table walk names a character device "chr:MAJOR:MINOR";
+ * @match claims this one.  The files plugin keeps the fd table and saves
+ * what every fd has (number, flags, offset, path, close-on-exec); the
+ * kind saves what is its own with crf_fd_save_payload() and makes the
+ * open file description again at restore from obj->data.
+ */
+static bool full_match(const struct crf_object *obj)
+{
+	return obj->cls == CRF_OBJ_FD && obj->kind && !strcmp(obj->kind, "chr:1:7");
+}
+
+/* What this kind keeps of an fd: here only a tag, to show the round trip. */
+#define FULL_TAG "hello-full-1"
+
+static int full_dump(struct crf_ctx *ctx, const struct crf_object *obj)
+{
+	const struct crf_fd_info *info = obj->data;
+
+	crf_info("dump fd %d of pid %d (%s, flags %#o)", obj->id, (int)obj->pid, info->path,
+		 info->flags);
+	return crf_fd_save_payload(ctx, obj, FULL_TAG, strlen(FULL_TAG));
+}
+
+/* Return a new fd, O_CLOEXEC: the files plugin puts it at its number. */
+static int full_restore(struct crf_ctx *ctx, const struct crf_object *obj)
+{
+	const struct crf_fd_info *info = obj->data;
+	int fd;
+
+	(void)ctx;
+	if (info->payload_len != strlen(FULL_TAG) || memcmp(info->payload, FULL_TAG,
+							      info->payload_len))
+		return crf_error_errno(EBADMSG, "fd %d: not a record of this kind", obj->id);
+	fd = open("/dev/full", (int)(info->flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)) |
+				       O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return crf_error_errno(errno, "fd %d: /dev/full", obj->id);
+	crf_info("restored fd %d of pid %d (%s)", obj->id, (int)obj->pid, info->path);
+	return fd;
+}
+
 CRF_PLUGIN(
 	.name = "hello",
 	.version = "1.0.0",
@@ -43,6 +86,11 @@ CRF_PLUGIN(
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = hello_probe,
 		[CRF_STAGE_DUMP_TASK] = hello_dump_task,
+	),
+	/* Its name is what the images record: restored by this plugin's "full". */
+	.kinds = CRF_KINDS(
+		{ .cls = CRF_OBJ_FD, .name = "full", .match = full_match, .dump = full_dump,
+		  .restore = full_restore }
 	),
 	.config_keys = CRF_STRINGS("greeting"),
 );

@@ -32,6 +32,12 @@ int files_fd_write(struct files_dump *d, Crf__Files__Fd *e)
 	r = files_locks_dump(d, text, e);
 	if (r == 0)
 		r = files_owner_dump(d, e, &own);
+	/* The handler it was dumped by, whoever that is. */
+	if (!e->kind && d->cur_kind) {
+		e->kind = (char *)d->cur_kind;
+		e->plugin = (char *)d->cur_plugin;
+		e->plugin_version = (char *)d->cur_version;
+	}
 	if (r == 0)
 		r = crf_img_write(d->img, &e->base);
 	files_locks_release(e);

@@ -136,8 +136,16 @@ static int dump_fd(struct crf_ctx *ctx, struct files_dump *d, int dirfd, int fd)
 	if (d->inherit_stdio && fd <= 2 && !files_is_tty(&obj))
 		obj.kind = "stdio";
 	r = crf_kind_find(ctx, &obj, &kind);
-	if (r == 0 && kind->dump)
-		r = kind->dump(ctx, &obj);
+	if (r == 0) {
+		d->cur_kind = kind->name;
+		d->cur_plugin = crf_kind_plugin(ctx, kind, &d->cur_version);
+		/* Another plugin's kind: the record is still ours, its state that plugin's. */
+		if (d->cur_plugin && strcmp(d->cur_plugin, crf_ctx_plugin(ctx)))
+			r = files_foreign_dump(ctx, &obj, kind);
+		else if (kind->dump)
+			r = kind->dump(ctx, &obj);
+	}
+	d->cur_kind = d->cur_plugin = d->cur_version = NULL;
 	free(d->cur_fdinfo);
 	d->cur_fdinfo = NULL;
 	if (d->cur_copy >= 0)
@@ -307,7 +315,11 @@ int files_dump_finish(struct crf_ctx *ctx)
  */
 int files_restore_prepare(struct crf_ctx *ctx)
 {
-	int r = files_ext_restore_prepare(ctx);
+	/* Every fd's kind first: a restore that cannot make one makes nothing. */
+	int r = files_kinds_check(ctx);
+
+	if (r >= 0)
+		r = files_ext_restore_prepare(ctx);
 
 	if (r >= 0)
 		r = files_pipes_restore_prepare(ctx);

@@ -60,6 +60,8 @@ struct files_dump {
 	int cur_copy;
 	/* --inherit-stdio: fds 0-2 that are not terminals are the "stdio" kind */
 	bool inherit_stdio;
+	/* The handler of the fd being dumped, recorded with it by files_fd_write(). */
+	const char *cur_kind, *cur_plugin, *cur_version;
 };
 
 /* The whole fdinfo of the fd being dumped, read once per fd; 0 or -errno (not logged). */
@@ -246,6 +248,32 @@ int files_fd_write(struct files_dump *d, struct Crf__Files__Fd *e);
 int files_fdattr_restore_task(struct crf_ctx *ctx);
 
 struct Crf__Files__FdOwner;
+
+/*
+ * fd kinds through the registry (kinds.c).  files_record_kind(): the kind
+ * @e was dumped as (the handler's name; for older records without one,
+ * the kind its fields tell).  files_open_by_kind(): a new description
+ * (O_CLOEXEC) for @e, fd of task @pid, from the handler of its kind of the
+ * plugin recorded with it (crf_kind_restore), or -errno (logged).
+ * files_foreign_dump(): the record of an fd whose kind @kind another
+ * plugin declares: the generic fields, dups and sharing here, the payload
+ * from that plugin's dump.  files_kinds_check(), in restore-prepare: every
+ * record that needs a description has an enabled handler; 0 or -ENOTSUP
+ * (logged, naming the fd, the kind and the plugin).  The rest: the
+ * restore handlers of the plugin's own kinds.
+ */
+const char *files_record_kind(const struct Crf__Files__Fd *e);
+int files_open_by_kind(struct crf_ctx *ctx, const struct Crf__Files__Fd *e, int pid);
+int files_foreign_dump(struct crf_ctx *ctx, const struct crf_object *obj,
+		       const struct crf_kind *kind);
+int files_kinds_check(struct crf_ctx *ctx);
+int files_regfile_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int files_stdio_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int files_pipe_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int files_tty_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int files_epoll_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int files_inotify_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int files_anon_restore(struct crf_ctx *ctx, const struct crf_object *obj);
 
 /*
  * Add the locks of the "lock:" lines of @text (the fd's fdinfo) to @e,

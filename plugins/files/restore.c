@@ -184,19 +184,8 @@ static int open_desc(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 	fd = files_shared_dup(ctx, (int)crf_ctx_pid(ctx), e->fd);
 	if (fd != -ENOENT)
 		return fd;
-	if (e->has_inherit_stdio && e->inherit_stdio)
-		return files_stdio_reopen(e);
-	if (e->has_pipe)
-		return files_pipe_reopen(ctx, e);
-	if (e->tty)
-		return files_tty_open(ctx, e);
-	if (e->unlinked)
-		return files_unlinked_create(ctx, e);
-	if (e->epoll)
-		return files_epoll_create(e);
-	if (e->inotify)
-		return files_inotify_create(e);
-	return files_anon_is(e) ? files_anon_create(ctx, e) : files_regfile_reopen(ctx, e);
+	/* A description of its own: made by the handler of the kind it was dumped as. */
+	return files_open_by_kind(ctx, e, (int)crf_ctx_pid(ctx));
 }
 
 int files_stdio_reopen(const Crf__Files__Fd *e)

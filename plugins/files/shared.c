@@ -291,16 +291,7 @@ static int create(struct crf_ctx *ctx, struct files_desc *s, const Crf__Files__F
 	if (e->has_pipe || !e->path || !e->path[0])
 		return crf_error_errno(EBADMSG, "pid %d: fd %d: bad record of a shared description",
 				       s->pid, s->fd);
-	if (e->unlinked)
-		r = files_unlinked_create(ctx, e);
-	else if (e->tty)
-		r = files_tty_open(ctx, e);
-	else if (e->epoll)
-		r = files_epoll_create(e);
-	else if (e->inotify)
-		r = files_inotify_create(e);
-	else
-		r = files_anon_is(e) ? files_anon_create(ctx, e) : files_regfile_reopen(ctx, e);
+	r = files_open_by_kind(ctx, e, s->pid);
 	if (r < 0)
 		return r;
 	s->top = r;

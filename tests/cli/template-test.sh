@@ -44,4 +44,22 @@ out=$(LD_LIBRARY_PATH=$libdir "$crf" check -v --config-dir "$confdir" \
 grep -q 'crf\[hello\]: hello from the template plugin' <<<"$out" ||
 	{ echo "$out"; echo "FAIL: plugin config key not handed over"; exit 1; }
 grep -Eq '^hello +proc-status +supported' <<<"$out" || { echo "$out"; exit 1; }
-echo "template: 1 passed, 0 failed"
+
+# Its fd kind, dumped and restored for real: a process with /dev/full at fd 5.
+crfp() { LD_LIBRARY_PATH=$libdir "$crf" "$@" --config-dir "$confdir" \
+	--plugin-dir "$T/hello" --plugin-dir "$plugindir"; }
+setsid sleep 600 </dev/null >/dev/null 2>&1 5>/dev/full &
+pid=$!
+trap 'kill -9 $pid 2>/dev/null; rm -rf "$T"' EXIT
+sleep 0.2
+out=$(crfp dump -v -t $pid -D "$T/img" 2>&1) || { echo "$out"; echo "FAIL: dump of /dev/full"; exit 1; }
+grep -q 'crf\[hello\]: dump fd 5 of pid '$pid' (/dev/full' <<<"$out" ||
+	{ echo "$out"; echo "FAIL: hello did not dump its fd kind"; exit 1; }
+wait $pid 2>/dev/null || true
+out=$(crfp restore -v -D "$T/img" -d 2>&1) || { echo "$out"; echo "FAIL: restore of /dev/full"; exit 1; }
+grep -q 'crf\[hello\]: restored fd 5 of pid '$pid' (/dev/full)' <<<"$out" ||
+	{ echo "$out"; echo "FAIL: hello did not restore its fd kind"; exit 1; }
+[[ $(readlink /proc/$pid/fd/5) == /dev/full ]] ||
+	{ ls -l /proc/$pid/fd; echo "FAIL: fd 5 is not /dev/full after the restore"; exit 1; }
+kill -9 $pid
+echo "template: 2 passed, 0 failed"

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define CRF_PLUGIN_ABI_MAJOR 1
-#define CRF_PLUGIN_ABI_MINOR 4
+#define CRF_PLUGIN_ABI_MINOR 5
 
 /* The symbol every plugin exports (CRF_PLUGIN defines it). */
 #define CRF_PLUGIN_SYMBOL "crf_plugin_descriptor"
@@ -156,7 +156,11 @@ struct crf_kind {
 	bool (*match)(const struct crf_object *obj);
 	/* Save @obj to the images; 0 or -errno. */
 	int (*dump)(struct crf_ctx *ctx, const struct crf_object *obj);
-	/* Recreate @obj; >= 0 (for fds: the new fd) or -errno. */
+	/*
+	 * Recreate @obj; >= 0 (for fds: the new fd, O_CLOEXEC) or -errno.
+	 * Called through crf_kind_restore() (ABI 1.5) by the plugin that
+	 * owns the object's table (for fds: files).
+	 */
 	int (*restore)(struct crf_ctx *ctx, const struct crf_object *obj);
 };
 
@@ -260,6 +264,90 @@ int crf_kind_find(struct crf_ctx *ctx, const struct crf_object *obj,
 
 /* Name of an object class ("fd", "vma", "ns", "cgroup", "fdtable"). */
 const char *crf_object_class_name(enum crf_object_class cls);
+
+
+/* ---- ABI 1.5: fd kinds at restore --------------------------------------- */
+
+/*
+ * What the plugin that owns the fd table (files) knows of one fd, handed
+ * as @obj->data of a CRF_OBJ_FD object to the fd kind's handler: at the
+ * dump to a handler of another plugin than the table's owner, at the
+ * restore to every handler.  The fd table's owner saves all of it for
+ * every fd in its record, whoever handles the kind, and keeps the fd's
+ * number, its dups, its sharing with other tasks, close-on-exec, locks and
+ * owner: a kind's handler only saves and makes the open file description.
+ *
+ * @fd the number, @flags the O_* status flags without O_CLOEXEC, @pos the
+ * offset, @mode the st_mode of its file, @path its /proc link at the dump.
+ * @payload, @payload_len (restore): what the kind's dump handler saved
+ * with crf_fd_save_payload() (NULL, 0: nothing).  @saved is the owner's,
+ * for crf_fd_save_payload(): a handler leaves it alone.
+ */
+struct crf_payload {
+	void *buf; /* malloc()ed; the fd table's owner frees it */
+	size_t len;
+};
+
+struct crf_fd_info {
+	int fd;
+	bool cloexec;
+	unsigned int flags;
+	uint64_t pos;
+	mode_t mode;
+	const char *path;
+	const void *payload;
+	size_t payload_len;
+	struct crf_payload *saved;
+};
+
+/* The most a kind may save per fd with crf_fd_save_payload(). */
+#define CRF_FD_PAYLOAD_MAX (1u << 20)
+
+/*
+ * Dump handler of an fd kind: save @len bytes of @buf (at most
+ * CRF_FD_PAYLOAD_MAX) as the kind's own state of fd @obj in the fd's
+ * record; the restore hands them back in crf_fd_info's @payload.  A second
+ * call replaces the first.  0, or -EINVAL / -E2BIG / -ENOMEM (logged).
+ */
+int crf_fd_save_payload(struct crf_ctx *ctx, const struct crf_object *obj, const void *buf,
+			size_t len);
+
+/*
+ * The plugin that declares handler @kind (as crf_kind_find() returned it)
+ * and, in *@version when not NULL, its version; NULL when @kind is not in
+ * the registry.  What an fd table's owner records with each fd.
+ */
+const char *crf_kind_plugin(const struct crf_ctx *ctx, const struct crf_kind *kind,
+			    const char **version);
+
+/*
+ * Call @kind's ->dump on @obj (0 when it has none) as a hook of the plugin
+ * that declares it: crf_ctx_priv(), crf_ctx_config() and the log's origin
+ * are that plugin's.  What the owner of a table calls for each object it
+ * walks.  0 or -errno.
+ */
+int crf_kind_dump(struct crf_ctx *ctx, const struct crf_object *obj, const struct crf_kind *kind);
+
+/*
+ * At restore, any class: the handler of the object @obj->cls and
+ * @obj->kind, @obj->kind the name of the handler that dumped it (as the
+ * images recorded it), and @plugin the plugin recorded with it (NULL:
+ * whichever plugin, in dump order).  The handler is the enabled one of
+ * that name of @plugin: another plugin's handler of the same name never
+ * reads a record it did not write.
+ *
+ * crf_kind_check() returns 0 when there is one with a ->restore, or
+ * -ENOTSUP after logging one error naming the object, the kind, @plugin
+ * and why it is unavailable (not loaded, disabled, the kind switched off,
+ * no restore): for a restore-prepare hook that refuses before anything is
+ * made.  crf_kind_restore() checks the same and calls its ->restore on
+ * @obj as a hook of that plugin (see crf_kind_dump); for an fd, the new
+ * fd (O_CLOEXEC) that the caller installs, or -errno.
+ */
+int crf_kind_check(struct crf_ctx *ctx, const struct crf_object *obj, const char *plugin);
+int crf_kind_restore(struct crf_ctx *ctx, const struct crf_object *obj, const char *plugin);
+
+/* ---- end of ABI 1.5 (fd kinds at restore) ------------------------------- */
 
 #ifdef __cplusplus
 }
