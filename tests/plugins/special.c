@@ -4,8 +4,10 @@
  * adding a VMA kind and a namespace kind that it dumps and restores itself
  * (crf/plugin.h, ABI 1.5), with no change to mem or ns:
  *
- *   "special-memfd"  (CRF_OBJ_VMA, by @match) a MAP_SHARED mapping of a
- *                    memfd named "crf-test-special": its bytes go to the
+ *   "special-memfd"  (CRF_OBJ_VMA, by @match) a mapping of a memfd named
+ *                    "crf-test-special", shared or private (which mem
+ *                    refuses, and a match beats mem's "memfd"): its bytes,
+ *                    as the task sees them, go to the
  *                    blob special-vma-PID-START.img; the restore makes a
  *                    new memfd with them and maps it at the same address.
  *   "uts"            (CRF_OBJ_NS, by name) a UTS namespace: its hostname and
@@ -34,8 +36,7 @@ static bool special_match(const struct crf_object *obj)
 {
 	const struct crf_vma_info *vi = obj->data;
 
-	return vi && vi->flags == MAP_SHARED &&
-	       !strncmp(vi->path, MEMFD_PATH, strlen(MEMFD_PATH));
+	return vi && !strncmp(vi->path, MEMFD_PATH, strlen(MEMFD_PATH));
 }
 
 static void vma_image(char *buf, size_t len, pid_t pid, uint64_t start)
@@ -114,7 +115,7 @@ static int vma_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 		.start = vi->start,
 		.end = vi->end,
 		.prot = vi->prot,
-		.flags = MAP_SHARED,
+		.flags = vi->flags,
 		.fd = fd,
 		.pgoff = vi->pgoff,
 	};

@@ -3,10 +3,12 @@
  * wl-special MODE: state that only the test plugin crf-test-special
  * (tests/plugins/special.c) dumps and restores, through the kind registry:
  *
- *   vma  a MAP_SHARED mapping of a memfd named "crf-test-special" (its fd
- *        closed), filled with a known pattern: after the restore it is at
- *        the same address, still a shared mapping of a memfd of that name,
- *        with the same bytes, and writable
+ *   vma  a MAP_PRIVATE mapping of a memfd named "crf-test-special" (its fd
+ *        closed), filled with a known pattern: memory the mem plugin
+ *        refuses ("a private mapping of a memfd"), so only the test
+ *        plugin can have saved it.  After the restore it is at the same
+ *        address, still a private mapping of a memfd of that name, with
+ *        the same bytes, and writable
  *   uts  unshare(CLONE_NEWUTS) with a hostname and domain name of its own,
  *        and a child forked into that namespace: after the restore both
  *        are in one UTS namespace, not the host's (the one the workload
@@ -67,7 +69,7 @@ static void run_vma(void)
 
 	if (fd < 0 || ftruncate(fd, VMA_LEN) < 0)
 		wl_fail("memfd: %m");
-	p = mmap(NULL, VMA_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, VMA_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED)
 		wl_fail("mmap: %m");
 	close(fd);
@@ -78,7 +80,7 @@ static void run_vma(void)
 	wl_wait_verify();
 	maps_line(p, line, sizeof(line));
 	WL_CHECK(line[0], "no mapping at %p any more", (void *)p);
-	WL_CHECK(strstr(line, " rw-s ") && strstr(line, "/memfd:crf-test-special"),
+	WL_CHECK(strstr(line, " rw-p ") && strstr(line, "/memfd:crf-test-special"),
 		 "the mapping at %p is now '%.200s'", (void *)p, line);
 	WL_CHECK(wl_hash(p, VMA_LEN) == want, "the bytes of the mapping at %p differ", (void *)p);
 	p[VMA_LEN - 1] ^= 1;
