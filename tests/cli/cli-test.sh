@@ -49,7 +49,7 @@ conf() {
 
 # --- usage -------------------------------------------------------------
 expect 0 'Usage: crf COMMAND' "$CRF" --help
-expect 0 '^crf [0-9.]+ \(plugin ABI 1\.4, image format 1\.0\)' "$CRF" --version
+expect 0 '^crf [0-9.]+ \(plugin ABI 1\.5, image format 1\.0\)' "$CRF" --version
 expect 2 'Usage: crf COMMAND' "$CRF"
 expect 2 "crf: unknown command 'frobnicate'" "$CRF" frobnicate && one_error
 expect 2 "crf plugins: unknown option '--bogus'" "$CRF" plugins --bogus && one_error
@@ -120,7 +120,7 @@ expect 0 "disabled by $T/off.conf:2" "$CRF" plugins --config "$T/off.conf"
 # --- plugin loading errors ---------------------------------------------
 conf abi <<<"[future]
 so = crf-test-future.so"
-expect 1 "plugin 'future': .*crf-test-future.so: built against plugin ABI 2\.0, crf provides 1\.4" \
+expect 1 "plugin 'future': .*crf-test-future.so: built against plugin ABI 2\.0, crf provides 1\.5" \
 	"$CRF" check --config-dir "$T/abi" --plugin-dir "$TPD" && one_error
 echo 'not an ELF file' >"$T/junk.so"
 conf junk <<<"[junk]
