@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "dump-objects.h"
@@ -70,26 +71,20 @@ static int read_link(const char *path, char *buf, size_t len)
 	return read_link_at(AT_FDCWD, path, buf, len);
 }
 
-/* "net:[4026532281]", and which thread and why where it matters. */
-static void ns_desc(const struct objects *o, pid_t tid, const char *kind, const char *link,
-		    bool empty, char *buf, size_t len)
+/* The inode of a namespace link ("net:[4026532281]"), 0 for "pid:[?]". */
+static uint64_t ns_inode(const char *link)
 {
-	const char *children =
-		!strstr(kind, "_for_children") ? ""
-		: empty ? " (for its children: made by unshare, no process in it yet)"
-			: " (for its children)";
+	const char *p = strchr(link, '[');
 
-	if (tid == o->pid)
-		snprintf(buf, len, "%s%s", link, children);
-	else
-		snprintf(buf, len, "%s%s of thread %d", link, children, (int)tid);
+	return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
 /* One namespace of thread @tid: dispatched when it differs from @mine. */
 static int check_ns(struct objects *o, pid_t tid, const char *kind, const char *mine)
 {
+	struct crf_ns_info ni = {.size = sizeof(ni), .kind = kind, .tid = tid};
 	char path[96], link[96], desc[192];
-	bool empty = false;
+	struct crf_object obj;
 	int r;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/ns/%s", (int)o->pid, (int)tid, kind);
@@ -100,15 +95,15 @@ static int check_ns(struct objects *o, pid_t tid, const char *kind, const char *
 	 * After unshare(CLONE_NEWPID) the kernel shows no pid_for_children
 	 * link until the namespace's init is forked: a namespace nonetheless.
 	 */
-	if (r == -ENOENT && !strcmp(kind, "pid_for_children")) {
+	if (r == -ENOENT && !strcmp(kind, "pid_for_children"))
 		snprintf(link, sizeof(link), "pid:[?]");
-		empty = true;
-	} else if (r < 0)
+	else if (r < 0)
 		return crf_error_errno(r, "pid %d: %s", (int)o->pid, path);
 	else if (mine && !strcmp(link, mine))
 		return 0;
-	ns_desc(o, tid, kind, link, empty, desc, sizeof(desc));
-	return dispatch(o, CRF_OBJ_NS, kind, desc, tid);
+	ni.id = ns_inode(link);
+	crf_ns_object(&ni, link, o->pid, desc, sizeof(desc), &obj);
+	return crf_plugin_set_dispatch(o->set, o->dir, &obj);
 }
 
 static int thread_ns(struct objects *o, pid_t tid)
@@ -266,47 +261,34 @@ static int fd_table(struct objects *o)
 	return dispatch(o, CRF_OBJ_FDTABLE, "fdtable", desc, fd);
 }
 
-const char *crf_vma_kind(const char *name, bool shared)
-{
-	static const char *const vdso[] = {"[vdso]", "[vvar]", "[vvar_vclock]"};
-
-	if (!*name)
-		return shared ? "shmem" : "anon";
-	if (name[0] == '[') {
-		if (!strcmp(name, "[heap]") || !strncmp(name, "[stack", 6) ||
-		    !strncmp(name, "[anon:", 6))
-			return "anon";
-		if (!strncmp(name, "[anon_shmem:", 12))
-			return "shmem";
-		for (size_t i = 0; i < ARRAY_SIZE(vdso); i++)
-			if (!strcmp(name, vdso[i]))
-				return "vdso";
-		return strcmp(name, "[vsyscall]") ? name : "vsyscall";
-	}
-	if (name[0] != '/')
-		return name;
-	if (!strcmp(name, "/dev/zero (deleted)"))
-		return "shmem";
-	if (!strncmp(name, "/memfd:", 7))
-		return "memfd";
-	if (!strncmp(name, "/SYSV", 5))
-		return "sysv";
-	return "file";
-}
-
-/* One line of /proc/PID/maps: "START-END PERMS OFFSET DEV INODE   NAME". */
+/*
+ * One line of /proc/PID/maps: "START-END PERMS OFFSET MAJOR:MINOR INODE   NAME",
+ * dispatched with its crf_vma_info (crf/plugin.h, ABI 1.5) as data.
+ */
 static int vma(struct objects *o, char *line, int idx)
 {
-	char range[64], perms[8], desc[4200];
+	unsigned long long start, end, pgoff, inode;
+	struct crf_vma_info vi = {.size = sizeof(vi)};
+	struct crf_object obj;
+	char perms[8], desc[4200];
 	int name_at = 0;
 
 	line[strcspn(line, "\n")] = '\0';
-	if (sscanf(line, "%63s %7s %*s %*s %*s %n", range, perms, &name_at) != 2 || !name_at)
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
+		   &vi.dev_major, &vi.dev_minor, &inode, &name_at) != 7 ||
+	    !name_at || strlen(perms) != 4)
 		return crf_error_errno(EINVAL, "pid %d: /proc/%d/maps: cannot parse '%s'",
 				       (int)o->pid, (int)o->pid, line);
-	snprintf(desc, sizeof(desc), "%s%s%s", range, line[name_at] ? " " : "",
-		 line[name_at] ? line + name_at : " (anonymous)");
-	return dispatch(o, CRF_OBJ_VMA, crf_vma_kind(line + name_at, perms[3] == 's'), desc, idx);
+	vi.start = start;
+	vi.end = end;
+	vi.pgoff = pgoff;
+	vi.inode = inode;
+	vi.prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+		  (perms[2] == 'x' ? PROT_EXEC : 0);
+	vi.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+	vi.path = line + name_at;
+	crf_vma_object(&vi, o->pid, idx, desc, sizeof(desc), &obj);
+	return crf_plugin_set_dispatch(o->set, o->dir, &obj);
 }
 
 static int mappings(struct objects *o)

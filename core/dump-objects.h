@@ -23,13 +23,7 @@
  */
 int crf_dump_task_objects(struct crf_plugin_set *set, struct crf_imgdir *dir, pid_t pid);
 
-/*
- * The kind of a mapping from the name field of its /proc/PID/maps line
- * ("" for none) and whether it is shared ('s' in its permissions): one of
- * the VMA kinds of crf/plugin.h, or @name itself for a special mapping the
- * classifier does not know ("[uprobes]", "anon_inode:[io_uring]").
- */
-const char *crf_vma_kind(const char *name, bool shared);
+/* crf_vma_kind(), the classifier of mappings, is libcrf's (crf/plugin.h, ABI 1.5). */
 
 /*
  * Split one line of /proc/PID/cgroup ("ID:CONTROLLERS:PATH", the newline

@@ -325,6 +325,28 @@ mutant core-ns-refused core/dump-objects.c 'e2e-ns-net-refused e2e-ns-uts-refuse
 mutant core-ns-pid-children core/dump-objects.c 'e2e-ns-pid-children-refused' \
 	'a PID namespace made for the children (unshare) is not refused' \
 	'		r = check_ns(o, tid, "pid_for_children", own_pid);' '		r = 0;'
+mutant vmans-foreign-vma-skipped plugins/mem/restore.c 'e2e-special-vma-kill' \
+	'a mapping another plugin claimed is not restored (its handler'"'"'s restore is not called)' \
+	'		return restore_foreign(s, v);' '		return 0;'
+mutant vmans-foreign-vma-mem plugins/mem/dump.c 'e2e-special-vma-kill' \
+	'mem takes every mapping for its own, whoever the registry says claims it' \
+	'	return strcmp(d->claims[i].plugin, crf_ctx_plugin(d->ctx)) != 0;' '	return 0;'
+mutant vmans-match-first core/lib/registry.c 'e2e-special-vma-kill' \
+	'a handler with a match no longer beats one that claims by name (mem'"'"'s "memfd")' \
+	'	for (int pass = 0; pass < 2; pass++)' '	for (int pass = 1; pass < 2; pass++)'
+mutant vmans-vma-upfront plugins/mem/restore-check.c 'e2e-special-vma-kind-off-refused' \
+	'a restore whose mapping'"'"'s handler is switched off is not refused before the fork' \
+	'			r = crf_kind_check(ctx, &obj, v->claim_plugin);' '			r = 0;'
+mutant vmans-ns-restore-skipped plugins/ns/claims.c 'e2e-special-uts-kill' \
+	'a namespace another plugin claimed is not restored (the task comes back in crf'"'"'s)' \
+	'	r = crf_kind_restore(ctx, &obj, c->claim_plugin);' '	r = 0;'
+mutant vmans-ns-inherited plugins/ns/claims.c 'e2e-special-uts-kill' \
+	'a child is never told it inherited its parent'"'"'s restored namespace (it makes its own)' \
+	'	claim_object(c, pid, p->s->now[k] == c->id, &ni, desc, sizeof(desc), &obj);' \
+	'	claim_object(c, pid, false, &ni, desc, sizeof(desc), &obj);'
+mutant vmans-ns-upfront plugins/ns/claims.c 'e2e-special-uts-kind-off-refused' \
+	'a restore whose namespace'"'"'s handler is switched off is not refused before the fork' \
+	'			r = each_claim(ctx, pid, check_claim, NULL);' '			r = 0;'
 mutant core-plugin-refusal core/plugin-set.c 'e2e-plugins-mem-off-refused e2e-cgroup-off-refused' \
 	'an object no enabled plugin handles is let through (a dump with --disable mem has no memory)' \
 	'	if (!e)

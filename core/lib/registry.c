@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "crf-private.h"
 
@@ -128,18 +129,20 @@ static const struct crf_registry_entry *find_entry(const struct crf_registry *re
 						   const struct crf_registry_entry **off)
 {
 	*off = NULL;
-	for (size_t i = 0; reg && i < reg->n; i++) {
-		const struct crf_registry_entry *e = &reg->entries[i];
+	/* ABI 1.5: handlers with a match first, so that a match beats a name. */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; reg && i < reg->n; i++) {
+			const struct crf_registry_entry *e = &reg->entries[i];
 
-		if (!kind_claims(e->kind, obj))
-			continue;
-		if (e->owner->enabled && !kind_off(e->owner, e->kind))
-			return e;
-		if (!*off)
-			*off = e;
-		if (!e->owner->enabled)
-			break;
-	}
+			if ((e->kind->match != NULL) != (pass == 0) || !kind_claims(e->kind, obj))
+				continue;
+			if (e->owner->enabled && !kind_off(e->owner, e->kind))
+				return e;
+			if (!*off)
+				*off = e;
+			if (!e->owner->enabled)
+				break;
+		}
 	return NULL;
 }
 
@@ -172,6 +175,94 @@ int crf_kind_find(struct crf_ctx *ctx, const struct crf_object *obj,
 	if (!e)
 		return -ENOTSUP;
 	*kind = e->kind;
+	return 0;
+}
+
+/* ---- ABI 1.5: VMA and namespace objects --------------------------------- */
+
+const char *crf_vma_kind(const char *name, bool shared)
+{
+	static const char *const vdso[] = {"[vdso]", "[vvar]", "[vvar_vclock]"};
+
+	if (!*name)
+		return shared ? "shmem" : "anon";
+	if (name[0] == '[') {
+		if (!strcmp(name, "[heap]") || !strncmp(name, "[stack", 6) ||
+		    !strncmp(name, "[anon:", 6))
+			return "anon";
+		if (!strncmp(name, "[anon_shmem:", 12))
+			return "shmem";
+		for (size_t i = 0; i < sizeof(vdso) / sizeof(vdso[0]); i++)
+			if (!strcmp(name, vdso[i]))
+				return "vdso";
+		return strcmp(name, "[vsyscall]") ? name : "vsyscall";
+	}
+	if (name[0] != '/')
+		return name;
+	if (!strcmp(name, "/dev/zero (deleted)"))
+		return "shmem";
+	if (!strncmp(name, "/memfd:", 7))
+		return "memfd";
+	if (!strncmp(name, "/SYSV", 5))
+		return "sysv";
+	return "file";
+}
+
+void crf_vma_object(const struct crf_vma_info *vi, pid_t pid, int index, char *desc,
+		    size_t len, struct crf_object *obj)
+{
+	const char *path = vi->path ? vi->path : "";
+
+	/* As /proc/PID/maps writes the range: at least 8 hex digits each. */
+	snprintf(desc, len, "%08llx-%08llx %s", (unsigned long long)vi->start,
+		 (unsigned long long)vi->end, *path ? path : "(anonymous)");
+	*obj = (struct crf_object){
+		.cls = CRF_OBJ_VMA,
+		.kind = crf_vma_kind(path, vi->flags == MAP_SHARED),
+		.desc = desc,
+		.pid = pid,
+		.id = index,
+		.data = vi,
+	};
+}
+
+void crf_ns_object(const struct crf_ns_info *ni, const char *link, pid_t pid, char *desc,
+		   size_t len, struct crf_object *obj)
+{
+	bool empty = !strcmp(link, "pid:[?]");
+	const char *children =
+		!strstr(ni->kind, "_for_children") ? ""
+		: empty ? " (for its children: made by unshare, no process in it yet)"
+			: " (for its children)";
+
+	if (ni->tid == pid)
+		snprintf(desc, len, "%s%s", link, children);
+	else
+		snprintf(desc, len, "%s%s of thread %d", link, children, (int)ni->tid);
+	*obj = (struct crf_object){
+		.cls = CRF_OBJ_NS,
+		.kind = ni->kind,
+		.desc = desc,
+		.pid = pid,
+		.id = ni->tid,
+		.data = ni,
+	};
+}
+
+int crf_kind_owner(struct crf_ctx *ctx, const struct crf_object *obj,
+		   struct crf_kind_owner *out)
+{
+	const struct crf_registry_entry *e;
+
+	/* Driven outside crf (a unit test): there is nobody else to ask. */
+	if (!ctx->registry)
+		return -ENOENT;
+	e = crf__registry_find(ctx->registry, obj);
+	if (!e)
+		return -ENOTSUP;
+	out->kind = e->kind;
+	out->plugin = e->owner->name;
+	out->version = e->owner->desc ? e->owner->desc->version : "";
 	return 0;
 }
 

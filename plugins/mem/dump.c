@@ -43,6 +43,7 @@ struct dump {
 	size_t page_size;
 	struct smaps maps;
 	int *kinds;	   /* enum mem_kind of each mapping, MEM_SKIP to leave out */
+	struct crf_kind_owner *claims; /* of each mapping: who claims it (registry) */
 	uint32_t n_vmas;   /* mappings to save */
 	uint32_t mlockall; /* MCL_FUTURE | MCL_ONFAULT of mappings made later */
 	struct crf_rst_mm mm;
@@ -98,6 +99,40 @@ static int punch_parasite(struct dump *d)
 	return 0;
 }
 
+/*
+ * Whether mapping @i is another plugin's: the registry's answer for the
+ * object the core dispatched for it (crf_vma_object), not mem's own
+ * classification, decides.  1 (foreign, d->claims[i] says whose), 0 (mem's),
+ * or -errno.
+ */
+static int claimed(struct dump *d, size_t i)
+{
+	const struct smaps_vma *v = &d->maps.v[i];
+	struct crf_vma_info vi = {
+		.size = sizeof(vi),
+		.start = v->start,
+		.end = v->end,
+		.pgoff = v->pgoff,
+		.prot = v->prot,
+		.flags = v->shared ? MAP_SHARED : MAP_PRIVATE,
+		.path = v->name,
+		.dev_major = v->dev_major,
+		.dev_minor = v->dev_minor,
+		.inode = v->inode,
+	};
+	struct crf_object obj;
+	char desc[4200];
+	int r;
+
+	crf_vma_object(&vi, d->pid, (int)i, desc, sizeof(desc), &obj);
+	r = crf_kind_owner(d->ctx, &obj, &d->claims[i]);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	return strcmp(d->claims[i].plugin, crf_ctx_plugin(d->ctx)) != 0;
+}
+
 static int classify(struct dump *d)
 {
 	char desc[256];
@@ -105,11 +140,21 @@ static int classify(struct dump *d)
 	int kind;
 
 	d->kinds = calloc(d->maps.n ? d->maps.n : 1, sizeof(*d->kinds));
-	if (!d->kinds)
+	d->claims = calloc(d->maps.n ? d->maps.n : 1, sizeof(*d->claims));
+	if (!d->kinds || !d->claims)
 		return crf_error_errno(ENOMEM, "mappings of task %d", (int)d->pid);
 	for (size_t i = 0; i < d->maps.n; i++) {
 		const struct smaps_vma *v = &d->maps.v[i];
 
+		kind = claimed(d, i);
+		if (kind < 0)
+			return kind;
+		/* Its handler saves it, and refuses what it cannot restore. */
+		if (kind) {
+			d->kinds[i] = MEM_FOREIGN;
+			d->n_vmas++;
+			continue;
+		}
 		if (!v->has_vmflags)
 			return crf_error_errno(EINVAL, "smaps of task %d: no VmFlags for %llx",
 					       (int)d->pid, (unsigned long long)v->start);
@@ -304,6 +349,8 @@ static Crf__Mem__VmaKind proto_kind(enum mem_kind kind)
 		return CRF__MEM__VMA_KIND__MEMFD;
 	case MEM_SYSV:
 		return CRF__MEM__VMA_KIND__SYSV_SHM;
+	case MEM_FOREIGN:
+		return CRF__MEM__VMA_KIND__FOREIGN;
 	default:
 		return CRF__MEM__VMA_KIND__ANON_PRIVATE;
 	}
@@ -395,6 +442,32 @@ static int write_shared(struct dump *d, size_t i)
 	free(ranges);
 	free(ptrs);
 	return r;
+}
+
+/* A mapping another plugin claimed: its range and who, none of its pages. */
+static int dump_foreign(struct dump *d, size_t i)
+{
+	const struct smaps_vma *v = &d->maps.v[i];
+	const struct crf_kind_owner *c = &d->claims[i];
+	Crf__Mem__MmEntry e = CRF__MEM__MM_ENTRY__INIT;
+	Crf__Mem__Vma vma = CRF__MEM__VMA__INIT;
+
+	vma.start = v->start;
+	vma.end = v->end;
+	vma.kind = CRF__MEM__VMA_KIND__FOREIGN;
+	vma.prot = v->prot;
+	vma.flags = v->shared ? MAP_SHARED : MAP_PRIVATE;
+	vma.madv = 0;
+	vma.has_pgoff = true;
+	vma.pgoff = v->pgoff;
+	vma.name = v->name[0] ? v->name : NULL;
+	vma.vmflags = v->vmflags_text;
+	vma.claim_kind = (char *)c->kind->name;
+	vma.claim_plugin = (char *)c->plugin;
+	vma.claim_version = (char *)c->version;
+	e.entry_case = CRF__MEM__MM_ENTRY__ENTRY_VMA;
+	e.vma = &vma;
+	return crf_img_write(d->img, &e.base);
 }
 
 static int dump_vma(struct dump *d, size_t i)
@@ -500,7 +573,9 @@ static int dump_all(struct dump *d)
 	if (r >= 0)
 		r = mem_pages_init(&d->pages, d->pid, method, d->blob, d->page_size);
 	for (size_t i = 0; r >= 0 && i < d->maps.n; i++)
-		if (d->kinds[i] != MEM_SKIP)
+		if (d->kinds[i] == MEM_FOREIGN)
+			r = dump_foreign(d, i);
+		else if (d->kinds[i] != MEM_SKIP)
 			r = dump_vma(d, i);
 	return r;
 }
@@ -552,6 +627,7 @@ int mem_dump_task_data(struct crf_ctx *ctx)
 	mem_fileref_free(d.exe);
 	mem_cow_free(&d.cow);
 	free(d.kinds);
+	free(d.claims);
 	smaps_free(&d.maps);
 	if (r < 0)
 		return r;

@@ -228,11 +228,80 @@ int mem_restore_check(struct crf_ctx *ctx)
 	return r;
 }
 
+/*
+ * Every mapping another plugin saved (FOREIGN) must have its handler here,
+ * enabled, its kind on, with a restore: asked before anything is forked.
+ */
+static int check_foreign_task(struct crf_ctx *ctx, const char *name, int pid)
+{
+	Crf__Mem__MmEntry *e;
+	struct crf_img *img;
+	int r, idx = -1;
+
+	r = crf_img_open(crf_ctx_images(ctx), name, &crf__mem__mm_entry__descriptor, &img);
+	if (r < 0)
+		return r;
+	while ((r = crf_img_read(img, (ProtobufCMessage **)&e)) > 0) {
+		const Crf__Mem__Vma *v = e->vma;
+
+		idx += e->entry_case == CRF__MEM__MM_ENTRY__ENTRY_VMA;
+		if (e->entry_case == CRF__MEM__MM_ENTRY__ENTRY_VMA &&
+		    v->kind == CRF__MEM__VMA_KIND__FOREIGN) {
+			struct crf_vma_info vi = {.size = sizeof(vi),
+						  .start = v->start,
+						  .end = v->end,
+						  .pgoff = v->pgoff,
+						  .prot = (int)v->prot,
+						  .flags = (int)v->flags,
+						  .path = v->name ? v->name : ""};
+			struct crf_object obj;
+			char desc[4200];
+
+			crf_vma_object(&vi, pid, idx, desc, sizeof(desc), &obj);
+			obj.kind = v->claim_kind;
+			r = crf_kind_check(ctx, &obj, v->claim_plugin);
+		}
+		protobuf_c_message_free_unpacked(&e->base, NULL);
+		if (r < 0)
+			break;
+	}
+	crf_img_close(img);
+	return r;
+}
+
+static int mem_restore_check_foreign(struct crf_ctx *ctx)
+{
+	struct dirent *de;
+	char name[64];
+	DIR *d;
+	int fd, pid, r = 0;
+
+	fd = openat(crf_imgdir_fd(crf_ctx_images(ctx)), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		r = crf_error_errno(errno, "open the image directory");
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	while (r >= 0 && (errno = 0, de = readdir(d))) {
+		if (sscanf(de->d_name, "mm-%d.img", &pid) != 1)
+			continue;
+		snprintf(name, sizeof(name), "mm-%d.img", pid);
+		if (!strcmp(name, de->d_name))
+			r = check_foreign_task(ctx, name, pid);
+	}
+	closedir(d);
+	return r;
+}
+
 int mem_restore_prepare(struct crf_ctx *ctx)
 {
 	struct mem_shm *m;
 	int r = mem_restore_check(ctx);
 
+	if (r >= 0)
+		r = mem_restore_check_foreign(ctx);
 	if (r >= 0)
 		r = mem_shm_restore_prepare(ctx);
 	m = crf_ctx_priv(ctx);

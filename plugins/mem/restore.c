@@ -134,6 +134,18 @@ static int check_guards(struct restore *s, const Crf__Mem__Vma *v)
 	return 0;
 }
 
+/* A foreign mapping: in order and aligned, with its claim; the rest is its handler's. */
+static int check_foreign(struct restore *s, const Crf__Mem__Vma *v)
+{
+	if (v->start >= v->end || !aligned(s, v->start) || !aligned(s, v->end) ||
+	    v->start < s->last_end)
+		return corrupt(s, "mapping out of order or unaligned", v->start);
+	if (!v->claim_kind || !v->claim_plugin || !*v->claim_kind || !*v->claim_plugin ||
+	    (v->flags != MAP_SHARED && v->flags != MAP_PRIVATE))
+		return corrupt(s, "another plugin's mapping without its claim", v->start);
+	return 0;
+}
+
 static int check_vma(struct restore *s, const Crf__Mem__Vma *v)
 {
 	bool shared = v->kind == CRF__MEM__VMA_KIND__FILE_SHARED ||
@@ -234,10 +246,45 @@ static int add_vma(struct restore *s, const Crf__Mem__Vma *v)
 	return crf_rst_add_vma(s->ctx, &rv);
 }
 
+/*
+ * A mapping another plugin claimed at the dump: its handler (by the name
+ * recorded, of the plugin recorded) describes it with crf_rst_add_vma() and
+ * crf_rst_add_pages(), here, in mem's restore-task, in address order with
+ * mem's own mappings.
+ */
+static int restore_foreign(struct restore *s, const Crf__Mem__Vma *v)
+{
+	struct crf_vma_info vi = {
+		.size = sizeof(vi),
+		.start = v->start,
+		.end = v->end,
+		.pgoff = v->pgoff,
+		.prot = (int)v->prot,
+		.flags = (int)v->flags,
+		.path = v->name ? v->name : "",
+	};
+	struct crf_object obj;
+	char desc[4200];
+
+	crf_vma_object(&vi, crf_ctx_pid(s->ctx), (int)s->n_vmas - 1, desc, sizeof(desc), &obj);
+	obj.kind = v->claim_kind;
+	return crf_kind_restore(s->ctx, &obj, v->claim_plugin);
+}
+
 static int on_vma(struct restore *s, const Crf__Mem__Vma *v)
 {
 	int r;
 
+	if (v->kind == CRF__MEM__VMA_KIND__FOREIGN) {
+		r = check_foreign(s, v);
+		if (r < 0)
+			return r;
+		s->last_end = v->end;
+		s->n_vmas++;
+		s->cur = v;
+		s->cur_premapped = false;
+		return restore_foreign(s, v);
+	}
 	r = check_vma(s, v);
 	if (r < 0)
 		return r;

@@ -120,6 +120,7 @@ enum mem_kind {
 	MEM_ANON_SHARED, /* MAP_SHARED | MAP_ANONYMOUS: a shmem object */
 	MEM_MEMFD,	 /* MAP_SHARED of a memfd */
 	MEM_SYSV,	 /* a System V shared memory segment, attached whole */
+	MEM_FOREIGN,	 /* claimed by another plugin's handler: only recorded */
 };
 
 /*

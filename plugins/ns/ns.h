@@ -10,4 +10,14 @@
 /* The probe hook: namespace files, entering them by pidfd, choosing PIDs. */
 int ns_probe(struct crf_ctx *ctx);
 
+/*
+ * Namespaces another plugin's handler claims (claims.c, ABI 1.5): recorded
+ * per process at dump-task-data, checked at restore-prepare, restored by
+ * their handlers at restore-premap; restore-cleanup drops the state.
+ */
+int ns_dump_task_data(struct crf_ctx *ctx);
+int ns_restore_prepare(struct crf_ctx *ctx);
+int ns_restore_premap(struct crf_ctx *ctx);
+int ns_restore_cleanup(struct crf_ctx *ctx);
+
 #endif

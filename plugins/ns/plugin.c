@@ -3,6 +3,7 @@
 #include <crf/plugin.h>
 
 #include "ns.h"
+#include "ns.pb-c.h"
 
 /* The descriptor reads best as one block. */
 /* clang-format off */
@@ -12,12 +13,20 @@ CRF_PLUGIN(
 	/*
 	 * PID namespaces are recreated by the core (rst-tree.c); a task in a
 	 * namespace of another kind not crf's own is refused at dump, through
-	 * the registry, until this plugin declares that kind.
+	 * the registry, unless a plugin declares that kind: this one records
+	 * which plugin claimed it and has that plugin's handler restore it
+	 * (claims.c).
 	 */
-	.description = "namespaces: probes only; mount, net, uts, ipc, user, time, cgroup: not yet "
-		       "(a task in one is refused; PID namespaces are the core's)",
+	.description = "namespaces: probes; the namespaces other plugins' handlers claim (mount, "
+		       "net, uts, ipc, user, time, cgroup: none of its own yet; PID namespaces are "
+		       "the core's)",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = ns_probe,
+		[CRF_STAGE_DUMP_TASK_DATA] = ns_dump_task_data,
+		[CRF_STAGE_RESTORE_PREPARE] = ns_restore_prepare,
+		[CRF_STAGE_RESTORE_PREMAP] = ns_restore_premap,
+		[CRF_STAGE_RESTORE_CLEANUP] = ns_restore_cleanup,
 	),
+	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor),
 );
 /* clang-format on */

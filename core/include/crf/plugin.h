@@ -116,9 +116,13 @@ typedef int (*crf_hook_fn)(struct crf_ctx *ctx);
  *    "HIERARCHY:PATH" ("v2:/a/b", "memory:/a", "name=systemd:/a"), @id the
  *    thread.
  *
- * A claimed object's @dump runs when the handler has one; today the
- * plugins' dump-task hooks save these objects, so a claim only proves that
- * an enabled plugin is responsible for it.
+ * A claimed object's @dump runs when the handler has one.  The fd table,
+ * cgroups and the mappings and namespaces mem and ns claim themselves are
+ * saved by those plugins' dump-task hooks, so their claim only proves that
+ * an enabled plugin is responsible.  A mapping or namespace another
+ * plugin's handler claims is that handler's to save (@dump) and to restore
+ * (@restore, ABI 1.5): mem and ns record it and call the handler back at
+ * restore (see "ABI 1.5" below and docs/plugin-api.md).
  */
 enum crf_object_class {
 	CRF_OBJ_FD = 0,	 /* an open file descriptor */
@@ -148,7 +152,9 @@ struct crf_object {
 /*
  * A handler for one kind of object.  An object is claimed by the first
  * handler of its class, in dump order of the plugins, whose @match accepts it,
- * or, for handlers without @match, whose @name equals the object's @kind.
+ * or, when none does (ABI 1.5: handlers with @match are all asked before any
+ * without), by the first handler without @match whose @name equals the
+ * object's @kind.
  */
 struct crf_kind {
 	enum crf_object_class cls;
@@ -348,6 +354,114 @@ int crf_kind_check(struct crf_ctx *ctx, const struct crf_object *obj, const char
 int crf_kind_restore(struct crf_ctx *ctx, const struct crf_object *obj, const char *plugin);
 
 /* ---- end of ABI 1.5 (fd kinds at restore) ------------------------------- */
+
+/* ---- ABI 1.5: VMA and namespace kinds, dumped and restored ------------- */
+
+/*
+ * ABI 1.5: what a CRF_OBJ_VMA object's @data points to, at the dump (the
+ * core's dispatch, the mem plugin's question) and at the restore (the
+ * handler's @restore, from what mem recorded).  Only ever appended: read
+ * @size before a field added later.
+ */
+struct crf_vma_info {
+	uint32_t size;		/* sizeof(struct crf_vma_info) of the writer */
+	uint64_t start, end;	/* the range, as in /proc/PID/maps */
+	uint64_t pgoff;		/* file offset in bytes */
+	int prot;		/* PROT_READ | PROT_WRITE | PROT_EXEC */
+	int flags;		/* MAP_SHARED or MAP_PRIVATE ('s' or 'p' in maps) */
+	const char *path;	/* the name field of maps ("" for none) */
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;		/* at the dump; 0 at the restore */
+};
+
+/*
+ * ABI 1.5: what a CRF_OBJ_NS object's @data points to.  At the dump @id is
+ * the inode of the namespace (the number in "uts:[4026532281]") and
+ * @inherited false.  At the restore (the handler's @restore, in the task,
+ * see crf_kind_restore) @id is the inode it had at the dump, and
+ * @inherited says whether the task, as forked, is in it already: its
+ * parent restored it (or was forked into it) before forking the task, so
+ * the handler has nothing to make, only to check.
+ */
+struct crf_ns_info {
+	uint32_t size;		/* sizeof(struct crf_ns_info) of the writer */
+	const char *kind;	/* "uts", "net"... as @kind of the object */
+	uint64_t id;		/* the namespace's inode at the dump */
+	pid_t tid;		/* the thread (the process itself at the restore) */
+	bool inherited;
+};
+
+/*
+ * ABI 1.5: the object the core dispatches for mapping @vi of process @pid
+ * (@id @index): @kind as the core classifies it (crf_vma_kind), @desc
+ * "START-END NAME" written to @desc (@len bytes, 4200 are enough), @data
+ * @vi.  A plugin that walks mappings itself (mem) asks the registry with
+ * the same object, and gets the same answer.
+ */
+void crf_vma_object(const struct crf_vma_info *vi, pid_t pid, int index, char *desc,
+		    size_t len, struct crf_object *obj);
+
+/*
+ * ABI 1.5: the kind of a mapping from the name field of its maps line ("" for
+ * none) and whether it is shared: one of the VMA kinds above, or @name
+ * itself for a special mapping the classifier does not know ("[uprobes]").
+ */
+const char *crf_vma_kind(const char *name, bool shared);
+
+/*
+ * ABI 1.5: the object the core dispatches for namespace @ni of thread
+ * @ni->tid of process @pid, whose /proc link reads @link ("uts:[4026532281]";
+ * "pid:[?]" for a pid_for_children namespace that has no process yet):
+ * @desc the link, and which thread and why where it matters, written to
+ * @desc (@len bytes, 192 are enough), @data @ni.
+ */
+void crf_ns_object(const struct crf_ns_info *ni, const char *link, pid_t pid, char *desc,
+		   size_t len, struct crf_object *obj);
+
+/* ABI 1.5: who claims an object (crf_kind_owner). */
+struct crf_kind_owner {
+	const struct crf_kind *kind;
+	const char *plugin;	/* its plugin's name */
+	const char *version;	/* and version */
+};
+
+/*
+ * ABI 1.5: the enabled handler that claims @obj, as the dump's dispatch
+ * found it, and its plugin: for a plugin that saves a class of objects
+ * (mem: every mapping, ns: every namespace) to leave the objects another
+ * plugin claimed to that plugin, and record who it was.  0, -ENOTSUP after
+ * the registry's one error, or -ENOENT (not logged) when the context has no
+ * registry (a plugin driven outside crf, as unit tests do).
+ *
+ * Which handler claims an object: among the enabled plugins, the handlers
+ * of its class that have @match are asked first, in dump order, then those
+ * without @match by @name, in dump order.  So a vendor's handler that
+ * matches "/dev/foo" mappings gets them although mem declares "file", and
+ * wherever its plugin sits in the dump order.
+ */
+int crf_kind_owner(struct crf_ctx *ctx, const struct crf_object *obj,
+		   struct crf_kind_owner *out);
+
+/*
+ * ABI 1.5: restore @obj through the handler that saved it: the handler of
+ * class @obj->cls named @obj->kind (by @name, @match is not asked) of an
+ * enabled plugin, its kind not switched off, first in restore order; @plugin
+ * (the name recorded at the dump, or NULL for any) must own it.  Its
+ * @restore runs as that plugin (its context, private pointer, INI keys and
+ * log prefix), in the caller's stage and task, so it may use the services of
+ * that stage (crf_rst_add_vma() in restore-task).  Returns what @restore
+ * returned, or -ENOTSUP after one error naming the object, the kind and the
+ * plugin when there is no such handler, its plugin is disabled or missing,
+ * the kind is switched off, or it has no @restore.
+ */
+int crf_kind_restore(struct crf_ctx *ctx, const struct crf_object *obj, const char *plugin);
+
+/*
+ * ABI 1.5: the same check without the call, for restore-prepare: a restore
+ * whose images hold an object no handler can restore is refused before
+ * anything is forked.  0 or -ENOTSUP (logged as crf_kind_restore does).
+ */
+int crf_kind_check(struct crf_ctx *ctx, const struct crf_object *obj, const char *plugin);
 
 #ifdef __cplusplus
 }
