@@ -100,6 +100,25 @@ expect 1 "plugin '[a-z]+' requires plugin '[a-z]+', which is disabled: not liste
 expect 1 "crf: error: --plugins: unknown plugin 'nosuch'" "$CRF" check --plugins nosuch && one_error
 expect 0 '^devices +[0-9.]+ +disabled' "$CRF" plugins --disable devices
 expect 0 'disabled by --disable' "$CRF" plugins --disable devices
+# Each plugin's kinds, CLASS:NAME, and those switched off, marked and why.
+expect 0 '^ +kinds: ' "$CRF" plugins
+for k in fdtable fd:pipe fd:eventpoll fd:inotify fd:memfd vma:anon vma:memfd cgroup:v2 cgroup:v1; do
+	grep -Eq "^ +(kinds: | {7}).*(^| |,)$k(,|$)" "$T/out" ||
+		{ echo "FAIL: crf plugins does not list kind $k"; failed=$((failed + 1)); }
+done
+grep -q '(off)' "$T/out" && { echo "FAIL: a kind listed as off unasked"; failed=$((failed + 1)); }
+expect 0 '^ +kinds: .*vma:vdso \(off\)' "$CRF" plugins --disable mem:vdso,files:eventpoll
+grep -Eq '^ +(kinds: | {7}).*fd:eventpoll \(off\)' "$T/out" ||
+	{ echo "FAIL: fd:eventpoll not listed as off"; failed=$((failed + 1)); }
+grep -q "^ *kind 'eventpoll' switched off by --disable files:eventpoll$" "$T/out" ||
+	{ echo "FAIL: no reason for fd:eventpoll"; failed=$((failed + 1)); }
+[[ $(grep -c '(off)' "$T/out") -eq 2 ]] || { echo "FAIL: other kinds listed as off"; failed=$((failed + 1)); }
+printf '[files]\ndisable-kinds = inotify\n' >"$T/kinds.conf"
+expect 0 "^ *kind 'inotify' switched off by $T/kinds.conf:2\$" "$CRF" plugins --config "$T/kinds.conf"
+grep -Eq '^ +(kinds: | {7}).*fd:inotify \(off\)' "$T/out" ||
+	{ echo "FAIL: fd:inotify (disable-kinds) not listed as off"; failed=$((failed + 1)); }
+expect 0 '^ +(kinds: | {7}).*fd:inotify,' "$CRF" plugins --config "$T/kinds.conf" --enable files:inotify
+grep -q '(off)' "$T/out" && { echo "FAIL: --enable files:inotify left it off"; failed=$((failed + 1)); }
 expect 1 "crf: error: no process with PID 999999999" "$CRF" dump -t 999999999 -D "$T/d" && one_error
 [[ ! -e $T/d ]] || { echo "FAIL: a failed dump left $T/d"; failed=$((failed + 1)); }
 
