@@ -105,12 +105,12 @@ mutant mem-special-deleted plugins/mem/smaps.c 'e2e-mem-private-deleted-refused'
 		return "a mapping of a deleted file (not supported yet)";'
 mutant memfd-mode plugins/common/memfd.c 'e2e-memfd-exec-kill' \
 	'a memfd comes back without its group and other read bits (0642 -> 0602)' \
-	'	if (has_mode && fchmod(fd, mode & 07777) < 0) {' \
-	'	if (has_mode && fchmod(fd, mode & 07777 & ~044) < 0) {'
+	'	if (has_mode && fchmod(fd, mode & 07777) < 0)' \
+	'	if (has_mode && fchmod(fd, mode & 07777 & ~044) < 0)'
 mutant memfd-exec plugins/common/memfd.c 'e2e-memfd-exec-kill' \
 	'a memfd that could be run comes back without its exec bits' \
-	'	if (has_mode && fchmod(fd, mode & 07777) < 0) {' \
-	'	if (has_mode && fchmod(fd, mode & 07666) < 0) {'
+	'	if (has_mode && fchmod(fd, mode & 07777) < 0)' \
+	'	if (has_mode && fchmod(fd, mode & 07666) < 0)'
 
 # --- the restorer (parasite/): memory, mm, signals, limits, threads, credentials ---
 mutant rst-pages-shifted parasite/restorer-vma.c 'e2e-memory-kill e2e-memory-1g-kill' \
