@@ -60,7 +60,7 @@ static void print_pos(int pos)
 }
 
 /* Where the listing of a plugin's kinds wraps, and how its lines start. */
-#define KINDS_WIDTH 100
+#define KINDS_WIDTH  100
 #define KINDS_INDENT "           "
 
 static const struct crf_kind_off *kind_off(const struct crf_plugin_info *pi, const char *kind)

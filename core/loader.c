@@ -59,7 +59,7 @@ static bool newer_libcrf(const char *path, const char *e, char *msg, size_t len)
 {
 	const char *v = strstr(e, ": version `");
 	unsigned major, minor;
-	Dl_info lib = { 0 };
+	Dl_info lib = {0};
 	int n;
 
 	if (!v)

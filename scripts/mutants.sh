@@ -574,6 +574,33 @@ mutant cgroup-thread-join plugins/cgroup/restore.c 'e2e-cgroup-thread-kill' \
 	'		if (rs->moves[i].tid || !rs->moves[i].tid)
 			continue;'
 
+# --- crf plugins' kinds, libcrf's version nodes, the loader's ABI checks ---
+mutant plugins-kinds-off-unmarked core/cmd-plugins.c 'cli' \
+	'crf plugins lists a switched-off kind like any other' \
+	'off = kind_off(pi, k->name);' 'off = false;'
+mutant plugins-kinds-off-omitted core/cmd-plugins.c 'cli' \
+	'crf plugins leaves switched-off kinds out of the listing' \
+	'	for (const struct crf_kind *k = first; k->name; k++) {' \
+	'	for (const struct crf_kind *k = first; k->name; k++) {
+		if (kind_off(pi, k->name))
+			continue;'
+mutant loader-newer-minor core/loader.c 'loader' \
+	'the loader accepts a plugin built against a newer ABI minor' \
+	'd->abi_minor > CRF_PLUGIN_ABI_MINOR)' 'd->abi_minor > CRF_PLUGIN_ABI_MINOR + 1)'
+mutant loader-newer-libcrf core/loader.c 'cli' \
+	'a plugin that needs a newer libcrf version node gets only dlopen'"'"'s words' \
+	'		if (newer_libcrf(pi->path, e, msg, sizeof(msg)))' \
+	'		if (0 && newer_libcrf(pi->path, e, msg, sizeof(msg)))'
+mutant libcrf-node-missing core/lib/libcrf.sym 'cli' \
+	'libcrf has no version node for the newest ABI minor' \
+	'CRF_1.5 {' 'CRF_1.9 {' '} CRF_1.5;' '} CRF_1.9;'
+mutant img-finish-closes-failed core/lib/image.c 'image' \
+	'crf_img_finish() keeps the image a failed writer wrote' \
+	'	if (r >= 0)
+		return crf_img_close(img);' \
+	'	if (r >= 0 || r == -EIO)
+		return crf_img_close(img);'
+
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a
 # script as it runs, and a run takes long enough for someone to edit this one.

@@ -59,25 +59,25 @@ static inline void crf_closedirp(DIR **d)
 	errno = saved;
 }
 
-#define _cleanup_free_ __attribute__((cleanup(crf_freep)))
-#define _cleanup_close_ __attribute__((cleanup(crf_closep)))
-#define _cleanup_fclose_ __attribute__((cleanup(crf_fclosep)))
+#define _cleanup_free_	   __attribute__((cleanup(crf_freep)))
+#define _cleanup_close_	   __attribute__((cleanup(crf_closep)))
+#define _cleanup_fclose_   __attribute__((cleanup(crf_fclosep)))
 #define _cleanup_closedir_ __attribute__((cleanup(crf_closedirp)))
 
 /* Take ownership out of a cleanup variable, leaving NULL behind. */
-#define TAKE_PTR(p)                                                            \
-	({                                                                     \
-		__typeof__(p) _crf_p = (p);                                    \
-		(p) = NULL;                                                    \
-		_crf_p;                                                        \
+#define TAKE_PTR(p)                                                                                \
+	({                                                                                         \
+		__typeof__(p) _crf_p = (p);                                                        \
+		(p) = NULL;                                                                        \
+		_crf_p;                                                                            \
 	})
 
 /* The same for an fd, leaving -1 behind. */
-#define TAKE_FD(fd)                                                            \
-	({                                                                     \
-		int _crf_fd = (fd);                                            \
-		(fd) = -1;                                                     \
-		_crf_fd;                                                       \
+#define TAKE_FD(fd)                                                                                \
+	({                                                                                         \
+		int _crf_fd = (fd);                                                                \
+		(fd) = -1;                                                                         \
+		_crf_fd;                                                                           \
 	})
 
 #endif
