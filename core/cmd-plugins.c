@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* crf plugins [--dot]: every configured plugin, its state, order and probe. */
+/* crf plugins [--dot]: every configured plugin, its state, order, probe and kinds. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +11,9 @@ enum { OPT_DOT = OPT_COMMAND_BASE };
 static const char help[] =
 	"Usage: crf plugins [--dot] [OPTIONS]\n\n"
 	"List every configured plugin: version, state (and what disabled it),\n"
-	"position in the dump and restore orders, probe result and file.\n"
+	"position in the dump and restore orders, probe result, file, and the\n"
+	"object kinds it handles (CLASS:NAME; '(off)' and a line saying why for\n"
+	"a kind switched off by disable-kinds or --disable PLUGIN:KIND).\n"
 	"Exits non-zero when a plugin cannot be loaded or the graph is invalid.\n\n"
 	"  --dot                  print the graph in Graphviz dot format\n";
 
@@ -57,6 +59,51 @@ static void print_pos(int pos)
 		printf(" %7s", "-");
 }
 
+/* Where the listing of a plugin's kinds wraps, and how its lines start. */
+#define KINDS_WIDTH  100
+#define KINDS_INDENT "           "
+
+static const struct crf_kind_off *kind_off(const struct crf_plugin_info *pi, const char *kind)
+{
+	for (size_t i = 0; i < pi->n_off; i++)
+		if (!strcmp(pi->off[i].kind, kind))
+			return &pi->off[i];
+	return NULL;
+}
+
+/*
+ * "kinds: fdtable, fd:pipe, fd:eventpoll (off), ...", wrapped: a kind is
+ * CLASS:NAME, or only its class where the name repeats it, as the messages
+ * that name an object's class and kind write them.
+ */
+static void print_kinds(const struct crf_plugin_info *pi)
+{
+	const struct crf_kind *first = pi->st.desc->kinds;
+	size_t col = strlen(KINDS_INDENT "kinds:");
+
+	printf(KINDS_INDENT "kinds:");
+	if (!first || !first->name) {
+		printf(" none\n");
+		return;
+	}
+	for (const struct crf_kind *k = first; k->name; k++) {
+		const char *cls = crf_object_class_name(k->cls);
+		bool bare = !strcmp(cls, k->name), off = kind_off(pi, k->name);
+		size_t len = (bare ? 0 : strlen(cls) + 1) + strlen(k->name) + (off ? 6 : 0);
+
+		if (k != first && col + 2 + len > KINDS_WIDTH) {
+			printf(",\n" KINDS_INDENT "      ");
+			col = strlen(KINDS_INDENT "      ");
+		} else if (k != first) {
+			printf(",");
+			col++;
+		}
+		printf(" %s%s%s%s", bare ? "" : cls, bare ? "" : ":", k->name, off ? " (off)" : "");
+		col += 1 + len;
+	}
+	printf("\n");
+}
+
 static void print_table(const struct crf_plugin_set *set)
 {
 	printf("%-10s %-8s %-8s %7s %7s  %-26s %s\n", "PLUGIN", "VERSION", "STATE", "DUMP",
@@ -79,6 +126,8 @@ static void print_table(const struct crf_plugin_set *set)
 			printf("           %s\n", pi->load_error);
 		else if (pi->st.desc && pi->st.desc->description)
 			printf("           %s\n", pi->st.desc->description);
+		if (pi->st.desc)
+			print_kinds(pi);
 		for (size_t j = 0; j < pi->n_off; j++)
 			printf("           kind '%s' %s\n", pi->off[j].kind, pi->off[j].why);
 	}

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <crf/log.h>
+
 #include "plugin-set.h"
 
 /* The smallest descriptor ABI 1.0 ever had: everything up to schemas. */
@@ -45,6 +47,36 @@ static char *resolve(const char *so, const struct strv *dirs)
 		free(path);
 	}
 	return NULL;
+}
+
+/*
+ * libcrf has one symbol version node per ABI minor (libcrf.sym), so a plugin
+ * that calls a function of a newer minor than this libcrf has is refused by
+ * dlopen() itself: "LIB: version `CRF_1.5' not found (required by PLUGIN)".
+ * Say it in the plugin's terms.  False when @e is another error.
+ */
+static bool newer_libcrf(const char *path, const char *e, char *msg, size_t len)
+{
+	const char *v = strstr(e, ": version `");
+	unsigned major, minor;
+	Dl_info lib = {0};
+	int n;
+
+	if (!v)
+		v = strstr(e, ": version '");
+	if (!v || sscanf(v + strlen(": version `"), "CRF_%u.%u%n", &major, &minor, &n) != 2 ||
+	    !strchr("`'", v[strlen(": version `") + (size_t)n]))
+		return false;
+	if (!dladdr((void *)crf_log, &lib) || !lib.dli_fname)
+		lib.dli_fname = "libcrf";
+	snprintf(msg, len,
+		 "%s needs libcrf version CRF_%u.%u (plugin ABI %u.%u), which crf's %s lacks: it "
+		 "has CRF_%u.0 to CRF_%u.%u (plugin ABI %u.%u); the plugin was built against a "
+		 "newer crf: rebuild it against this one",
+		 path, major, minor, major, minor, lib.dli_fname, CRF_PLUGIN_ABI_MAJOR,
+		 CRF_PLUGIN_ABI_MAJOR, CRF_PLUGIN_ABI_MINOR, CRF_PLUGIN_ABI_MAJOR,
+		 CRF_PLUGIN_ABI_MINOR);
+	return true;
 }
 
 static int fail(struct crf_plugin_info *pi, bool report, int err, const char *msg)
@@ -92,7 +124,13 @@ int crf_plugin_load(struct crf_plugin_info *pi, const struct strv *dirs, bool re
 	}
 	pi->handle = dlopen(pi->path, RTLD_NOW | RTLD_LOCAL);
 	if (!pi->handle) {
-		snprintf(msg, sizeof(msg), "cannot load: %s", dlerror());
+		const char *e = dlerror();
+
+		if (!e)
+			e = "unknown error";
+		if (newer_libcrf(pi->path, e, msg, sizeof(msg)))
+			return fail(pi, report, -EPROTO, msg);
+		snprintf(msg, sizeof(msg), "cannot load: %s", e);
 		return fail(pi, report, -ENOEXEC, msg);
 	}
 	dlerror();

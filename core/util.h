@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Small helpers of the core: cleanup attributes, string lists. */
+/* Small helpers of the core: string lists; the cleanup attributes are crf/cleanup.h's. */
 #ifndef CRF_UTIL_H
 #define CRF_UTIL_H
 
@@ -9,34 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static inline void freep(void *p)
-{
-	free(*(void **)p);
-}
-
-static inline void closep(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-}
-
-static inline void fclosep(FILE **f)
-{
-	if (*f)
-		fclose(*f);
-}
-
-#define _cleanup_free_ __attribute__((cleanup(freep)))
-#define _cleanup_close_ __attribute__((cleanup(closep)))
-#define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
-
-/* Take ownership out of a cleanup variable. */
-#define TAKE_PTR(p)                                                            \
-	({                                                                     \
-		__typeof__(p) _p = (p);                                        \
-		(p) = NULL;                                                    \
-		_p;                                                            \
-	})
+#include <crf/cleanup.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

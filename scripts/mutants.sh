@@ -106,12 +106,12 @@ mutant mem-special-deleted plugins/mem/smaps.c 'e2e-mem-private-deleted-refused'
 		return "a mapping of a deleted file (not supported yet)";'
 mutant memfd-mode plugins/common/memfd.c 'e2e-memfd-exec-kill' \
 	'a memfd comes back without its group and other read bits (0642 -> 0602)' \
-	'	if (has_mode && fchmod(fd, mode & 07777) < 0) {' \
-	'	if (has_mode && fchmod(fd, mode & 07777 & ~044) < 0) {'
+	'	if (has_mode && fchmod(fd, mode & 07777) < 0)' \
+	'	if (has_mode && fchmod(fd, mode & 07777 & ~044) < 0)'
 mutant memfd-exec plugins/common/memfd.c 'e2e-memfd-exec-kill' \
 	'a memfd that could be run comes back without its exec bits' \
-	'	if (has_mode && fchmod(fd, mode & 07777) < 0) {' \
-	'	if (has_mode && fchmod(fd, mode & 07666) < 0) {'
+	'	if (has_mode && fchmod(fd, mode & 07777) < 0)' \
+	'	if (has_mode && fchmod(fd, mode & 07666) < 0)'
 
 # --- the restorer (parasite/): memory, mm, signals, limits, threads, credentials ---
 mutant rst-pages-shifted parasite/restorer-vma.c 'e2e-memory-kill e2e-memory-1g-kill' \
@@ -628,6 +628,32 @@ mutant files-foreign-direct plugins/files/fdtable.c 'e2e-vendor-eventfd' \
 mutant files-kinds-check-skipped plugins/files/fdtable.c 'e2e-eventfd-kind-off-restore' \
 	'restore-prepare does not check the fds'"'"' kinds: a switched-off one fails after the fork' \
 	'	int r = files_kinds_check(ctx);' '	int r = 0;'
+# --- crf plugins' kinds, libcrf's version nodes, the loader's ABI checks ---
+mutant plugins-kinds-off-unmarked core/cmd-plugins.c 'cli' \
+	'crf plugins lists a switched-off kind like any other' \
+	'off = kind_off(pi, k->name);' 'off = false;'
+mutant plugins-kinds-off-omitted core/cmd-plugins.c 'cli' \
+	'crf plugins leaves switched-off kinds out of the listing' \
+	'	for (const struct crf_kind *k = first; k->name; k++) {' \
+	'	for (const struct crf_kind *k = first; k->name; k++) {
+		if (kind_off(pi, k->name))
+			continue;'
+mutant loader-newer-minor core/loader.c 'loader' \
+	'the loader accepts a plugin built against a newer ABI minor' \
+	'd->abi_minor > CRF_PLUGIN_ABI_MINOR)' 'd->abi_minor > CRF_PLUGIN_ABI_MINOR + 1)'
+mutant loader-newer-libcrf core/loader.c 'cli' \
+	'a plugin that needs a newer libcrf version node gets only dlopen'"'"'s words' \
+	'		if (newer_libcrf(pi->path, e, msg, sizeof(msg)))' \
+	'		if (0 && newer_libcrf(pi->path, e, msg, sizeof(msg)))'
+mutant libcrf-node-missing core/lib/libcrf.sym 'cli' \
+	'libcrf has no version node for the newest ABI minor' \
+	'CRF_1.5 {' 'CRF_1.9 {' '} CRF_1.5;' '} CRF_1.9;'
+mutant img-finish-closes-failed core/lib/image.c 'image' \
+	'crf_img_finish() keeps the image a failed writer wrote' \
+	'	if (r >= 0)
+		return crf_img_close(img);' \
+	'	if (r >= 0 || r == -EIO)
+		return crf_img_close(img);'
 
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a

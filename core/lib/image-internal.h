@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <sys/uio.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 
 #define IMG_MAGIC     "CRFI"
@@ -96,14 +97,6 @@ static inline uint64_t get_le64(const uint8_t *p)
 	return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
 }
 
-static inline void img_freep(void *p)
-{
-	free(*(void **)p);
-}
-/* The core's util.h has the same helper; either serves. */
-#ifndef _cleanup_free_
-#define _cleanup_free_ __attribute__((cleanup(img_freep)))
-#endif
 
 static inline const char *img_kind_name(enum crf_img_kind kind)
 {

@@ -21,12 +21,6 @@
 #include "crf-private.h"
 #include "image-internal.h"
 
-static void img_abortp(struct crf_img **img)
-{
-	crf_img_abort(*img);
-}
-#define _cleanup_img_ __attribute__((cleanup(img_abortp)))
-
 static void imgdir_closep(struct crf_imgdir **dir)
 {
 	crf_imgdir_close(*dir);
@@ -565,6 +559,14 @@ void crf_img_abort(struct crf_img *img)
 	if (img->tmp && unlinkat(img->dir->fd, img->tmp, 0) < 0 && errno != ENOENT)
 		crf_error_errno(errno, "cannot remove %s/%s", img->dir->path, img->tmp);
 	img_free(img);
+}
+
+int crf_img_finish(struct crf_img *img, int r)
+{
+	if (r >= 0)
+		return crf_img_close(img);
+	crf_img_abort(img);
+	return r;
 }
 
 const char *crf_img_name(const struct crf_img *img)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 
 #include "cgroup.h"
@@ -20,10 +21,10 @@
 
 int cg_read_text(const char *path, char **text)
 {
-	char *buf = NULL;
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	size_t len = 0, cap = 0;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
@@ -31,31 +32,25 @@ int cg_read_text(const char *path, char **text)
 		if (len + 1 >= cap) {
 			char *b = realloc(buf, cap = cap ? cap * 2 : 1024);
 
-			if (!b) {
-				free(buf);
-				close(fd);
+			if (!b)
 				return -ENOMEM;
-			}
 			buf = b;
 		}
 		n = read(fd, buf + len, cap - len - 1);
 		if (n > 0)
 			len += (size_t)n;
 	} while (n > 0);
-	close(fd);
-	if (n < 0) {
-		n = -errno;
-		free(buf);
-		return (int)n;
-	}
+	if (n < 0)
+		return -errno;
 	buf[len] = '\0';
-	*text = buf;
+	*text = TAKE_PTR(buf);
 	return 0;
 }
 
 static int read_members(pid_t pid, pid_t tid, struct cg_members *m)
 {
-	char path[64], *text = NULL;
+	_cleanup_free_ char *text = NULL;
+	char path[64];
 	int r;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/cgroup", (int)pid, (int)tid);
@@ -65,7 +60,6 @@ static int read_members(pid_t pid, pid_t tid, struct cg_members *m)
 	r = cg_parse(text, m);
 	if (r == -EINVAL)
 		crf_error("pid %d: %s: not in the format ID:CONTROLLERS:PATH", (int)pid, path);
-	free(text);
 	return r;
 }
 
@@ -104,11 +98,11 @@ static void threads_free(struct thread_rec *t, size_t n)
 /* The threads of @pid whose cgroups are not @proc's, into @out. */
 static int odd_threads(pid_t pid, const struct cg_members *proc, struct thread_rec **out, size_t *n)
 {
+	_cleanup_closedir_ DIR *d = NULL;
 	char path[64];
 	struct dirent *e;
 	size_t cap = 0;
 	int r = 0;
-	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
@@ -141,7 +135,6 @@ static int odd_threads(pid_t pid, const struct cg_members *proc, struct thread_r
 		(*out)[(*n)++] = t;
 		r = to_msg(&t.m, &(*out)[*n - 1].v, &(*out)[*n - 1].pv);
 	}
-	closedir(d);
 	return r;
 }
 
@@ -160,8 +153,8 @@ int cgroup_dump_prepare(struct crf_ctx *ctx)
 int cgroup_dump_task(struct crf_ctx *ctx)
 {
 	Crf__Cgroup__TaskCgroups rec = CRF__CGROUP__TASK_CGROUPS__INIT;
-	Crf__Cgroup__ThreadCgroups **pt = NULL;
-	Crf__Cgroup__Member *v = NULL, **pv = NULL;
+	_cleanup_free_ Crf__Cgroup__ThreadCgroups **pt = NULL;
+	_cleanup_free_ Crf__Cgroup__Member *v = NULL, **pv = NULL;
 	struct cg_members m = {0};
 	struct thread_rec *t = NULL;
 	pid_t pid = crf_ctx_pid(ctx);
@@ -191,9 +184,6 @@ int cgroup_dump_task(struct crf_ctx *ctx)
 	if (r == -ENOMEM)
 		crf_error("pid %d: %s", (int)pid, strerror(ENOMEM));
 	threads_free(t, nt);
-	free(pt);
-	free(v);
-	free(pv);
 	cg_members_free(&m);
 	return r;
 }
@@ -203,15 +193,12 @@ int cgroup_dump_finish(struct crf_ctx *ctx)
 	struct crf_img *img = crf_ctx_priv(ctx);
 
 	crf_ctx_set_priv(ctx, NULL);
-	return img ? crf_img_close(img) : 0;
+	return crf_img_close(img);
 }
 
 int cgroup_dump_cleanup(struct crf_ctx *ctx)
 {
-	struct crf_img *img = crf_ctx_priv(ctx);
-
-	if (img)
-		crf_img_abort(img);
+	crf_img_abort(crf_ctx_priv(ctx));
 	crf_ctx_set_priv(ctx, NULL);
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 #include <crf/mountinfo.h>
 
@@ -28,8 +29,8 @@
 static int read_small(const char *dir, const char *name, char *buf, size_t len)
 {
 	char path[CG_PATH_MAX + 32];
+	_cleanup_close_ int fd = -1;
 	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -37,10 +38,7 @@ static int read_small(const char *dir, const char *name, char *buf, size_t len)
 		return -errno;
 	n = read(fd, buf, len - 1);
 	if (n < 0)
-		n = -errno;
-	close(fd);
-	if (n < 0)
-		return (int)n;
+		return -errno;
 	while (n > 0 && buf[n - 1] == '\n')
 		n--;
 	buf[n] = '\0';
@@ -122,13 +120,12 @@ static int check_dir(const struct cg_move *m)
 static int resolve(struct cg_move *m, const char *mountinfo)
 {
 	char dir[CG_PATH_MAX];
-	FILE *f = fmemopen((void *)mountinfo, strlen(mountinfo), "r");
+	_cleanup_fclose_ FILE *f = fmemopen((void *)mountinfo, strlen(mountinfo), "r");
 	int r;
 
 	if (!f)
 		return crf_log_errno(CRF_LOG_ERROR, errno, "reading mountinfo");
 	r = crf_cgroup_dir_from_mountinfo(f, m->controllers, m->path, dir, sizeof(dir));
-	fclose(f);
 	if (r == -ENOENT)
 		return refuse(m, ENOENT,
 			      "cannot be reached: its hierarchy is not mounted here "
@@ -203,8 +200,8 @@ static int plan_task(struct cg_restore *rs, const Crf__Cgroup__TaskCgroups *t)
 
 static int read_records(struct crf_ctx *ctx, struct cg_restore *rs)
 {
+	_cleanup_img_ struct crf_img *img = NULL;
 	ProtobufCMessage *msg;
-	struct crf_img *img;
 	int r;
 
 	r = crf_img_open(crf_ctx_images(ctx), CG_IMG, &crf__cgroup__task_cgroups__descriptor, &img);
@@ -219,19 +216,16 @@ static int read_records(struct crf_ctx *ctx, struct cg_restore *rs)
 		rs->tasks = v;
 		rs->tasks[rs->n_tasks++] = (Crf__Cgroup__TaskCgroups *)msg;
 	}
-	if (img)
-		crf_img_close(img);
 	return r;
 }
 
 static int read_self(struct cg_restore *rs)
 {
-	char *cg = NULL;
+	_cleanup_free_ char *cg = NULL;
 	int r = cg_read_text("/proc/self/cgroup", &cg);
 
 	if (r >= 0)
 		r = cg_parse(cg, &rs->self);
-	free(cg);
 	if (r >= 0)
 		r = cg_read_text("/proc/self/mountinfo", &rs->mountinfo);
 	if (r < 0)

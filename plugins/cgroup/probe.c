@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/mountinfo.h>
 
 #include "cgroup.h"
@@ -25,7 +26,7 @@
 
 static int find_mount(struct crf_ctx *ctx, char *mnt, size_t len)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
 	int r;
 
 	if (!f) {
@@ -35,7 +36,6 @@ static int find_mount(struct crf_ctx *ctx, char *mnt, size_t len)
 		return r;
 	}
 	r = crf_cgroup2_mount_from_mountinfo(f, mnt, len);
-	fclose(f);
 	if (r == -ENOENT)
 		crf_probe_feature(ctx, "cgroup2-mount", false, true,
 				  "no cgroup2 mount in /proc/self/mountinfo");
@@ -50,8 +50,8 @@ static int find_mount(struct crf_ctx *ctx, char *mnt, size_t len)
 /* Our cgroup v2 path, from the "0::" line of /proc/self/cgroup. */
 static int find_self(struct crf_ctx *ctx, char *self, size_t len)
 {
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	char *line = NULL;
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
+	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
 	int r = -ENOENT;
@@ -72,8 +72,6 @@ static int find_self(struct crf_ctx *ctx, char *self, size_t len)
 			memcpy(self, line + 3, n - 2);
 		break;
 	}
-	free(line);
-	fclose(f);
 	if (r == -ENOENT)
 		crf_probe_feature(
 			ctx, "cgroup-self", false, true,
@@ -89,15 +87,13 @@ static int find_self(struct crf_ctx *ctx, char *self, size_t len)
 /* Write @text to the file @name of the directory @dir; 0 or -errno. */
 static int write_at(int dir, const char *name, const char *text)
 {
-	int fd, r = 0;
+	_cleanup_close_ int fd = openat(dir, name, O_WRONLY | O_CLOEXEC);
 
-	fd = openat(dir, name, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, text, strlen(text)) < 0)
-		r = -errno;
-	close(fd);
-	return r;
+		return -errno;
+	return 0;
 }
 
 /* cgroup.events on one line ("populated 0,frozen 1") into @buf; 0 or -errno. */
@@ -123,33 +119,29 @@ static int read_events(int fd, char *buf, size_t len)
  */
 static int freeze_and_poll(int dir, const char **step, bool *woke, char *events, size_t len)
 {
+	_cleanup_close_ int fd = -1;
 	struct pollfd pfd = {.events = POLLPRI};
 	int r;
 
 	*step = "open cgroup.events";
-	pfd.fd = openat(dir, "cgroup.events", O_RDONLY | O_CLOEXEC);
-	if (pfd.fd < 0)
+	fd = pfd.fd = openat(dir, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
 	/* Reading arms the notification: poll() reports changes after the last read. */
-	r = read_events(pfd.fd, events, len);
+	r = read_events(fd, events, len);
 	if (r < 0)
-		goto out;
+		return r;
 	*step = "write cgroup.freeze";
 	r = write_at(dir, "cgroup.freeze", "1");
 	if (r < 0)
-		goto out;
+		return r;
 	*step = "poll cgroup.events";
 	r = poll(&pfd, 1, FREEZE_POLL_MS);
-	if (r < 0) {
-		r = -errno;
-		goto out;
-	}
+	if (r < 0)
+		return -errno;
 	*woke = r > 0 && (pfd.revents & POLLPRI);
 	*step = "read cgroup.events";
-	r = read_events(pfd.fd, events, len);
-out:
-	close(pfd.fd);
-	return r;
+	return read_events(fd, events, len);
 }
 
 /* With a cgroup of our own to try it on, the freezer is tested for real. */
@@ -202,6 +194,20 @@ static void probe_freezer_files(struct crf_ctx *ctx, int dir, bool root, int err
 			  events ? "readable" : "not readable", strerror(err));
 }
 
+/* The freezer tried on the child @name of @dir, which its caller made and removes. */
+static void probe_freezer_child(struct crf_ctx *ctx, int dir, const char *name)
+{
+	_cleanup_close_ int probe = openat(dir, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (probe < 0) {
+		crf_probe_feature(ctx, "cgroup-freeze", false, false, "open probe cgroup %s: %s",
+				  name, strerror(errno));
+		crf_probe_feature(ctx, "cgroup-events-poll", false, false, "not tried");
+		return;
+	}
+	probe_freezer_in(ctx, probe);
+}
+
 /*
  * Try the freezer on an empty child of our own cgroup: freezing it touches no
  * process, and it is removed right after.
@@ -209,22 +215,13 @@ static void probe_freezer_files(struct crf_ctx *ctx, int dir, bool root, int err
 static void probe_freezer_under(struct crf_ctx *ctx, int dir, bool root)
 {
 	char name[32];
-	int probe;
 
 	snprintf(name, sizeof(name), "crf-probe.%d", (int)getpid());
 	if (mkdirat(dir, name, 0700)) {
 		probe_freezer_files(ctx, dir, root, errno);
 		return;
 	}
-	probe = openat(dir, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (probe < 0) {
-		crf_probe_feature(ctx, "cgroup-freeze", false, false, "open probe cgroup %s: %s",
-				  name, strerror(errno));
-		crf_probe_feature(ctx, "cgroup-events-poll", false, false, "not tried");
-	} else {
-		probe_freezer_in(ctx, probe);
-		close(probe);
-	}
+	probe_freezer_child(ctx, dir, name);
 	if (unlinkat(dir, name, AT_REMOVEDIR))
 		crf_log_errno(CRF_LOG_WARN, errno, "cannot remove the probe cgroup %s", name);
 }
@@ -232,7 +229,7 @@ static void probe_freezer_under(struct crf_ctx *ctx, int dir, bool root)
 static void probe_freezer(struct crf_ctx *ctx, const char *mnt, const char *self)
 {
 	bool root = !strcmp(self, "/");
-	int top, dir = -1;
+	_cleanup_close_ int top = -1, dir = -1;
 
 	top = open(mnt, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (top >= 0)
@@ -244,10 +241,7 @@ static void probe_freezer(struct crf_ctx *ctx, const char *mnt, const char *self
 		crf_probe_feature(ctx, "cgroup-events-poll", false, false, "not tried");
 	} else {
 		probe_freezer_under(ctx, dir, root);
-		close(dir);
 	}
-	if (top >= 0)
-		close(top);
 }
 
 int cgroup_probe(struct crf_ctx *ctx)

@@ -14,20 +14,21 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
+
 #include "cgroup-restore.h"
 
 /* Write @who (a TID, or "0" for the writer) to the file that moves it into @m's cgroup. */
 static int join(const struct cg_move *m, const char *who)
 {
 	char file[CG_PATH_MAX + 32], name[CG_PATH_MAX + 64];
-	int fd, err = 0;
+	_cleanup_close_ int fd = -1;
+	int err = 0;
 
 	snprintf(file, sizeof(file), "%s/%s", m->dir, cg_move_file(m));
 	fd = open(file, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, who, strlen(who)) < 0)
 		err = errno;
-	if (fd >= 0)
-		close(fd);
 	cg_name(m->controllers, m->path, name, sizeof(name));
 	if (!err) {
 		crf_debug("pid %d: %s%.0d joined cgroup %s", (int)m->pid, m->tid ? "thread " : "",

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/log.h>
 
 #include "memfd.h"
@@ -22,7 +23,7 @@ int common_memfd_create(const char *name, bool has_mode, uint32_t mode, uint32_t
 {
 	bool noexec = (seals & F_SEAL_EXEC) && !(mode & 0111);
 	unsigned int flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
-	int fd, r;
+	_cleanup_close_ int fd = -1;
 
 	if (has_mode)
 		fd = memfd_create(name, flags | (noexec ? MFD_NOEXEC_SEAL : MFD_EXEC));
@@ -38,10 +39,7 @@ int common_memfd_create(const char *name, bool has_mode, uint32_t mode, uint32_t
 				       name, mode);
 	if (fd < 0)
 		return crf_error_errno(errno, "memfd_create %s", name);
-	if (has_mode && fchmod(fd, mode & 07777) < 0) {
-		r = crf_error_errno(errno, "memfd %s: mode %04o", name, mode & 07777);
-		close(fd);
-		return r;
-	}
-	return fd;
+	if (has_mode && fchmod(fd, mode & 07777) < 0)
+		return crf_error_errno(errno, "memfd %s: mode %04o", name, mode & 07777);
+	return TAKE_FD(fd);
 }

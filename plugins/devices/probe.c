@@ -11,6 +11,8 @@
 
 #include <linux/if_tun.h>
 
+#include <crf/cleanup.h>
+
 #include "devices.h"
 
 /*
@@ -20,9 +22,8 @@
 static void probe_tun(struct crf_ctx *ctx)
 {
 	unsigned int features = 0;
-	int fd;
+	_cleanup_close_ int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
 
-	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		crf_probe_feature(ctx, "tun", false, false, "open /dev/net/tun: %s",
 				  strerror(errno));
@@ -36,7 +37,6 @@ static void probe_tun(struct crf_ctx *ctx)
 				  features & IFF_TUN ? " tun" : "",
 				  features & IFF_TAP ? " tap" : "",
 				  features & IFF_MULTI_QUEUE ? " multi-queue" : "");
-	close(fd);
 }
 
 int devices_probe(struct crf_ctx *ctx)

@@ -21,6 +21,8 @@
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
 
+#include <crf/cleanup.h>
+
 #include "net.h"
 
 /* What a reply callback is looking for. */
@@ -79,7 +81,8 @@ static int diag_dump(void *req, size_t len, diag_cb cb, struct diag_match *m)
 	struct timeval tv = {.tv_sec = 1};
 	long buf[DIAG_BUF_SIZE / sizeof(long)];
 	struct nlmsghdr *h = req;
-	int fd, r;
+	_cleanup_close_ int fd = -1;
+	int r;
 
 	h->nlmsg_len = len;
 	h->nlmsg_type = SOCK_DIAG_BY_FAMILY;
@@ -94,7 +97,6 @@ static int diag_dump(void *req, size_t len, diag_cb cb, struct diag_match *m)
 	else
 		while (!(r = diag_recv(fd, buf, cb, m)))
 			;
-	close(fd);
 	return r < 0 ? r : 0;
 }
 
@@ -145,8 +147,10 @@ static void probe_unix_diag(struct crf_ctx *ctx)
 		crf_probe_feature(ctx, "unix-diag", false, true, "socketpair: %s", strerror(errno));
 		return;
 	}
-	m.ino = inode_of(sv[0]);
-	peer = inode_of(sv[1]);
+	_cleanup_close_ int ours = sv[0], other = sv[1];
+
+	m.ino = inode_of(ours);
+	peer = inode_of(other);
 	r = diag_dump(&req, sizeof(req), unix_cb, &m);
 	if (r < 0)
 		crf_probe_feature(ctx, "unix-diag", false, true, "unix_diag dump: %s%s",
@@ -159,8 +163,6 @@ static void probe_unix_diag(struct crf_ctx *ctx)
 		crf_probe_feature(ctx, "unix-diag", true, true,
 				  "our socketpair was listed with its peer among %u unix sockets",
 				  m.seen);
-	close(sv[0]);
-	close(sv[1]);
 }
 
 static void inet_cb(const struct nlmsghdr *h, struct diag_match *m)
@@ -185,7 +187,7 @@ static int listen_socket(bool *wildcard)
 		.sin_family = AF_INET,
 		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
 	};
-	int fd, err;
+	_cleanup_close_ int fd = -1;
 
 	*wildcard = false;
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
@@ -193,16 +195,12 @@ static int listen_socket(bool *wildcard)
 		return -errno;
 	if (bind(fd, (struct sockaddr *)&lo, sizeof(lo))) {
 		if (errno != EADDRNOTAVAIL)
-			goto fail;
+			return -errno;
 		*wildcard = true;
 	}
 	if (listen(fd, 0))
-		goto fail;
-	return fd;
-fail:
-	err = -errno;
-	close(fd);
-	return err;
+		return -errno;
+	return TAKE_FD(fd);
 }
 
 static void probe_inet_diag(struct crf_ctx *ctx)
@@ -220,7 +218,8 @@ static void probe_inet_diag(struct crf_ctx *ctx)
 	};
 	struct diag_match m = {0};
 	bool wildcard;
-	int fd, r;
+	_cleanup_close_ int fd = -1;
+	int r;
 
 	fd = listen_socket(&wildcard);
 	if (fd < 0) {
@@ -238,7 +237,6 @@ static void probe_inet_diag(struct crf_ctx *ctx)
 				  "our listening socket%s was %s among %u listening TCP sockets",
 				  wildcard ? " (on the wildcard address: loopback is down)" : "",
 				  m.found ? "listed" : "not listed", m.seen);
-	close(fd);
 }
 
 void net_probe_diag(struct crf_ctx *ctx)

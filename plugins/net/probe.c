@@ -15,6 +15,8 @@
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
 
+#include <crf/cleanup.h>
+
 #include "net.h"
 
 /* From <linux/tcp.h>: the value that leaves repair mode. */
@@ -49,7 +51,8 @@ static int tcp_repair_seq(int fd, const char **step)
 
 static void probe_tcp_repair(struct crf_ctx *ctx)
 {
-	int fd, off = TCP_REPAIR_OFF, r;
+	_cleanup_close_ int fd = -1;
+	int off = TCP_REPAIR_OFF, r;
 	const char *step;
 
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
@@ -70,7 +73,6 @@ static void probe_tcp_repair(struct crf_ctx *ctx)
 			ctx, "tcp-repair", true, true,
 			"a fresh TCP socket entered repair mode and took a send sequence number");
 	setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &off, sizeof(off));
-	close(fd);
 }
 
 static void probe_libnl(struct crf_ctx *ctx)

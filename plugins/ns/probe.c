@@ -19,6 +19,8 @@
 
 #include <linux/sched.h>
 
+#include <crf/cleanup.h>
+
 #include "ns.h"
 
 /* Required: every tree has these, so a dump cannot do without them. */
@@ -85,15 +87,13 @@ static int run_in_child(int (*fn)(void), int *sig)
  */
 static int setns_self(void)
 {
-	int pidfd, r = 0;
+	_cleanup_close_ int pidfd = syscall(SYS_pidfd_open, getpid(), 0);
 
-	pidfd = syscall(SYS_pidfd_open, getpid(), 0);
 	if (pidfd < 0)
 		return -errno;
 	if (setns(pidfd, CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET))
-		r = -errno;
-	close(pidfd);
-	return r;
+		return -errno;
+	return 0;
 }
 
 static void probe_pidfd_setns(struct crf_ctx *ctx)
@@ -166,15 +166,15 @@ static void probe_clone3_set_tid(struct crf_ctx *ctx)
 /* Runs as PID 1 of a fresh pid namespace, whose ns_last_pid it may set at will. */
 static int write_last_pid(void)
 {
-	int fd, r = 0;
+	_cleanup_close_ int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+	ssize_t n;
 
-	fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (write(fd, "1", 1) != 1)
-		r = -errno;
-	close(fd);
-	return r;
+	n = write(fd, "1", 1);
+	if (n != 1)
+		return n < 0 ? -errno : -EIO;
+	return 0;
 }
 
 /*

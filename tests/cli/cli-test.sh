@@ -4,9 +4,13 @@
 # Command-line tests: every error path of the foundation gives one clear
 # message and the right exit status (0 ok, 1 failure, 2 usage).
 #
-# usage: cli-test.sh CRF MKIMAGE TEST_PLUGIN_DIR
+# usage: CRF_ABI=MAJOR.MINOR OBJDUMP=objdump \
+#        cli-test.sh CRF MKIMAGE TEST_PLUGIN_DIR LIBCRF PKG_CONFIG_DIR
+# CRF_ABI is plugin.h's version; PKG_CONFIG_DIR holds the uninstalled crf-plugin.pc.
 set -u
-CRF=$1 MKIMAGE=$2 TPD=$3
+CRF=$1 MKIMAGE=$2 TPD=$3 LIBCRF=$4 PCDIR=$5
+ABI_MAJOR=${CRF_ABI%.*} ABI_MINOR=${CRF_ABI#*.}
+ABI_RE="$ABI_MAJOR\\.$ABI_MINOR"
 T=$(mktemp -d /tmp/crf-cli-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 passed=0 failed=0
@@ -49,7 +53,7 @@ conf() {
 
 # --- usage -------------------------------------------------------------
 expect 0 'Usage: crf COMMAND' "$CRF" --help
-expect 0 '^crf [0-9.]+ \(plugin ABI 1\.5, image format 1\.0\)' "$CRF" --version
+expect 0 "^crf [0-9.]+ \\(plugin ABI $ABI_RE, image format 1\\.0\\)" "$CRF" --version
 expect 2 'Usage: crf COMMAND' "$CRF"
 expect 2 "crf: unknown command 'frobnicate'" "$CRF" frobnicate && one_error
 expect 2 "crf plugins: unknown option '--bogus'" "$CRF" plugins --bogus && one_error
@@ -100,6 +104,25 @@ expect 1 "plugin '[a-z]+' requires plugin '[a-z]+', which is disabled: not liste
 expect 1 "crf: error: --plugins: unknown plugin 'nosuch'" "$CRF" check --plugins nosuch && one_error
 expect 0 '^devices +[0-9.]+ +disabled' "$CRF" plugins --disable devices
 expect 0 'disabled by --disable' "$CRF" plugins --disable devices
+# Each plugin's kinds, CLASS:NAME, and those switched off, marked and why.
+expect 0 '^ +kinds: ' "$CRF" plugins
+for k in fdtable fd:pipe fd:eventpoll fd:inotify fd:memfd vma:anon vma:memfd cgroup:v2 cgroup:v1; do
+	grep -Eq "^ +(kinds: | {7}).*(^| |,)$k(,|$)" "$T/out" ||
+		{ echo "FAIL: crf plugins does not list kind $k"; failed=$((failed + 1)); }
+done
+grep -q '(off)' "$T/out" && { echo "FAIL: a kind listed as off unasked"; failed=$((failed + 1)); }
+expect 0 '^ +kinds: .*vma:vdso \(off\)' "$CRF" plugins --disable mem:vdso,files:eventpoll
+grep -Eq '^ +(kinds: | {7}).*fd:eventpoll \(off\)' "$T/out" ||
+	{ echo "FAIL: fd:eventpoll not listed as off"; failed=$((failed + 1)); }
+grep -q "^ *kind 'eventpoll' switched off by --disable files:eventpoll$" "$T/out" ||
+	{ echo "FAIL: no reason for fd:eventpoll"; failed=$((failed + 1)); }
+[[ $(grep -c '(off)' "$T/out") -eq 2 ]] || { echo "FAIL: other kinds listed as off"; failed=$((failed + 1)); }
+printf '[files]\ndisable-kinds = inotify\n' >"$T/kinds.conf"
+expect 0 "^ *kind 'inotify' switched off by $T/kinds.conf:2\$" "$CRF" plugins --config "$T/kinds.conf"
+grep -Eq '^ +(kinds: | {7}).*fd:inotify \(off\)' "$T/out" ||
+	{ echo "FAIL: fd:inotify (disable-kinds) not listed as off"; failed=$((failed + 1)); }
+expect 0 '^ +(kinds: | {7}).*fd:inotify,' "$CRF" plugins --config "$T/kinds.conf" --enable files:inotify
+grep -q '(off)' "$T/out" && { echo "FAIL: --enable files:inotify left it off"; failed=$((failed + 1)); }
 expect 1 "crf: error: no process with PID 999999999" "$CRF" dump -t 999999999 -D "$T/d" && one_error
 [[ ! -e $T/d ]] || { echo "FAIL: a failed dump left $T/d"; failed=$((failed + 1)); }
 
@@ -120,7 +143,7 @@ expect 0 "disabled by $T/off.conf:2" "$CRF" plugins --config "$T/off.conf"
 # --- plugin loading errors ---------------------------------------------
 conf abi <<<"[future]
 so = crf-test-future.so"
-expect 1 "plugin 'future': .*crf-test-future.so: built against plugin ABI 2\.0, crf provides 1\.5" \
+expect 1 "plugin 'future': .*crf-test-future.so: built against plugin ABI 2\.0, crf provides $ABI_RE" \
 	"$CRF" check --config-dir "$T/abi" --plugin-dir "$TPD" && one_error
 echo 'not an ELF file' >"$T/junk.so"
 conf junk <<<"[junk]
@@ -135,6 +158,34 @@ expect 1 "crf-test-nodesc.so is not a crf plugin" \
 	"$CRF" check --config-dir "$T/nodesc" --plugin-dir "$TPD" && one_error
 expect 1 "crf-test-nodesc.so is not a crf plugin" \
 	"$CRF" plugins --config-dir "$T/nodesc" --plugin-dir "$TPD"
+# --- ABI versions -------------------------------------------------------
+# libcrf has one symbol version node per ABI minor, each inheriting the one
+# before, up to plugin.h's minor; the pkg-config file says plugin.h's version.
+want=$(for ((m = 0; m <= ABI_MINOR; m++)); do
+	echo "CRF_$ABI_MAJOR.$m"
+	((m == 0)) || echo "CRF_$ABI_MAJOR.$m < CRF_$ABI_MAJOR.$((m - 1))"
+done)
+got=$("$OBJDUMP" -p "$LIBCRF" | awk '/^Version definitions:/ { on = 1; next }
+	on && /^$/ { exit }
+	on && NF == 4 { name = "" }
+	on && NF == 4 && $4 !~ /^(libcrf|CRF_PRIVATE)/ { name = $4; print name }
+	on && NF == 1 && name != "" { print name " < " $1 }')
+[[ $got == "$want" ]] || { echo "FAIL: libcrf's version nodes are not CRF_$ABI_MAJOR.0 .. CRF_$CRF_ABI:"
+	diff <(echo "$want") <(echo "$got") | sed 's/^/    | /'; failed=$((failed + 1)); }
+for v in abi_major:$ABI_MAJOR abi_minor:$ABI_MINOR; do
+	[[ $(PKG_CONFIG_PATH=$PCDIR pkg-config --variable="${v%:*}" crf-plugin) == "${v#*:}" ]] ||
+		{ echo "FAIL: crf-plugin.pc ${v%:*} is not ${v#*:}"; failed=$((failed + 1)); }
+done
+# A plugin that calls a function of a newer libcrf (node CRF_1.99) is not
+# loaded, and the message says which version it needs and what crf's has.
+conf newer <<<"[newer]
+so = crf-test-newer.so"
+expect 1 "plugin 'newer': .*crf-test-newer\.so needs libcrf version CRF_1\.99 \(plugin ABI 1\.99\), which crf's .*libcrf\.so\.1 lacks: it has CRF_$ABI_MAJOR\.0 to CRF_$ABI_RE \(plugin ABI $ABI_RE\)" \
+	"$CRF" check --config-dir "$T/newer" --plugin-dir "$TPD" && one_error
+expect 1 "crf-test-newer\.so needs libcrf version CRF_1\.99" \
+	"$CRF" plugins --config-dir "$T/newer" --plugin-dir "$TPD"
+grep -Eq '^newer +\? +error ' "$T/out" || { echo "FAIL: crf plugins: newer not in error"; failed=$((failed + 1)); }
+
 conf probe <<<"[alpha]
 so = crf-test-alpha.so
 probe-missing = yes"

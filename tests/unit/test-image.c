@@ -523,6 +523,45 @@ static void test_abort_and_duplicates(void **state)
 	assert_int_equal(crf_img_close(NULL), 0);
 }
 
+/* A writer left in a _cleanup_img_ variable is aborted; one taken out is not. */
+static int write_scoped(struct crf_imgdir *dir, const char *name, bool keep)
+{
+	_cleanup_img_ struct crf_img *img = NULL;
+	int r = crf_blob_create(dir, name, &img);
+
+	if (r >= 0)
+		r = crf_blob_write(img, "data", 4);
+	if (r < 0 || !keep)
+		return r < 0 ? r : -ECANCELED;
+	return crf_img_close(TAKE_PTR(img));
+}
+
+static void test_finish_and_cleanup(void **state)
+{
+	struct env *e = *state;
+	struct crf_img *img;
+
+	/* ABI 1.5: close when the writing went well, abort when it did not. */
+	assert_int_equal(crf_blob_create(e->dir, "ok.img", &img), 0);
+	assert_int_equal(crf_img_finish(img, 7), 0);
+	assert_int_equal(crf_blob_create(e->dir, "bad.img", &img), 0);
+	assert_int_equal(crf_blob_write(img, "data", 4), 0);
+	assert_int_equal(crf_img_finish(img, -EIO), -EIO);
+	assert_int_equal(count_entries(e->path), 1);
+	assert_int_equal(crf_blob_open(e->dir, "ok.img", &img), 0);
+	assert_int_equal(crf_img_finish(img, 0), 0);
+	assert_int_equal(crf_img_finish(NULL, -EIO), -EIO);
+	assert_int_equal(crf_img_finish(NULL, 0), 0);
+
+	assert_int_equal(write_scoped(e->dir, "dropped.img", false), -ECANCELED);
+	assert_int_equal(count_entries(e->path), 1);
+	assert_int_equal(write_scoped(e->dir, "kept.img", true), 0);
+	assert_int_equal(count_entries(e->path), 2);
+	assert_int_equal(crf_blob_open(e->dir, "kept.img", &img), 0);
+	assert_int_equal(crf_blob_size(img), 4);
+	crf_img_close(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -537,6 +576,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_type_mismatch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_modes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort_and_duplicates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_finish_and_cleanup, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -104,6 +104,26 @@ int crf_blob_pread(struct crf_img *img, void *buf, size_t len, uint64_t off);
 int crf_img_close(struct crf_img *img);
 void crf_img_abort(struct crf_img *img);
 
+/*
+ * ABI 1.5: the end of a function that wrote @img, where @r says how the
+ * writing went: r >= 0 closes @img (crf_img_close) and returns its result
+ * (0 or -errno), r < 0 aborts it (crf_img_abort) and returns @r.  Always
+ * frees @img; NULL is closed as nothing (0).  So a writer ends with
+ * `return crf_img_finish(img, r);`.
+ */
+int crf_img_finish(struct crf_img *img, int r);
+
+/*
+ * ABI 1.5 (header only): an image variable aborted when it goes out of
+ * scope (crf/cleanup.h): a writer's temporary file is removed, a reader is
+ * closed.  Hand it on with TAKE_PTR: `return crf_img_close(TAKE_PTR(img));`.
+ */
+static inline void crf_img_abortp(struct crf_img **img)
+{
+	crf_img_abort(*img);
+}
+#define _cleanup_img_ __attribute__((cleanup(crf_img_abortp)))
+
 /* The file name and the protobuf type name recorded in the header ("" for blobs). */
 const char *crf_img_name(const struct crf_img *img);
 const char *crf_img_type(const struct crf_img *img);

@@ -17,6 +17,9 @@
  * plugins; the core refuses a plugin of another major.  CRF_PLUGIN_ABI_MINOR
  * grows when something is appended (a stage, a descriptor field, a function);
  * the core accepts plugins built against its own minor or an older one.
+ * libcrf's functions carry the symbol version of the minor that added them
+ * (CRF_1.0 ... CRF_1.5), so a plugin that calls one of a newer minor than
+ * the libcrf it meets is not loaded, and crf names the version it lacks.
  */
 #ifndef CRF_PLUGIN_H
 #define CRF_PLUGIN_H
