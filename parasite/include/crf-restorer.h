@@ -14,7 +14,7 @@
  * The restorer unmaps everything else, so nothing else of crf survives.
  * That one mapping cannot unmap itself (it runs the code that returns into
  * the program): crf has the task unmap it right after its rt_sigreturn
- * (core/rst-release.c), with the help of crf_rst_status.syscall_insn.
+ * (core/restore/rst-release.c), with the help of crf_rst_status.syscall_insn.
  */
 #ifndef CRF_RESTORER_H
 #define CRF_RESTORER_H
@@ -161,7 +161,7 @@ struct crf_rst_thread_arg {
 	uint32_t own_creds, pad2;
 	struct crf_rst_creds creds;
 
-	/* Task attributes (core/task-attrs.c). */
+	/* Task attributes (core/dump/task-attrs-dump.c). */
 	uint64_t timer_slack_ns; /* PR_SET_TIMERSLACK after its scheduling; 0: leave */
 	int32_t pdeath_signal;	 /* PR_SET_PDEATHSIG after its credentials */
 	uint32_t pad3;
@@ -238,7 +238,7 @@ struct crf_rst_args {
 	int32_t status_fd, go_fd;
 	char error[160];		/* the restorer's scratch for its message */
 
-	/* Task attributes (core/task-attrs.c). */
+	/* Task attributes (core/dump/task-attrs-dump.c). */
 	uint32_t set_personality; /* personality() once the mappings are built
 				   * (READ_IMPLIES_EXEC would add PROT_EXEC to them) */
 	uint32_t personality;
@@ -256,7 +256,7 @@ struct crf_rst_args {
 	uint32_t pad4;
 	uint64_t stop_waits_off;
 	/* seccomp, installed after go while crf traces every thread with
-	 * PTRACE_O_SUSPEND_SECCOMP (core/rst-release.c): the table's first
+	 * PTRACE_O_SUSPEND_SECCOMP (core/restore/rst-release.c): the table's first
 	 * n_seccomp_shared filters, which every thread holds, by the leader
 	 * with SECCOMP_FILTER_FLAG_TSYNC before the threads go; then each
 	 * thread its own step (the leader's here, the others' in their args) */

@@ -31,7 +31,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "restore-task.h"
+#include "rst-task.h"
 #include "rst-dump.h"
 #include "rst-target.h"
 #include "util.h"

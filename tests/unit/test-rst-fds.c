@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * crf_rst_move_fds (core/rst-fds.c): the program fds a task was given are
+ * crf_rst_move_fds (core/restore/rst-fds.c): the program fds a task was given are
  * permuted in place to their numbers, whatever the numbers they sit at:
  * a swap, a three-cycle, a chain ending on a free number, an fd already
  * at its number, fds 0-2; close-on-exec as asked; every other fd of crf
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "restore-task.h"
+#include "rst-task.h"
 
 struct want {
 	int at;	    /* where the fd sits before the call */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The restore planner (core/rst-plan.c) on made-up trees: who forks whom,
+ * The restore planner (core/restore/rst-plan.c) on made-up trees: who forks whom,
  * who calls setsid or makes a group, which helpers stand in for leaders
  * that are gone, and the trees it refuses, with their messages.  Nothing
  * is forked: the planner is pure.

@@ -6,7 +6,7 @@
  * restorer's own remaining system calls (credentials, the handshake, the
  * futex waits of the threads) under the program's filters; after "go",
  * crf traces every thread with PTRACE_O_SUSPEND_SECCOMP until it is back in
- * the program and the restorer is unmapped (core/rst-release.c), so the
+ * the program and the restorer is unmapped (core/restore/rst-release.c), so the
  * filters judge nothing of crf's.  The check makes sure this crf can do
  * that before a single task exists.
  */
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "ptrace.h"
-#include "restore-task.h"
+#include "rst-task.h"
 #include "seccomp.h"
 #include "util.h"
 
@@ -134,7 +134,7 @@ int crf_seccomp_restore_check(Crf__Core__TaskCore *const *tcs, size_t n)
 	return 0;
 }
 
-/* The table and the code, built in one buffer (restore-task.h). */
+/* The table and the code, built in one buffer (rst-task.h). */
 struct table {
 	struct crf_rst_seccomp_filter *f;
 	uint8_t *code;

@@ -22,7 +22,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "restore-task.h"
+#include "rst-task.h"
 #include "util.h"
 
 /* The kernel's ceiling for RLIMIT_NOFILE, fs.nr_open; 0 when unknown. */

@@ -29,7 +29,7 @@
 
 #include "freeze.h"
 #include "ptrace.h"
-#include "restore-task.h"
+#include "rst-task.h"
 #include "util.h"
 
 #define STOP_TIMEOUT_MS 5000

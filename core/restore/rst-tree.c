@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "restore-task.h"
+#include "rst-task.h"
 #include "rst-tree.h"
 
 static void send_event(const struct crf_rst_tree *rt, size_t i, int kind, int arg, const char *fmt,

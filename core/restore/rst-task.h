@@ -125,7 +125,7 @@ struct crf_rst_task {
 	int32_t *stop_waits;
 	size_t n_stop_waits;
 	/*
-	 * seccomp (core/seccomp-restore.c): a->n_seccomp_filters struct
+	 * seccomp (core/restore/seccomp-restore.c): a->n_seccomp_filters struct
 	 * crf_rst_seccomp_filter, then their code, in one buffer; code_off
 	 * counts from the buffer's start until crf_rst_exec() places it
 	 */

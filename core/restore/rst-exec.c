@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "crf-blobs.h"
-#include "restore-task.h"
+#include "rst-task.h"
 #include "util.h"
 
 #define PAGE_SIZE  UINT64_C(4096)
@@ -389,7 +389,7 @@ static void pack_threads(const struct crf_rst_task *t, const struct layout *l, c
 	}
 }
 
-/* The filter table and its code (restore-task.h), their offsets made the block's. */
+/* The filter table and its code (rst-task.h), their offsets made the block's. */
 static void pack_seccomp(const struct crf_rst_task *t, const struct layout *l,
 			 struct crf_rst_args *a)
 {

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "restore-task.h"
+#include "rst-task.h"
 #include "rst-tree.h"
 
 static bool is_sharer(const struct crf_rst_tree *rt, size_t i)

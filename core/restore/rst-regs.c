@@ -6,7 +6,7 @@
  */
 #include <stdint.h>
 
-#include "restore-task.h"
+#include "rst-task.h"
 
 /* The kernel's internal restart codes (include/linux/errno.h). */
 #define ERESTARTSYS	      512

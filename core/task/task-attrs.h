@@ -12,7 +12,7 @@
  * subreaper and the leader's timer slack by crf's code in the forked task
  * (crf_attrs_apply); personality, dumpable, parent-death signals and the
  * other threads' timer slack by the restorer (parasite/restorer-attrs.c),
- * the group stop by crf as it lets the task go (core/rst-release.c).
+ * the group stop by crf as it lets the task go (core/restore/rst-release.c).
  */
 #ifndef CRF_TASK_ATTRS_H
 #define CRF_TASK_ATTRS_H
@@ -45,7 +45,7 @@ struct crf_pstree;
 struct crf_rst_task;
 struct crf_rst_thread_arg;
 
-/* task-attrs.c: the dump */
+/* task-attrs-dump.c: the dump */
 
 /*
  * The attributes of the frozen process @pr of tree @t, infected with @p,

@@ -11,9 +11,9 @@
 #include <crf/log.h>
 
 #include "cpu.h"
-#include "restore-task.h"
+#include "rst-task.h"
 #include "task-attrs.h"
-#include "task-restore.h"
+#include "rst-apply.h"
 
 static int apply_sched(const Crf__Core__TaskCore *tc)
 {

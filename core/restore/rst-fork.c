@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "restore-task.h"
+#include "rst-task.h"
 #include "rst-tree.h"
 #include "util.h"
 

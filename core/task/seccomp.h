@@ -3,7 +3,7 @@
  * seccomp.h - a task's seccomp state: strict mode and filter chains, per
  * thread (TaskCore.seccomp in core-PID.img; docs/dump-restore.md, "Seccomp").
  *
- * Dump (seccomp.c): with the process frozen, before the infection, every
+ * Dump (seccomp-dump.c): with the process frozen, before the infection, every
  * thread's mode and filters are read with ptrace; a state that cannot come
  * back exactly is refused, naming the thread.  Restore (seccomp-restore.c):
  * checked before anything is forked, then handed to the restorer, which

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "procfs.h"
-#include "restore-task.h"
+#include "rst-task.h"
 #include "rst-tree.h"
 #include "util.h"
 

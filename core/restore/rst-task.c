@@ -16,7 +16,7 @@
 
 #include "util.h"
 #include "image-internal.h"
-#include "restore-task.h"
+#include "rst-task.h"
 #include "xsave.h"
 
 #define PAGE_SIZE UINT64_C(4096)

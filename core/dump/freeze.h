@@ -47,7 +47,7 @@ struct crf_frozen {
 	/*
 	 * 0: every thread has PTRACE_O_SUSPEND_SECCOMP (crf's calls in the task
 	 * pass its seccomp filters); else the -errno the kernel refused it
-	 * with, and a thread under seccomp cannot be dumped (core/seccomp.c).
+	 * with, and a thread under seccomp cannot be dumped (core/dump/seccomp-dump.c).
 	 */
 	int seccomp_unsuspended;
 };

@@ -17,7 +17,7 @@
 
 #include "procfs.h"
 #include "pstree.h"
-#include "restore-task.h"
+#include "rst-task.h"
 #include "task-attrs.h"
 #include "util.h"
 

@@ -19,13 +19,13 @@
 #include <unistd.h>
 
 #include "cpu.h"
-#include "restore-task.h"
+#include "rst-task.h"
 #include "restore.h"
 #include "rst-tree.h"
 #include "task-attrs.h"
 #include "seccomp.h"
 #include "task-dump.h"
-#include "task-restore.h"
+#include "rst-apply.h"
 
 static void fill_signals(struct crf_rst_args *a, const Crf__Core__TaskCore *tc)
 {
