@@ -371,13 +371,13 @@ mutant core-sigsuspend-mask core/dump/dump.c 'e2e-sigwait-kill' \
 mutant core-clone-files core/restore/rst-tree.c 'e2e-clonefiles-kill' \
 	'processes that shared an fd table are forked with tables of their own' \
 	'		flags |= CLONE_FILES;' '		flags |= 0;'
-mutant core-clonefiles-outside core/proc/pstree-fs.c 'e2e-clonefiles-outside-refused' \
+mutant core-clonefiles-outside core/dump/pstree-fs.c 'e2e-clonefiles-outside-refused' \
 	'an fd table the tree shares with a process outside it is not refused' \
 	'		if (!c)
 			return crf_error_errno(' \
 	'		if (0)
 			return crf_error_errno('
-mutant core-cwd-deleted core/proc/pstree-fs.c 'e2e-cwd-deleted-refused e2e-cwd-deleted-root-refused' \
+mutant core-cwd-deleted core/dump/pstree-fs.c 'e2e-cwd-deleted-refused e2e-cwd-deleted-root-refused' \
 	'a deleted cwd or root is not refused' \
 	'	if (st.st_nlink == 0 ||
 	    (n > (ssize_t)strlen(DELETED) && !strcmp(path + n - strlen(DELETED), DELETED)))' \
