@@ -11,6 +11,7 @@
 #include "privs.h"
 #include "stop.h"
 #include "dump.h"
+#include "rst-tree.h"
 
 enum {
 	OPT_LEAVE_RUNNING = OPT_COMMAND_BASE,
@@ -146,6 +147,7 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 			.freeze = a.freeze,
 			.leave_running = a.leave_running,
 			.sync = a.sync,
+			.check_tree = crf_rst_plan_check,
 		};
 
 		r = crf_dump(&d, &set);

@@ -25,8 +25,7 @@
 #include "infect.h"
 #include "inventory.h"
 #include "procfs.h"
-#include "pstree.h"
-#include "rst-tree.h"
+#include "pstree-dump.h"
 #include "task-attrs.h"
 #include "seccomp.h"
 #include "stop.h"
@@ -174,8 +173,8 @@ static int dump_frozen(const struct crf_dump_opts *o, struct crf_plugin_set *set
 	if (r >= 0)
 		r = crf_pstree_check_fs(t);
 	/* What the restore would refuse is refused now, while the tree runs. */
-	if (r >= 0)
-		r = crf_rst_plan_check(t);
+	if (r >= 0 && o->check_tree)
+		r = o->check_tree(t);
 	if (r >= 0)
 		r = crf_cpu_write(dir);
 	for (size_t i = 0; r >= 0 && i < t->n; i++)

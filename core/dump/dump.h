@@ -8,12 +8,20 @@
 
 #include "plugin-set.h"
 
+struct crf_pstree;
+
 struct crf_dump_opts {
 	pid_t pid;
 	const char *dir;
 	const char *freeze;	/* "auto", "cgroup", "ptrace" */
 	bool leave_running;
 	bool sync;		/* make the images durable before killing the tree */
+	/*
+	 * What the restore would refuse of the frozen tree, refused now while
+	 * it runs (the cli passes crf_rst_plan_check: dump/ does not call into
+	 * restore/); NULL: no such check.  0 or -errno (logged).
+	 */
+	int (*check_tree)(const struct crf_pstree *t);
 };
 
 /*

@@ -12,7 +12,6 @@
  * the freeze never holds a signal back, and nothing has to be re-injected
  * at detach.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -58,37 +57,6 @@ const char *crf_freeze_mode_name(enum crf_freeze_mode mode)
 	default:
 		return "invalid";
 	}
-}
-
-int crf_list_tids(pid_t pid, pid_t **tids, size_t *n)
-{
-	char path[64];
-	struct dirent *e;
-	size_t cap = 0;
-	DIR *d;
-
-	*tids = NULL;
-	*n = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? -ESRCH : crf_error_errno(errno, "%s", path);
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (*n == cap) {
-			pid_t *t = realloc(*tids, (cap = cap ? cap * 2 : 16) * sizeof(**tids));
-
-			if (!t) {
-				closedir(d);
-				return crf_error_errno(ENOMEM, "%s", path);
-			}
-			*tids = t;
-		}
-		(*tids)[(*n)++] = (pid_t)atoi(e->d_name);
-	}
-	closedir(d);
-	return 0;
 }
 
 static bool has_tid(const struct crf_frozen *f, pid_t tid)

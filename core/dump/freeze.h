@@ -83,7 +83,4 @@ int crf_unfreeze(struct crf_frozen *f);
  */
 int crf_frozen_kill(struct crf_frozen *f);
 
-/* Threads listed in /proc/@pid/task (test and caller helper); malloc'd. */
-int crf_list_tids(pid_t pid, pid_t **tids, size_t *n);
-
 #endif

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "procfs.h"
-#include "pstree.h"
+#include "pstree-dump.h"
 #include "util.h"
 
 #define MAX_PASSES 1000

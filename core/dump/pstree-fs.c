@@ -30,7 +30,7 @@
 #include <linux/kcmp.h>
 #include <linux/magic.h>
 
-#include "pstree.h"
+#include "pstree-dump.h"
 #include "util.h"
 
 #define DELETED " (deleted)"

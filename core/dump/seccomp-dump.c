@@ -33,7 +33,7 @@
 #include <sys/ptrace.h>
 
 #include "procfs.h"
-#include "pstree.h"
+#include "pstree-dump.h"
 #include "seccomp.h"
 #include "util.h"
 

@@ -17,7 +17,7 @@
 
 #include "infect.h"
 #include "procfs.h"
-#include "pstree.h"
+#include "pstree-dump.h"
 #include "task-attrs.h"
 #include "util.h"
 

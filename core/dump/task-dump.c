@@ -5,6 +5,7 @@
  * itimers, POSIX timer values and securebits are readable only by the task
  * itself, so they are read through the parasite with plain system calls.
  */
+#include <asm/prctl.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -13,9 +14,11 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/user.h>
 #include <unistd.h>
 
+#include "cpu.h"
 #include "crf-parasite-abi.h"
 #include "infect.h"
 #include "procfs.h"
@@ -23,6 +26,7 @@
 #include "task-attrs.h"
 #include "task-dump.h"
 #include "util.h"
+#include "xsave.h"
 
 /* PTRACE_GET_RSEQ_CONFIGURATION (uapi 5.13) fills this. */
 #define CRF_PTRACE_GET_RSEQ_CONFIGURATION 0x420f
@@ -214,13 +218,6 @@ int crf_creds_from_status(const struct crf_proc_status *st, Crf__Core__Creds **o
 	return 0;
 }
 
-void crf_creds_free(Crf__Core__Creds *c)
-{
-	if (c)
-		free(c->groups);
-	free(c);
-}
-
 static int limits(pid_t pid, Crf__Core__TaskCore *tc)
 {
 	struct crf_proc_limit lim[CRF_NLIMITS];
@@ -408,4 +405,59 @@ int crf_task_collect_parasite(pid_t pid, struct crf_parasite *p, Crf__Core__Task
 	if (r >= 0)
 		r = posix_timers(p, pid, tc);
 	return r < 0 ? r : 0;
+}
+
+/* The CPU (task/cpu.h): AMX and the XSAVE permissions. */
+
+static int check_live(pid_t pid, pid_t tid, const ProtobufCBinaryData *xsave)
+{
+	char name[64];
+
+	if (!(crf_xsave_used(xsave->data, xsave->len) & CRF_XFEATURES_DYNAMIC))
+		return 0;
+	crf_xfeature_name(CRF_XFEATURE_XTILEDATA, name, sizeof(name));
+	crf_error("pid %d: thread %d holds live %s (its tile registers are in use): crf cannot "
+		  "restore them yet",
+		  (int)pid, (int)tid, name);
+	return -ENOTSUP;
+}
+
+/* ARCH_GET_XCOMP_PERM writes the permitted features to memory: the scratch area. */
+static int read_perm(struct crf_parasite *p, pid_t pid, uint64_t *perm)
+{
+	uint64_t scratch;
+	size_t size;
+	long ret;
+	int r;
+
+	r = crf_parasite_scratch_area(p, &scratch, &size);
+	if (r < 0)
+		return r;
+	ret = crf_parasite_syscall_raw(p, SYS_arch_prctl,
+				       (const long[6]){ARCH_GET_XCOMP_PERM, (long)scratch});
+	if (ret == -EINVAL || ret == -ENOSYS) {
+		*perm = 0; /* a kernel or CPU without dynamic features */
+		return 0;
+	}
+	if (ret < 0)
+		return crf_error_errno((int)-ret, "pid %d: arch_prctl(ARCH_GET_XCOMP_PERM)",
+				       (int)pid);
+	return crf_parasite_rw(p, scratch, perm, sizeof(*perm), false);
+}
+
+int crf_cpu_dump_task(struct crf_parasite *p, Crf__Core__TaskCore *tc)
+{
+	uint64_t perm;
+	int r;
+
+	r = check_live(tc->pid, tc->pid, &tc->xsave);
+	for (size_t i = 0; r >= 0 && i < tc->n_threads; i++)
+		r = check_live(tc->pid, tc->threads[i]->tid, &tc->threads[i]->xsave);
+	if (r >= 0)
+		r = read_perm(p, tc->pid, &perm);
+	if (r < 0)
+		return r;
+	tc->has_xcomp_perm = true;
+	tc->xcomp_perm = perm;
+	return 0;
 }

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The core's own per-task state: collected at dump, applied at restore. */
+/*
+ * The dump of the core's own per-task state into TaskCore (the record and
+ * its reading are task-image.h's; rst-apply.h applies it at restore).
+ */
 #ifndef CRF_TASK_DUMP_H
 #define CRF_TASK_DUMP_H
 
@@ -9,6 +12,7 @@
 
 #include "crf-private.h"
 #include "core.pb-c.h"
+#include "task-image.h"
 
 struct crf_parasite;
 /*
@@ -46,46 +50,16 @@ int crf_task_read_rseq(pid_t tid, uint64_t *ptr, uint32_t *len, uint32_t *sig);
 int crf_task_thread_sched(pid_t tid, Crf__Core__ThreadCore *th);
 /* A thread's private queue (see crf_task_read_pending). */
 int crf_task_pending_private(pid_t tid, uint64_t cap, Crf__Core__ThreadCore *th, bool *stop);
-void crf_task_free_thread(Crf__Core__ThreadCore *th);
-
-/* task-pending.c */
-
-/* How many signals one queue of the task can hold: its RLIMIT_SIGPENDING, and more. */
-uint64_t crf_task_pending_cap(const Crf__Core__TaskCore *tc);
-/*
- * The siginfo queued for thread @tid (@shared: for its process), in queue
- * order, without dequeuing them; more than @cap fails.  A queued SIGSTOP is
- * left out and sets *@stop: the task is to come back stopped.  0 or -errno
- * (logged); *@out and *@n as far as they got, for the caller to free.
- */
-int crf_task_read_pending(pid_t tid, bool shared, uint64_t cap, ProtobufCBinaryData **out,
-			  size_t *n, bool *stop);
-/*
- * Restore: each of @v (@n records of @field in image @img) is a whole
- * siginfo of a signal that can be queued; else -EBADMSG naming the record.
- */
-int crf_task_check_pending(const char *img, const char *field, const ProtobufCBinaryData *v,
-			   size_t n);
 
 struct crf_proc_status;
 /* Credentials as /proc/PID[/task/TID]/status gives them (securebits: 0). */
 int crf_creds_from_status(const struct crf_proc_status *st, Crf__Core__Creds **out);
-void crf_creds_free(Crf__Core__Creds *c);
-
-/* task-image.c: write core-PID.img; free what crf_task_* allocated in @tc. */
-int crf_task_write(struct crf_imgdir *dir, Crf__Core__TaskCore *tc);
-void crf_task_free(Crf__Core__TaskCore *tc);
 
 /*
- * Read core-PID.img and check it (crf_task_check); free with
- * protobuf_c_message_free_unpacked.  On failure *@tc is NULL.
+ * During the dump of a process, after its threads are in @tc: refuse state
+ * a restore could not give back (live AMX tile data), naming the thread;
+ * record the process's XSAVE permissions (ARCH_GET_XCOMP_PERM, through @p).
  */
-int crf_task_read(struct crf_imgdir *dir, pid_t pid, Crf__Core__TaskCore **tc);
-/*
- * Every field of @tc (read from @img) that the restore uses as a size, a
- * count or a signal: -EBADMSG (logged, naming image, record and field)
- * for a corrupt one.
- */
-int crf_task_check(const char *img, const Crf__Core__TaskCore *tc);
+int crf_cpu_dump_task(struct crf_parasite *p, Crf__Core__TaskCore *tc);
 
 #endif

@@ -20,7 +20,7 @@
 
 #include "infect.h"
 #include "procfs.h"
-#include "pstree.h"
+#include "pstree-dump.h"
 #include "ptrace.h"
 #include "task-attrs.h"
 #include "task-dump.h"

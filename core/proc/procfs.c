@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -8,6 +9,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+#include <crf/log.h>
 
 #include "procfs.h"
 #include "util.h"
@@ -264,4 +267,35 @@ int crf_parse_timers(const char *text, struct crf_proc_timer *t, size_t max)
 		n++;
 	}
 	return (int)n;
+}
+
+int crf_list_tids(pid_t pid, pid_t **tids, size_t *n)
+{
+	char path[64];
+	struct dirent *e;
+	size_t cap = 0;
+	DIR *d;
+
+	*tids = NULL;
+	*n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : crf_error_errno(errno, "%s", path);
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (*n == cap) {
+			pid_t *t = realloc(*tids, (cap = cap ? cap * 2 : 16) * sizeof(**tids));
+
+			if (!t) {
+				closedir(d);
+				return crf_error_errno(ENOMEM, "%s", path);
+			}
+			*tids = t;
+		}
+		(*tids)[(*n)++] = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+	return 0;
 }

@@ -57,4 +57,7 @@ int crf_parse_nspid(const char *text, pid_t *ids, size_t max);
 /* Read a whole (small) file into a malloc'd NUL-terminated buffer; 0 or -errno. */
 int crf_read_file(const char *path, char **text);
 
+/* Threads listed in /proc/@pid/task (freeze, the restore's release); malloc'd. */
+int crf_list_tids(pid_t pid, pid_t **tids, size_t *n);
+
 #endif

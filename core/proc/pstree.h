@@ -3,8 +3,8 @@
  * pstree.h - the process tree of a dump: who is whose child, in which
  * session and process group, alive or a zombie.
  *
- * Dump: crf_pstree_freeze() collects the tree below a process, freezing
- * each process as it is found, and crf_pstree_write() saves it
+ * Dump: crf_pstree_freeze() (dump/freeze.h) collects the tree below a
+ * process, freezing each process as it is found, and crf_pstree_write() saves it
  * (pstree.img).  Restore: crf_pstree_read() loads it back.  In both, the
  * root comes first and every parent before its children.
  */
@@ -16,7 +16,8 @@
 #include <sys/types.h>
 
 #include "crf-private.h"
-#include "freeze.h"
+
+struct crf_frozen;
 
 #define CRF_IMG_PSTREE "pstree.img"
 
@@ -70,42 +71,6 @@ void crf_pstree_free(struct crf_pstree *t);
  * from /proc/@pid/status.  -ESRCH when it is gone (not logged).
  */
 int crf_proc_read_stat(pid_t pid, struct crf_proc *p);
-
-/*
- * Freeze the tree below @root: @root with @mode, every descendant with
- * ptrace, each before its children are listed (from the children files of
- * all its threads), and rescan until no new process shows up.  Zombies are
- * listed, not frozen.  On failure nothing stays frozen.  0 or -errno
- * (logged).
- */
-int crf_pstree_freeze(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *t);
-
-/* Resume every frozen process; the first error, after trying them all. */
-int crf_pstree_unfreeze(struct crf_pstree *t);
-
-/*
- * SIGKILL every frozen process while it is still stopped, and collect crf's
- * exit reports as tracer.  Each is then reaped by its parent, or by the
- * reaper its orphans go to.
- */
-int crf_pstree_kill(struct crf_pstree *t);
-
-/*
- * Find the fd tables processes of the tree share (kcmp(KCMP_FILES)) and
- * note them in the processes' files_of and fd_table_end (pstree-fs.c).
- * Refuses a table shared with a process outside the tree, a thread with
- * a table of its own (unshare(CLONE_FILES)), and processes sharing one
- * cwd, root and umask (CLONE_FS), naming both.  0 or -errno (logged).
- */
-int crf_pstree_fdtables(struct crf_pstree *t);
-
-/*
- * Refuse a tree with a process whose cwd or root the restore cannot enter
- * again (pstree-fs.c): a deleted directory, a /proc directory of a process
- * that is not a live one of the tree, a root under /proc.  The message
- * names the process, the directory and why.  0 or -errno (logged).
- */
-int crf_pstree_check_fs(const struct crf_pstree *t);
 
 /* Write pstree.img; 0 or -errno (logged). */
 int crf_pstree_write(struct crf_imgdir *dir, const struct crf_pstree *t);

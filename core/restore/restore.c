@@ -24,7 +24,7 @@
 #include "rst-tree.h"
 #include "task-attrs.h"
 #include "seccomp.h"
-#include "task-dump.h"
+#include "task-image.h"
 #include "rst-apply.h"
 
 static void fill_signals(struct crf_rst_args *a, const Crf__Core__TaskCore *tc)

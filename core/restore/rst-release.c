@@ -27,7 +27,7 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 
-#include "freeze.h"
+#include "procfs.h"
 #include "ptrace.h"
 #include "rst-task.h"
 #include "util.h"

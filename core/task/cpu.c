@@ -6,8 +6,9 @@
  * AMX tile data is a dynamic feature: a process gets it with
  * ARCH_REQ_XCOMP_PERM and the kernel enlarges a thread's fpstate at its
  * first tile instruction.  The permission is restored; live tile registers
- * are refused at dump, since the restorer's signal frame is sized for the
- * default fpstate (xsave.h) and could not carry them.
+ * are refused at dump (crf_cpu_dump_task, in dump/task-dump.c), since the
+ * restorer's signal frame is sized for the default fpstate (xsave.h) and
+ * could not carry them.
  */
 #include <asm/prctl.h>
 #include <errno.h>
@@ -19,7 +20,6 @@
 
 #include "cpu.h"
 #include "cpu.pb-c.h"
-#include "infect.h"
 #include "util.h"
 #include "xsave.h"
 
@@ -57,59 +57,6 @@ int crf_cpu_write(struct crf_imgdir *dir)
 		return r;
 	}
 	return crf_img_close(img);
-}
-
-static int check_live(pid_t pid, pid_t tid, const ProtobufCBinaryData *xsave)
-{
-	char name[64];
-
-	if (!(crf_xsave_used(xsave->data, xsave->len) & CRF_XFEATURES_DYNAMIC))
-		return 0;
-	crf_xfeature_name(CRF_XFEATURE_XTILEDATA, name, sizeof(name));
-	crf_error("pid %d: thread %d holds live %s (its tile registers are in use): crf cannot "
-		  "restore them yet",
-		  (int)pid, (int)tid, name);
-	return -ENOTSUP;
-}
-
-/* ARCH_GET_XCOMP_PERM writes the permitted features to memory: the scratch area. */
-static int read_perm(struct crf_parasite *p, pid_t pid, uint64_t *perm)
-{
-	uint64_t scratch;
-	size_t size;
-	long ret;
-	int r;
-
-	r = crf_parasite_scratch_area(p, &scratch, &size);
-	if (r < 0)
-		return r;
-	ret = crf_parasite_syscall_raw(p, SYS_arch_prctl,
-				       (const long[6]){ARCH_GET_XCOMP_PERM, (long)scratch});
-	if (ret == -EINVAL || ret == -ENOSYS) {
-		*perm = 0; /* a kernel or CPU without dynamic features */
-		return 0;
-	}
-	if (ret < 0)
-		return crf_error_errno((int)-ret, "pid %d: arch_prctl(ARCH_GET_XCOMP_PERM)",
-				       (int)pid);
-	return crf_parasite_rw(p, scratch, perm, sizeof(*perm), false);
-}
-
-int crf_cpu_dump_task(struct crf_parasite *p, Crf__Core__TaskCore *tc)
-{
-	uint64_t perm;
-	int r;
-
-	r = check_live(tc->pid, tc->pid, &tc->xsave);
-	for (size_t i = 0; r >= 0 && i < tc->n_threads; i++)
-		r = check_live(tc->pid, tc->threads[i]->tid, &tc->threads[i]->xsave);
-	if (r >= 0)
-		r = read_perm(p, tc->pid, &perm);
-	if (r < 0)
-		return r;
-	tc->has_xcomp_perm = true;
-	tc->xcomp_perm = perm;
-	return 0;
 }
 
 static int layout_from_image(const Crf__Core__Cpu *cpu, struct crf_xsave_layout *l)

@@ -17,17 +17,8 @@
 
 #define CRF_IMG_CPU "cpu.img"
 
-struct crf_parasite;
-
 /* Write cpu.img with this CPU's XSAVE layout. */
 int crf_cpu_write(struct crf_imgdir *dir);
-
-/*
- * During the dump of a process, after its threads are in @tc: refuse state
- * a restore could not give back (live AMX tile data), naming the thread;
- * record the process's XSAVE permissions (ARCH_GET_XCOMP_PERM, through @p).
- */
-int crf_cpu_dump_task(struct crf_parasite *p, Crf__Core__TaskCore *tc);
 
 /*
  * Before the tree is forked: every XSAVE area of @tcs (@n records, NULL for

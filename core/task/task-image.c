@@ -10,7 +10,7 @@
 #include <sys/user.h>
 
 #include "task-attrs.h"
-#include "task-dump.h"
+#include "task-image.h"
 #include "util.h"
 
 static void free_bytes(ProtobufCBinaryData *b, size_t n)
@@ -18,6 +18,13 @@ static void free_bytes(ProtobufCBinaryData *b, size_t n)
 	for (size_t i = 0; b && i < n; i++)
 		free(b[i].data);
 	free(b);
+}
+
+void crf_creds_free(Crf__Core__Creds *c)
+{
+	if (c)
+		free(c->groups);
+	free(c);
 }
 
 void crf_task_free_thread(Crf__Core__ThreadCore *th)

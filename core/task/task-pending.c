@@ -18,7 +18,7 @@
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 
-#include "task-dump.h"
+#include "task-image.h"
 #include "util.h"
 
 /* Entries read per PTRACE_PEEKSIGINFO. */
