@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cpu.h"
@@ -31,14 +30,6 @@
 #include "stop.h"
 #include "task-dump.h"
 #include "util.h"
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* A failed dump removes what it wrote, and the directory if it made it. */
 static void remove_images(const char *dir, bool created)

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "crf-layout.h"
 #include "crf-private.h"
 
 struct crf_parasite;
@@ -71,7 +72,7 @@ struct crf_itimer_info {
 };
 
 /* ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF, in that order. */
-int crf_parasite_get_itimers(struct crf_parasite *p, struct crf_itimer_info out[3]);
+int crf_parasite_get_itimers(struct crf_parasite *p, struct crf_itimer_info out[CRF_ITIMERS]);
 
 struct crf_posix_timer_info {
 	int id;			/* in: the kernel's timer id (/proc/PID/timers) */

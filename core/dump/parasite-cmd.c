@@ -125,15 +125,15 @@ int crf_parasite_get_sigaltstack(struct crf_parasite *p, struct crf_sigaltstack_
 	return 0;
 }
 
-int crf_parasite_get_itimers(struct crf_parasite *p, struct crf_itimer_info out[3])
+int crf_parasite_get_itimers(struct crf_parasite *p, struct crf_itimer_info out[CRF_ITIMERS])
 {
-	int64_t it[3][2][2];
+	int64_t it[CRF_ITIMERS][2][2];
 	long r;
 
 	r = command(p, CRF_PSITE_GET_ITIMERS, "getitimer", NULL, 0, it, sizeof(it));
 	if (r < 0)
 		return (int)r;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < CRF_ITIMERS; i++)
 		out[i] = (struct crf_itimer_info){it[i][0][0], it[i][0][1], it[i][1][0],
 						  it[i][1][1]};
 	return 0;

@@ -91,7 +91,7 @@ static int sigactions(struct crf_parasite *p, Crf__Core__TaskCore *tc)
 static int altstack_itimers(struct crf_parasite *p, Crf__Core__TaskCore *tc)
 {
 	struct crf_sigaltstack_info ss;
-	struct crf_itimer_info it[3];
+	struct crf_itimer_info it[CRF_ITIMERS];
 	long ret;
 
 	ret = crf_parasite_get_sigaltstack(p, &ss);
@@ -102,15 +102,17 @@ static int altstack_itimers(struct crf_parasite *p, Crf__Core__TaskCore *tc)
 	tc->sas_sp = ss.sp;
 	tc->sas_size = ss.size;
 	tc->sas_flags = (uint32_t)ss.flags;
-	tc->itimers = calloc(12, sizeof(*tc->itimers));
+	tc->itimers = calloc(CRF_ITIMER_VALUES, sizeof(*tc->itimers));
 	if (!tc->itimers)
 		return -ENOMEM;
-	tc->n_itimers = 12;
-	for (int which = 0; which < 3; which++) {
-		tc->itimers[which * 4 + 0] = it[which].interval_sec;
-		tc->itimers[which * 4 + 1] = it[which].interval_usec;
-		tc->itimers[which * 4 + 2] = it[which].value_sec;
-		tc->itimers[which * 4 + 3] = it[which].value_usec;
+	tc->n_itimers = CRF_ITIMER_VALUES;
+	for (int which = 0; which < CRF_ITIMERS; which++) {
+		int64_t *v = &tc->itimers[which * CRF_ITIMER_WORDS];
+
+		v[0] = it[which].interval_sec;
+		v[1] = it[which].interval_usec;
+		v[2] = it[which].value_sec;
+		v[3] = it[which].value_usec;
 	}
 	ret = crf_parasite_get_securebits(p);
 	if (ret < 0)

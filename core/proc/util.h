@@ -54,6 +54,9 @@ int strv_split(struct strv *s, const char *list);
 /* "a -> b -> c" style joining into a malloc'd string (NULL on ENOMEM). */
 char *strv_join(const struct strv *s, const char *sep);
 
+/* CLOCK_MONOTONIC in milliseconds (deadlines, durations in the log). */
+double now_ms(void);
+
 /* strdup that reports nothing; callers log -ENOMEM. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

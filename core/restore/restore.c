@@ -41,8 +41,8 @@ static void fill_signals(struct crf_rst_args *a, const Crf__Core__TaskCore *tc)
 	a->sas_sp = tc->sas_sp;
 	a->sas_size = tc->sas_size;
 	a->sas_flags = (int32_t)tc->sas_flags;
-	for (size_t i = 0; i < 12 && i < tc->n_itimers; i++)
-		a->itimer[i / 4][i % 4] = tc->itimers[i];
+	for (size_t i = 0; i < CRF_ITIMER_VALUES && i < tc->n_itimers; i++)
+		a->itimer[i / CRF_ITIMER_WORDS][i % CRF_ITIMER_WORDS] = tc->itimers[i];
 	a->rseq_ptr = tc->rseq_ptr;
 	a->rseq_len = tc->rseq_len;
 	a->rseq_sig = tc->rseq_sig;

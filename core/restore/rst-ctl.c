@@ -31,14 +31,6 @@
 #define STALL_MS 30000
 #define REAP_MS	 10000
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void close_fd(int *fd)
 {
 	if (*fd >= 0)

@@ -352,17 +352,9 @@ static int place_vdso(struct crf_rst_task *t, const struct own_vdso *o, struct s
 
 static void fill_mm(struct crf_rst_args *a, const struct crf_rst_mm *mm)
 {
-	a->start_code = mm->start_code;
-	a->end_code = mm->end_code;
-	a->start_data = mm->start_data;
-	a->end_data = mm->end_data;
-	a->start_brk = mm->start_brk;
-	a->brk = mm->brk;
-	a->start_stack = mm->start_stack;
-	a->arg_start = mm->arg_start;
-	a->arg_end = mm->arg_end;
-	a->env_start = mm->env_start;
-	a->env_end = mm->env_end;
+#define COPY(f) a->f = mm->f;
+	CRF_MM_FIELDS(COPY)
+#undef COPY
 	memcpy(a->auxv, mm->auxv, sizeof(a->auxv));
 	a->auxv_len = mm->auxv_len;
 	a->exe_fd = mm->exe_fd;

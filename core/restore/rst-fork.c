@@ -67,14 +67,6 @@ static pid_t clone_with_pids(const pid_t *set_tid, size_t n_levels, uint64_t fla
 	return syscall(SYS_clone3, &ca, sizeof(ca));
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
-}
-
 /* @pid is taken: 0 to try again (it was freed, or a zombie to wait for), or -EEXIST. */
 static int pid_taken(pid_t pid, uint64_t deadline, unsigned int wait_ms)
 {

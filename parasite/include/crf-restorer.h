@@ -21,6 +21,8 @@
 
 #include <stdint.h>
 
+#include "crf-layout.h"
+
 #define CRF_RST_MAGIC 0x43524652535431ull /* "CRFRST1" */
 #define CRF_RST_NSIG 64
 #define CRF_RST_MAX_GROUPS 256
@@ -177,9 +179,9 @@ struct crf_rst_args {
 	uint64_t vmas_off, pages_off, timers_off, pending_off;
 
 	/* mm */
-	uint64_t start_code, end_code, start_data, end_data;
-	uint64_t start_brk, brk, start_stack;
-	uint64_t arg_start, arg_end, env_start, env_end;
+#define CRF_RST_MM_FIELD(f) uint64_t f;
+	CRF_MM_FIELDS(CRF_RST_MM_FIELD)
+#undef CRF_RST_MM_FIELD
 	uint64_t auxv[2 * 64];
 	uint32_t auxv_len;		/* 0: leave the mm fields alone */
 	int32_t exe_fd;			/* -1: none */
@@ -193,7 +195,7 @@ struct crf_rst_args {
 	uint64_t blocked;
 	uint64_t sas_sp, sas_size;	/* sigaltstack */
 	int32_t sas_flags, pad0;
-	int64_t itimer[3][4];		/* ITIMER_REAL/VIRTUAL/PROF: interval s, us, value s, us */
+	int64_t itimer[CRF_ITIMERS][CRF_ITIMER_WORDS];	/* crf-layout.h */
 	/* pending: n_pending siginfo of 128 bytes at pending_off, each queued
 	 * to the task itself, in order: the first n_pending_shared to the
 	 * process (rt_sigqueueinfo), the others to the leader (rt_tgsigqueueinfo) */
