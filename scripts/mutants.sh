@@ -119,7 +119,7 @@ mutant rst-pages-shifted parasite/restorer-vma.c 'e2e-memory-kill e2e-memory-1g-
 	'	uint64_t big = p->len >= (32u << 20) ? 8 : 0, off = p->off + big, left = p->len - big, done;'
 mutant rst-cmdline parasite/restorer.c 'e2e-mm-kill' \
 	'the command line runs on to the end of the environment' \
-	'	m.arg_end = a->arg_end;' '	m.arg_end = a->env_end;'
+	'#undef SET' '	m.arg_end = a->env_end;'
 mutant rst-auxv parasite/restorer.c 'e2e-mm-kill' \
 	'the auxiliary vector stays crf restore'"'"'s' \
 	'	m.auxv_size = a->auxv_len * sizeof(a->auxv[0]);' '	m.auxv_size = 0;'
@@ -263,15 +263,16 @@ mutant core-thread-mask core/restore/restore.c 'e2e-threads-kill' \
 	'	a.blocked = th->blocked;' '	a.blocked = 0;'
 mutant core-itimer core/restore/restore.c 'e2e-timers-kill' \
 	'the interval timers are not armed' \
-	'		a->itimer[i / 4][i % 4] = tc->itimers[i];' '		a->itimer[i / 4][i % 4] = 0;'
+	'		a->itimer[i / CRF_ITIMER_WORDS][i % CRF_ITIMER_WORDS] = tc->itimers[i];' \
+	'		a->itimer[i / CRF_ITIMER_WORDS][i % CRF_ITIMER_WORDS] = 0;'
 mutant core-posix-timer core/restore/restore.c 'e2e-timers-kill' \
 	'POSIX timers come back disarmed' \
 	'.interval_ns = p->interval_ns, .value_ns = p->value_ns,' \
 	'.interval_ns = p->interval_ns, .value_ns = 0,'
 mutant core-xsave core/restore/restore.c 'e2e-cpu-kill' \
 	'the FPU/SSE/AVX state is dropped' \
-	'crf_rst_task_set_xsave(t, tc->xsave.data, tc->xsave.len);' \
-	'crf_rst_task_set_xsave(t, tc->xsave.data, 0);'
+	'rst_task_set_xsave(t, tc->xsave.data, tc->xsave.len);' \
+	'rst_task_set_xsave(t, tc->xsave.data, 0);'
 mutant core-zombie core/restore/rst-tree.c 'e2e-zombie-kill' \
 	'a zombie exits with status 0, not its own' \
 	'	_exit(WEXITSTATUS(status));' '	_exit(0);'

@@ -147,7 +147,7 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 			.freeze = a.freeze,
 			.leave_running = a.leave_running,
 			.sync = a.sync,
-			.check_tree = crf_rst_plan_check,
+			.check_tree = rst_plan_check,
 		};
 
 		r = crf_dump(&d, &set);

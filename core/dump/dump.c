@@ -87,7 +87,7 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 
 	r = crf_dump_task_objects(set, dir, pid);
 	if (r >= 0)
-		r = crf_task_collect_proc(pid, &tc);
+		r = task_collect_proc(pid, &tc);
 	/* Before the infection: crf's code may only run where seccomp is suspended. */
 	if (r >= 0)
 		r = crf_seccomp_dump(pr, &tc);
@@ -96,25 +96,25 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 	if (r >= 0)
 		r = crf__fault("infected", true);
 	if (r >= 0)
-		r = crf_task_regs(p, &tc);
+		r = task_regs(p, &tc);
 	/* Its own mask, not one a sigsuspend it is stopped in has put in place. */
 	if (r >= 0)
 		tc.blocked = crf_parasite_blocked(p);
 	if (r >= 0)
-		r = crf_task_collect_parasite(pid, p, &tc);
+		r = task_collect_parasite(pid, p, &tc);
 	if (r >= 0)
-		r = crf_task_collect_threads(pr, p, &tc);
+		r = task_collect_threads(pr, p, &tc);
 	if (r >= 0)
 		r = crf_attrs_dump(t, pr, p, &tc);
 	if (r >= 0)
 		r = crf_cpu_dump_task(p, &tc);
 	if (r >= 0)
-		r = crf_task_write(dir, &tc);
+		r = task_write(dir, &tc);
 	if (r >= 0)
 		r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_TASK, dir, pid, &crf_dump_host_ops,
 					    p);
 	crf_seccomp_free(&tc);
-	crf_task_free(&tc);
+	task_free(&tc);
 	if (p) {
 		c = crf_cure(p);
 		if (r >= 0)

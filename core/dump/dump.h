@@ -18,7 +18,7 @@ struct crf_dump_opts {
 	bool sync;		/* make the images durable before killing the tree */
 	/*
 	 * What the restore would refuse of the frozen tree, refused now while
-	 * it runs (the cli passes crf_rst_plan_check: dump/ does not call into
+	 * it runs (the cli passes rst_plan_check: dump/ does not call into
 	 * restore/); NULL: no such check.  0 or -errno (logged).
 	 */
 	int (*check_tree)(const struct crf_pstree *t);

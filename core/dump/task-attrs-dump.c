@@ -24,7 +24,7 @@
 /* Offset of child_pid in siginfo_t (after si_signo, si_errno, si_code and a hole). */
 #define SI_PID_OFF 16
 
-void crf_task_note_stop(Crf__Core__TaskCore *tc, int sig)
+void task_note_stop(Crf__Core__TaskCore *tc, int sig)
 {
 	if (tc->stop_signal)
 		return;

@@ -53,7 +53,7 @@ static int regs_to_record(const struct crf_regs *regs, ProtobufCBinaryData *gp,
 	return 0;
 }
 
-int crf_task_regs(const struct crf_parasite *p, Crf__Core__TaskCore *tc)
+int task_regs(const struct crf_parasite *p, Crf__Core__TaskCore *tc)
 {
 	return regs_to_record(crf_parasite_saved_regs(p), &tc->regs, &tc->xsave);
 }
@@ -322,10 +322,10 @@ static int proc_small(pid_t pid, Crf__Core__TaskCore *tc)
 		r = proc_link(pid, "root", &tc->root);
 	if (r < 0)
 		return r;
-	return crf_task_read_rseq(pid, &tc->rseq_ptr, &tc->rseq_len, &tc->rseq_sig);
+	return task_read_rseq(pid, &tc->rseq_ptr, &tc->rseq_len, &tc->rseq_sig);
 }
 
-int crf_task_read_rseq(pid_t tid, uint64_t *ptr, uint32_t *len, uint32_t *sig)
+int task_read_rseq(pid_t tid, uint64_t *ptr, uint32_t *len, uint32_t *sig)
 {
 	struct crf_rseq_conf rs = { 0 };
 
@@ -337,7 +337,7 @@ int crf_task_read_rseq(pid_t tid, uint64_t *ptr, uint32_t *len, uint32_t *sig)
 	return 0;
 }
 
-int crf_task_read_thread_regs(pid_t tid, Crf__Core__ThreadCore *th)
+int task_read_thread_regs(pid_t tid, Crf__Core__ThreadCore *th)
 {
 	struct crf_regs regs;
 	int r;
@@ -349,20 +349,20 @@ int crf_task_read_thread_regs(pid_t tid, Crf__Core__ThreadCore *th)
 	return r;
 }
 
-int crf_task_thread_sched(pid_t tid, Crf__Core__ThreadCore *th)
+int task_thread_sched(pid_t tid, Crf__Core__ThreadCore *th)
 {
 	struct sched_out o = { &th->sched_policy, &th->sched_priority, &th->nice, &th->affinity };
 
 	return sched_read(tid, &o);
 }
 
-int crf_task_pending_private(pid_t tid, uint64_t cap, Crf__Core__ThreadCore *th, bool *stop)
+int task_pending_private(pid_t tid, uint64_t cap, Crf__Core__ThreadCore *th, bool *stop)
 {
-	return crf_task_read_pending(tid, false, cap, &th->pending_private, &th->n_pending_private,
+	return task_read_pending(tid, false, cap, &th->pending_private, &th->n_pending_private,
 				     stop);
 }
 
-int crf_task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc)
+int task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc)
 {
 	struct crf_proc_status st;
 	bool stop = false;
@@ -387,17 +387,17 @@ int crf_task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc)
 	if (r >= 0)
 		r = proc_small(pid, tc);
 	if (r >= 0)
-		r = crf_task_read_pending(pid, false, crf_task_pending_cap(tc),
+		r = task_read_pending(pid, false, task_pending_cap(tc),
 					  &tc->pending_private, &tc->n_pending_private, &stop);
 	if (r >= 0)
-		r = crf_task_read_pending(pid, true, crf_task_pending_cap(tc), &tc->pending_shared,
+		r = task_read_pending(pid, true, task_pending_cap(tc), &tc->pending_shared,
 					  &tc->n_pending_shared, &stop);
 	if (stop)
-		crf_task_note_stop(tc, SIGSTOP);
+		task_note_stop(tc, SIGSTOP);
 	return r < 0 ? r : 0;
 }
 
-int crf_task_collect_parasite(pid_t pid, struct crf_parasite *p, Crf__Core__TaskCore *tc)
+int task_collect_parasite(pid_t pid, struct crf_parasite *p, Crf__Core__TaskCore *tc)
 {
 	int r;
 

@@ -19,37 +19,37 @@ struct crf_parasite;
  * The registers and XSAVE area of the leader as crf_infect() found them,
  * before the parasite changed anything (read once, for the cure and here).
  */
-int crf_task_regs(const struct crf_parasite *p, Crf__Core__TaskCore *tc);
+int task_regs(const struct crf_parasite *p, Crf__Core__TaskCore *tc);
 
 /*
  * What /proc and ptrace tell of @pid: blocked and queued signals, creds,
  * limits, scheduling, comm, cwd, root, rseq.  Called before the infection,
  * which changes the task's signal mask while the parasite is in.
  */
-int crf_task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc);
+int task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc);
 
 /*
  * Through the parasite @p, what only the task can read: signal actions,
  * sigaltstack, itimers, POSIX timers, securebits.  After
- * crf_task_collect_proc().
+ * task_collect_proc().
  */
-int crf_task_collect_parasite(pid_t pid, struct crf_parasite *p, Crf__Core__TaskCore *tc);
+int task_collect_parasite(pid_t pid, struct crf_parasite *p, Crf__Core__TaskCore *tc);
 
 /*
  * Every thread of the process @pr (pr->frozen->tids, the leader first, all
  * frozen) into tc->threads, with @p the leader's parasite: see
- * thread-dump.c.  After crf_task_collect_parasite().
+ * thread-dump.c.  After task_collect_parasite().
  */
 struct crf_proc;
-int crf_task_collect_threads(const struct crf_proc *pr, struct crf_parasite *p,
+int task_collect_threads(const struct crf_proc *pr, struct crf_parasite *p,
 			     Crf__Core__TaskCore *tc);
 
 /* Pieces of the above that task-dump.c shares with thread-dump.c. */
-int crf_task_read_thread_regs(pid_t tid, Crf__Core__ThreadCore *th);
-int crf_task_read_rseq(pid_t tid, uint64_t *ptr, uint32_t *len, uint32_t *sig);
-int crf_task_thread_sched(pid_t tid, Crf__Core__ThreadCore *th);
-/* A thread's private queue (see crf_task_read_pending). */
-int crf_task_pending_private(pid_t tid, uint64_t cap, Crf__Core__ThreadCore *th, bool *stop);
+int task_read_thread_regs(pid_t tid, Crf__Core__ThreadCore *th);
+int task_read_rseq(pid_t tid, uint64_t *ptr, uint32_t *len, uint32_t *sig);
+int task_thread_sched(pid_t tid, Crf__Core__ThreadCore *th);
+/* A thread's private queue (see task_read_pending). */
+int task_pending_private(pid_t tid, uint64_t cap, Crf__Core__ThreadCore *th, bool *stop);
 
 struct crf_proc_status;
 /* Credentials as /proc/PID[/task/TID]/status gives them (securebits: 0). */

@@ -59,7 +59,7 @@ static bool same_creds(const struct crf_proc_status *st, const Crf__Core__Creds 
 
 /*
  * The leader's TIDs are its PIDs, which the tree walk read from the same
- * NSpid line: no third read of its status file (crf_task_collect_proc read
+ * NSpid line: no third read of its status file (task_collect_proc read
  * the second).
  */
 static int leader_ns_tids(const struct crf_proc *pr, Crf__Core__ThreadCore *th)
@@ -195,17 +195,17 @@ static int collect_thread(const struct crf_proc *pr, pid_t tid, struct crf_paras
 	th->tid = tid;
 	r = leader ? leader_ns_tids(pr, th) : thread_status(pid, tid, c, th);
 	if (r >= 0 && !leader)
-		r = crf_task_read_thread_regs(tid, th);
+		r = task_read_thread_regs(tid, th);
 	if (r >= 0 && !leader)
 		r = crf_ptrace_get_sigmask(tid, &th->blocked);
 	if (r >= 0 && !leader)
-		r = crf_task_pending_private(tid, crf_task_pending_cap(tc), th, &stop);
+		r = task_pending_private(tid, task_pending_cap(tc), th, &stop);
 	if (stop)
-		crf_task_note_stop(tc, SIGSTOP);
+		task_note_stop(tc, SIGSTOP);
 	if (r >= 0 && !leader)
-		r = crf_task_read_rseq(tid, &th->rseq_ptr, &th->rseq_len, &th->rseq_sig);
+		r = task_read_rseq(tid, &th->rseq_ptr, &th->rseq_len, &th->rseq_sig);
 	if (r >= 0 && !leader)
-		r = crf_task_thread_sched(tid, th);
+		r = task_thread_sched(tid, th);
 	if (r >= 0)
 		r = leader ? ((th->comm = strdup("")) ? 0 : -ENOMEM) : thread_comm(pid, tid, th);
 	if (r >= 0)
@@ -215,7 +215,7 @@ static int collect_thread(const struct crf_proc *pr, pid_t tid, struct crf_paras
 	return r < 0 ? r : 0;
 }
 
-int crf_task_collect_threads(const struct crf_proc *pr, struct crf_parasite *p,
+int task_collect_threads(const struct crf_proc *pr, struct crf_parasite *p,
 			     Crf__Core__TaskCore *tc)
 {
 	const pid_t *tids = pr->frozen->tids;

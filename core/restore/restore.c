@@ -76,7 +76,7 @@ static int add_thread(struct crf_rst_task *t, const Crf__Core__ThreadCore *th)
 	uint8_t (*buf)[128] = NULL;
 	int r;
 
-	/* The pending records were checked by crf_task_read(). */
+	/* The pending records were checked by task_read(). */
 	if (th->regs.len != sizeof(a.regs) || th->n_ns_tid < 1 || th->n_ns_tid > CRF_RST_MAX_LEVELS)
 		return crf_error_errno(EBADMSG, "thread %d: bad record", (int)th->tid);
 	for (size_t i = 0; i < th->n_ns_tid; i++)
@@ -112,7 +112,7 @@ static int add_thread(struct crf_rst_task *t, const Crf__Core__ThreadCore *th)
 	}
 	for (size_t i = 0; i < th->n_pending_private; i++)
 		memcpy(buf[i], th->pending_private[i].data, sizeof(buf[i]));
-	r = crf_rst_task_add_thread(t, &a, th->xsave.data, th->xsave.len, buf,
+	r = rst_task_add_thread(t, &a, th->xsave.data, th->xsave.len, buf,
 				    th->n_pending_private);
 	free(buf);
 	return r;
@@ -168,15 +168,15 @@ static int fill_state(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
 			.overrun = p->overrun,
 		};
 
-		r = crf_rst_task_add_timer(t, &ta);
+		r = rst_task_add_timer(t, &ta);
 	}
-	/* Whole siginfo records: crf_task_read() checked them. */
+	/* Whole siginfo records: task_read() checked them. */
 	for (size_t i = 0; r >= 0 && i < tc->n_pending_shared; i++)
-		r = crf_rst_task_add_pending(t, tc->pending_shared[i].data, true);
+		r = rst_task_add_pending(t, tc->pending_shared[i].data, true);
 	for (size_t i = 0; r >= 0 && i < tc->n_pending_private; i++)
-		r = crf_rst_task_add_pending(t, tc->pending_private[i].data, false);
+		r = rst_task_add_pending(t, tc->pending_private[i].data, false);
 	if (r >= 0)
-		r = crf_rst_task_set_xsave(t, tc->xsave.data, tc->xsave.len);
+		r = rst_task_set_xsave(t, tc->xsave.data, tc->xsave.len);
 	if (r >= 0)
 		r = fill_threads(t, tc);
 	if (r >= 0)
@@ -228,7 +228,7 @@ static int read_cores(struct task_ctx *c)
 		return crf_error_errno(ENOMEM, "restore");
 	for (size_t i = 0; r >= 0 && i < c->t->n; i++)
 		if (!c->t->procs[i].zombie)
-			r = crf_task_read(c->dir, c->t->procs[i].pid, &c->tcs[i]);
+			r = task_read(c->dir, c->t->procs[i].pid, &c->tcs[i]);
 	return r;
 }
 
@@ -244,7 +244,7 @@ static void free_cores(struct task_ctx *c)
  * Each restored process first opens its program's fds wherever crf has room
  * (the files plugin), so crf's soft RLIMIT_NOFILE must allow as many as the
  * program's did, however low crf's limits were when it was started.
- * crf_rst_exec() then asks, in each process, for what moving them needs.
+ * rst_exec() then asks, in each process, for what moving them needs.
  */
 static int fd_room(const struct task_ctx *c)
 {
@@ -258,7 +258,7 @@ static int fd_room(const struct task_ctx *c)
 			    l->cur + 64 > need)
 				need = l->cur + 64;
 		}
-	return crf_rst_fd_room(need, false);
+	return rst_fd_room(need, false);
 }
 
 /* Runs in each live restored process: never returns into crf's code on success. */
@@ -270,28 +270,28 @@ static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd,
 	struct crf_rst_task t;
 	int r;
 
-	crf_rst_task_init(&t);
+	rst_task_init(&t);
 	if (fdt)
 		t.fdt = *fdt;
 	/* The task's copy: what it adds is its own. */
 	t.objects = &c->objects;
-	r = crf_rst_open_mem(&t);
+	r = rst_open_mem(&t);
 	if (r >= 0)
-		r = crf_task_apply(tc);
+		r = task_apply(tc);
 	if (r >= 0)
 		r = crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_TASK, c->dir, pid,
 					    &crf_restore_host_ops, &t);
 	if (r >= 0)
-		r = crf_task_apply_root(&t, tc);
+		r = task_apply_root(&t, tc);
 	if (r >= 0)
 		r = fill_state(&t, tc);
 	if (r >= 0)
 		r = crf_seccomp_fill(&t, tc);
 	if (r >= 0)
-		r = crf_rst_exec(&t, status_fd, go_fd);
+		r = rst_exec(&t, status_fd, go_fd);
 	report(status_fd, r,
 	       crf__log_captured() ?: "setting up the task before the restorer failed (see above)");
-	crf_rst_task_free(&t);
+	rst_task_free(&t);
 	return r;
 }
 
@@ -336,7 +336,7 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 	pid_t root = rt->t->procs[0].pid;
 	int r;
 
-	r = crf_rst_tree_start(rt);
+	r = rst_tree_start(rt);
 	if (r >= 0)
 		r = crf__fault("tree ready", false);
 	if (r >= 0)
@@ -350,9 +350,9 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 	if (r >= 0)
 		r = crf__fault("releasing the tree", false);
 	if (r >= 0)
-		r = crf_rst_tree_release(rt);
+		r = rst_tree_release(rt);
 	if (r < 0) {
-		crf_rst_tree_kill(rt);
+		rst_tree_kill(rt);
 		crf_error("restore of the tree of pid %d failed; every process it created was "
 			  "killed",
 			  (int)root);
@@ -372,7 +372,7 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 	if (r < 0)
 		return r;
 	ctx.t = &t;
-	r = crf_rst_plan(&t, &rt);
+	r = rst_plan(&t, &rt);
 	if (r >= 0)
 		r = read_cores(&ctx);
 	if (r >= 0)
@@ -404,7 +404,7 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 	if (r >= 0)
 		crf_info("tree of pid %d restored: %zu process%s", (int)root, t.n,
 			 t.n == 1 ? "" : "es");
-	crf_rst_tree_free(&rt);
+	rst_tree_free(&rt);
 	free_cores(&ctx);
 	crf_pstree_free(&t);
 	if (r < 0 || o->detach)

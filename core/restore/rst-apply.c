@@ -49,14 +49,14 @@ static int enter_root(void *arg)
  * before the restorer: that leaves the cwd where it is, inside the new
  * root or not, as chroot(2) did for the program.
  */
-int crf_task_apply_root(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
+int task_apply_root(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
 {
 	if (!strcmp(tc->root, "/"))
 		return 0;
-	return crf_rst_task_at_fds_placed(t, enter_root, tc->root, NULL);
+	return rst_task_at_fds_placed(t, enter_root, tc->root, NULL);
 }
 
-int crf_task_apply(const Crf__Core__TaskCore *tc)
+int task_apply(const Crf__Core__TaskCore *tc)
 {
 	int r;
 

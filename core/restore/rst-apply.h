@@ -9,11 +9,11 @@
  * In the forked task, before the restorer: what crf's own code can set for
  * the task itself (scheduling, nice, affinity, the attributes of
  * crf_attrs_apply(), umask, cwd, comm; the root comes last, with
- * crf_task_apply_root()).  Resource limits, signals, timers, rseq,
+ * task_apply_root()).  Resource limits, signals, timers, rseq,
  * credentials and the personality are left to the restorer, which sets
  * them once crf's code is gone.  0 or -errno (logged).
  */
-int crf_task_apply(const Crf__Core__TaskCore *tc);
+int task_apply(const Crf__Core__TaskCore *tc);
 
 struct crf_rst_task;
 
@@ -23,6 +23,6 @@ struct crf_rst_task;
  * restore-task hooks): until then crf opens files by their paths from its
  * own root.  0 or -errno (logged).
  */
-int crf_task_apply_root(struct crf_rst_task *t, const Crf__Core__TaskCore *tc);
+int task_apply_root(struct crf_rst_task *t, const Crf__Core__TaskCore *tc);
 
 #endif

@@ -53,7 +53,7 @@ static int open_pipes(struct crf_rst_tree *rt)
 		if (pipe2(rp->status, O_CLOEXEC) < 0 || pipe2(rp->go, O_CLOEXEC) < 0)
 			return crf_error_errno(errno, "pipes for pid %d", (int)rp->p->pid);
 	}
-	return crf_rst_fdt_open(rt);
+	return rst_fdt_open(rt);
 }
 
 /* Once the root is forked, crf keeps only its own ends. */
@@ -66,7 +66,7 @@ static void close_child_ends(struct crf_rst_tree *rt)
 		close_fd(&rt->procs[i].status[1]);
 		close_fd(&rt->procs[i].go[0]);
 	}
-	crf_rst_fdt_close(rt, 0);
+	rst_fdt_close(rt, 0);
 }
 
 static void close_all(struct crf_rst_tree *rt)
@@ -80,7 +80,7 @@ static void close_all(struct crf_rst_tree *rt)
 		close_fd(&rt->procs[i].go[1]);
 		close_fd(&rt->procs[i].pidfd);
 	}
-	crf_rst_fdt_close(rt, -1);
+	rst_fdt_close(rt, -1);
 }
 
 static void set_subreaper(struct crf_rst_tree *rt, bool on)
@@ -96,7 +96,7 @@ static void set_subreaper(struct crf_rst_tree *rt, bool on)
 /* A process exists: watch it from now on. */
 static int watch(struct crf_rst_tree *rt, pid_t pid)
 {
-	ssize_t i = crf_rst_tree_index(rt, pid);
+	ssize_t i = rst_tree_index(rt, pid);
 
 	if (i < 0)
 		return crf_error_errno(EPROTO, "a restored process created PID %d, not in the tree",
@@ -121,7 +121,7 @@ static int handle_event(struct crf_rst_tree *rt, int want)
 		return crf_error_errno(n < 0 ? errno : EPIPE,
 				       "every restored process is gone before reporting");
 	ev.msg[sizeof(ev.msg) - 1] = '\0';
-	i = crf_rst_tree_index(rt, ev.pid);
+	i = rst_tree_index(rt, ev.pid);
 	if (i < 0)
 		return crf_error_errno(EPROTO, "a report from PID %d, not in the tree",
 				       (int)ev.pid);
@@ -303,12 +303,12 @@ static int wait_ready(struct crf_rst_tree *rt, struct watch_set *w)
 		rp = &rt->procs[w->proc[k]];
 		if (w->kind[k] == SLOT_PIDFD)
 			return died(rt, w->proc[k], "before its restorer was ready");
-		r = crf_rst_wait_ready(rp->status[0], rp->p->pid, NULL, 0, &rp->st);
+		r = rst_wait_ready(rp->status[0], rp->p->pid, NULL, 0, &rp->st);
 		if (r < 0)
 			return r;
 		rp->ready = true;
 		count++;
-		r = crf_rst_fdt_ready(rt, w->proc[k]);
+		r = rst_fdt_ready(rt, w->proc[k]);
 		if (r < 0)
 			return r;
 	}
@@ -350,7 +350,7 @@ static int start_rounds(struct crf_rst_tree *rt, struct watch_set *w)
 	return r;
 }
 
-int crf_rst_tree_start(struct crf_rst_tree *rt)
+int rst_tree_start(struct crf_rst_tree *rt)
 {
 	struct watch_set w = {0};
 	int r;
@@ -361,7 +361,7 @@ int crf_rst_tree_start(struct crf_rst_tree *rt)
 	if (r >= 0)
 		set_subreaper(rt, true);
 	if (r >= 0)
-		r = crf_rst_tree_fork_root(rt);
+		r = rst_tree_fork_root(rt);
 	close_child_ends(rt);
 	if (r >= 0)
 		r = watch(rt, rt->procs[0].p->pid);
@@ -371,7 +371,7 @@ int crf_rst_tree_start(struct crf_rst_tree *rt)
 	return r;
 }
 
-int crf_rst_tree_release(struct crf_rst_tree *rt)
+int rst_tree_release(struct crf_rst_tree *rt)
 {
 	int r = 0;
 
@@ -381,7 +381,7 @@ int crf_rst_tree_release(struct crf_rst_tree *rt)
 
 		if (!crf_rst_proc_runs(rp))
 			continue;
-		r = crf_rst_release(rp->p->pid, rp->go[1], &rp->st);
+		r = rst_release(rp->p->pid, rp->go[1], &rp->st);
 		if (r >= 0)
 			crf_debug("pid %d restored", (int)rp->p->pid);
 	}
@@ -439,7 +439,7 @@ static void reap_all(void)
 	}
 }
 
-void crf_rst_tree_kill(struct crf_rst_tree *rt)
+void rst_tree_kill(struct crf_rst_tree *rt)
 {
 	struct pollfd pfd = {.fd = rt->events[0], .events = POLLIN};
 

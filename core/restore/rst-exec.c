@@ -522,7 +522,7 @@ static int wait_sharers(const struct crf_rst_task *t)
 	return 0;
 }
 
-int crf_rst_exec(struct crf_rst_task *t, int status_fd, int go_fd)
+int rst_exec(struct crf_rst_task *t, int status_fd, int go_fd)
 {
 	struct crf_rst_args *a = NULL;
 	struct layout l;
@@ -547,7 +547,7 @@ int crf_rst_exec(struct crf_rst_task *t, int status_fd, int go_fd)
 	 */
 	crf__log_capture(!t->fdt.sharer);
 	if (r == 0)
-		r = crf_rst_move_fds(t, a);
+		r = rst_move_fds(t, a);
 	for (size_t i = 0; r == 0 && i < t->n_hooks; i++)
 		r = t->hooks[i].fn(t->hooks[i].arg);
 	if (r == 0)

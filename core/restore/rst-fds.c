@@ -36,7 +36,7 @@ static uint64_t nr_open(void)
 	return v;
 }
 
-int crf_rst_fd_room(uint64_t need, bool must)
+int rst_fd_room(uint64_t need, bool must)
 {
 	uint64_t ceiling = 0;
 	struct rlimit rl, up;
@@ -295,12 +295,12 @@ static int place_program_fds(struct crf_rst_task *t, int high, int base)
 static int lift_only(struct crf_rst_task *t, int32_t *const *s, size_t n_s)
 {
 	int base = t->fdt.floor > CRF_RST_FD_BASE ? t->fdt.floor : CRF_RST_FD_BASE;
-	int r = crf_rst_fd_room((uint64_t)base + n_s + 2, true);
+	int r = rst_fd_room((uint64_t)base + n_s + 2, true);
 
 	return r < 0 ? r : lift_restorer_fds(s, n_s, base);
 }
 
-int crf_rst_move_fds(struct crf_rst_task *t, struct crf_rst_args *a)
+int rst_move_fds(struct crf_rst_task *t, struct crf_rst_args *a)
 {
 	size_t n_s = 0;
 	_cleanup_free_ int32_t **s = restorer_fds(a, &n_s);
@@ -317,7 +317,7 @@ int crf_rst_move_fds(struct crf_rst_task *t, struct crf_rst_args *a)
 	r = close_others(t, s, n_s, &high);
 	/* The restorer's fds and one spare from the base, or above what is left. */
 	if (r == 0)
-		r = crf_rst_fd_room((uint64_t)(high >= base ? high + 1 : base) + n_s + 2, true);
+		r = rst_fd_room((uint64_t)(high >= base ? high + 1 : base) + n_s + 2, true);
 	if (r == 0)
 		r = lift_restorer_fds(s, n_s, base);
 	if (r == 0)

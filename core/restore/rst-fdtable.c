@@ -60,7 +60,7 @@ static int lift(int *fd, int floor)
 	return 0;
 }
 
-int crf_rst_fdt_open(struct crf_rst_tree *rt)
+int rst_fdt_open(struct crf_rst_tree *rt)
 {
 	int r = 0;
 
@@ -74,7 +74,7 @@ int crf_rst_fdt_open(struct crf_rst_tree *rt)
 				r = crf_error_errno(errno, "pipe for pid %d", (int)rp->p->pid);
 			continue;
 		}
-		r = crf_rst_fd_room((uint64_t)floor_of(rt, rp->fdt) + 4 * rt->n + 8, true);
+		r = rst_fd_room((uint64_t)floor_of(rt, rp->fdt) + 4 * rt->n + 8, true);
 		if (r >= 0)
 			r = lift(&rp->status[1], floor_of(rt, rp->fdt));
 		if (r >= 0)
@@ -83,7 +83,7 @@ int crf_rst_fdt_open(struct crf_rst_tree *rt)
 	return r;
 }
 
-int crf_rst_fdt_ready(struct crf_rst_tree *rt, size_t i)
+int rst_fdt_ready(struct crf_rst_tree *rt, size_t i)
 {
 	struct crf_rst_proc *g;
 	ssize_t n;
@@ -106,7 +106,7 @@ int crf_rst_fdt_ready(struct crf_rst_tree *rt, size_t i)
 	return 0;
 }
 
-void crf_rst_fdt_close(struct crf_rst_tree *rt, int end)
+void rst_fdt_close(struct crf_rst_tree *rt, int end)
 {
 	for (size_t i = 0; i < rt->n; i++)
 		for (int k = 0; k < 2; k++)
@@ -116,7 +116,7 @@ void crf_rst_fdt_close(struct crf_rst_tree *rt, int end)
 			}
 }
 
-int crf_rst_fdt_role(const struct crf_rst_tree *rt, size_t i, struct crf_rst_fdtable *fdt)
+int rst_fdt_role(const struct crf_rst_tree *rt, size_t i, struct crf_rst_fdtable *fdt)
 {
 	const struct crf_rst_proc *rp = &rt->procs[i];
 	size_t n = 0;

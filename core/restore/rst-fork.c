@@ -92,7 +92,7 @@ static int pid_taken(pid_t pid, uint64_t deadline, unsigned int wait_ms)
 	return 0;
 }
 
-int crf_rst_clone(const pid_t *set_tid, size_t n_levels, uint64_t flags,
+int rst_clone(const pid_t *set_tid, size_t n_levels, uint64_t flags,
 		  unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg, pid_t *out)
 {
 	unsigned int wait_ms = zombie_wait_ms ? zombie_wait_ms : CRF_RST_ZOMBIE_WAIT_MS;
@@ -127,10 +127,10 @@ int crf_rst_clone(const pid_t *set_tid, size_t n_levels, uint64_t flags,
 	return 0;
 }
 
-int crf_rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg,
+int rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg,
 		 pid_t *out)
 {
-	return crf_rst_clone(&pid, 1, 0, zombie_wait_ms, child_fn, arg, out);
+	return rst_clone(&pid, 1, 0, zombie_wait_ms, child_fn, arg, out);
 }
 
 /* How task @pid ended, without reaping it: its parent still wants the status. */
@@ -151,7 +151,7 @@ static void describe_end(pid_t pid, char *buf, size_t len)
 			 (int)pid, si.si_status, strsignal(si.si_status));
 }
 
-int crf_rst_wait_ready(int status_fd, pid_t pid, char *err, size_t len, struct crf_rst_status *out)
+int rst_wait_ready(int status_fd, pid_t pid, char *err, size_t len, struct crf_rst_status *out)
 {
 	struct crf_rst_status st;
 	char msg[320];
@@ -183,7 +183,7 @@ int crf_rst_wait_ready(int status_fd, pid_t pid, char *err, size_t len, struct c
 	return r;
 }
 
-int crf_rst_go(int go_fd)
+int rst_go(int go_fd)
 {
 	ssize_t n;
 

@@ -341,13 +341,13 @@ static int plan_alloc(const struct crf_pstree *t, struct crf_rst_tree *rt)
 	rt->procs = calloc(3 * t->n, sizeof(*rt->procs));
 	rt->helper_procs = calloc(2 * t->n, sizeof(*rt->helper_procs));
 	if (!rt->procs || !rt->helper_procs) {
-		crf_rst_tree_free(rt);
+		rst_tree_free(rt);
 		return crf_error_errno(ENOMEM, "restore plan");
 	}
 	return 0;
 }
 
-int crf_rst_plan(const struct crf_pstree *t, struct crf_rst_tree *rt)
+int rst_plan(const struct crf_pstree *t, struct crf_rst_tree *rt)
 {
 	_cleanup_free_ ssize_t *sess = calloc(3 * t->n, sizeof(*sess));
 	_cleanup_free_ ssize_t *born = calloc(t->n, sizeof(*born));
@@ -369,21 +369,21 @@ int crf_rst_plan(const struct crf_pstree *t, struct crf_rst_tree *rt)
 	if (r >= 0)
 		r = plan_fdtables(rt);
 	if (r < 0)
-		crf_rst_tree_free(rt);
+		rst_tree_free(rt);
 	return r;
 }
 
-int crf_rst_plan_check(const struct crf_pstree *t)
+int rst_plan_check(const struct crf_pstree *t)
 {
 	struct crf_rst_tree rt;
-	int r = crf_rst_plan(t, &rt);
+	int r = rst_plan(t, &rt);
 
 	if (r >= 0)
-		crf_rst_tree_free(&rt);
+		rst_tree_free(&rt);
 	return r;
 }
 
-ssize_t crf_rst_tree_index(const struct crf_rst_tree *rt, pid_t pid)
+ssize_t rst_tree_index(const struct crf_rst_tree *rt, pid_t pid)
 {
 	for (size_t i = 0; i < rt->n; i++)
 		if (rt->procs[i].p->pid == pid)
@@ -391,7 +391,7 @@ ssize_t crf_rst_tree_index(const struct crf_rst_tree *rt, pid_t pid)
 	return -1;
 }
 
-void crf_rst_tree_free(struct crf_rst_tree *rt)
+void rst_tree_free(struct crf_rst_tree *rt)
 {
 	free(rt->procs);
 	free(rt->helper_procs);

@@ -271,7 +271,7 @@ static int stop_all(const pid_t *tids, size_t n, size_t *seized, bool seccomp)
 static int run_out(pid_t pid, const pid_t *tids, size_t n, int go_fd,
 		   const struct crf_rst_status *st)
 {
-	int r = crf_rst_go(go_fd);
+	int r = rst_go(go_fd);
 
 	if (r >= 0)
 		r = to_program(pid);
@@ -285,7 +285,7 @@ static int run_out(pid_t pid, const pid_t *tids, size_t n, int go_fd,
 	return r;
 }
 
-int crf_rst_release(pid_t pid, int go_fd, const struct crf_rst_status *st)
+int rst_release(pid_t pid, int go_fd, const struct crf_rst_status *st)
 {
 	_cleanup_free_ pid_t *tids = NULL;
 	size_t n = 0, seized = 0;

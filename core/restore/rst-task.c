@@ -42,7 +42,7 @@
 	 UINT64_C(1) << MADV_HUGEPAGE | UINT64_C(1) << MADV_NOHUGEPAGE |                           \
 	 UINT64_C(1) << MADV_DONTDUMP | UINT64_C(1) << MADV_WIPEONFORK)
 
-void crf_rst_task_init(struct crf_rst_task *t)
+void rst_task_init(struct crf_rst_task *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->mm.exe_fd = -1;
@@ -53,7 +53,7 @@ void crf_rst_task_init(struct crf_rst_task *t)
 	t->a.dumpable = -1;
 }
 
-void crf_rst_task_free(struct crf_rst_task *t)
+void rst_task_free(struct crf_rst_task *t)
 {
 	for (size_t i = 0; i < t->n_vmas; i++)
 		if (t->vmas[i].fd >= 0)
@@ -87,10 +87,10 @@ void crf_rst_task_free(struct crf_rst_task *t)
 	}
 	free(t->threads);
 	free(t->stop_waits);
-	crf_rst_task_init(t);
+	rst_task_init(t);
 }
 
-int crf_rst_open_mem(struct crf_rst_task *t)
+int rst_open_mem(struct crf_rst_task *t)
 {
 	t->mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 	if (t->mem_fd < 0)
@@ -222,7 +222,7 @@ static int keep_vm_extras(struct crf_rst_task *t, const struct crf_rst_vma *vma)
 	return 0;
 }
 
-int crf_rst_task_add_vma(struct crf_rst_task *t, const struct crf_rst_vma *vma)
+int rst_task_add_vma(struct crf_rst_task *t, const struct crf_rst_vma *vma)
 {
 	struct crf_rst_vma_arg *v;
 	int r;
@@ -251,7 +251,7 @@ int crf_rst_task_add_vma(struct crf_rst_task *t, const struct crf_rst_vma *vma)
 		.vm = vma->vm,
 		.premap = vma->premap,
 	};
-	/* The steps that do not depend on the pages; crf_rst_exec() adds the rest. */
+	/* The steps that do not depend on the pages; rst_exec() adds the rest. */
 	if (vma->flags & MAP_LOCKED)
 		v->steps |= CRF_RST_STEP_LOCK |
 			    (vma->vm & CRF_RST_VM_LOCKONFAULT ? CRF_RST_STEP_LOCK_ONFAULT : 0);
@@ -276,7 +276,7 @@ static int own_blob(struct crf_rst_task *t, struct crf_img *blob)
 	return 0;
 }
 
-int crf_rst_task_add_pages(struct crf_rst_task *t, struct crf_img *blob, uint64_t vaddr,
+int rst_task_add_pages(struct crf_rst_task *t, struct crf_img *blob, uint64_t vaddr,
 			   uint64_t len, uint64_t off)
 {
 	struct crf_rst_pages_arg *p;
@@ -310,7 +310,7 @@ int crf_rst_task_add_pages(struct crf_rst_task *t, struct crf_img *blob, uint64_
 	return 0;
 }
 
-int crf_rst_task_set_mm(struct crf_rst_task *t, const struct crf_rst_mm *mm)
+int rst_task_set_mm(struct crf_rst_task *t, const struct crf_rst_mm *mm)
 {
 	size_t n = mm->auxv_len;
 
@@ -327,7 +327,7 @@ int crf_rst_task_set_mm(struct crf_rst_task *t, const struct crf_rst_mm *mm)
 	return 0;
 }
 
-int crf_rst_task_set_vdso(struct crf_rst_task *t, uint64_t vdso)
+int rst_task_set_vdso(struct crf_rst_task *t, uint64_t vdso)
 {
 	if (!vdso || vdso % PAGE_SIZE || vdso >= USER_END)
 		return crf_error_errno(EINVAL, "vDSO address %#" PRIx64, vdso);
@@ -335,7 +335,7 @@ int crf_rst_task_set_vdso(struct crf_rst_task *t, uint64_t vdso)
 	return 0;
 }
 
-int crf_rst_task_add_timer(struct crf_rst_task *t, const struct crf_rst_timer_arg *timer)
+int rst_task_add_timer(struct crf_rst_task *t, const struct crf_rst_timer_arg *timer)
 {
 	struct crf_rst_timer_arg *v;
 
@@ -347,7 +347,7 @@ int crf_rst_task_add_timer(struct crf_rst_task *t, const struct crf_rst_timer_ar
 	return 0;
 }
 
-int crf_rst_task_add_pending(struct crf_rst_task *t, const void *siginfo, bool shared)
+int rst_task_add_pending(struct crf_rst_task *t, const void *siginfo, bool shared)
 {
 	/* The restorer queues the process-wide ones first (crf_rst_args.n_pending_shared). */
 	if (shared && t->n_pending > t->a.n_pending_shared)
@@ -382,7 +382,7 @@ static int frame_xsave(const void *xsave, size_t len, uint8_t **out, size_t *out
 	return 0;
 }
 
-int crf_rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len)
+int rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len)
 {
 	uint8_t *p;
 	size_t n;
@@ -398,11 +398,11 @@ int crf_rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len
 	return 0;
 }
 
-int crf_rst_task_keep_fd(struct crf_rst_task *t, int fd, int number, bool cloexec)
+int rst_task_keep_fd(struct crf_rst_task *t, int fd, int number, bool cloexec)
 {
 	int r = 0;
 
-	/* A number given twice is found by crf_rst_exec(), sorting: n log n, not n². */
+	/* A number given twice is found by rst_exec(), sorting: n log n, not n². */
 	if (fd < 0 || number < 0)
 		r = crf_error_errno(EBADF, "program fd %d (from fd %d): not a number to restore",
 				    number, fd);
@@ -417,7 +417,7 @@ int crf_rst_task_keep_fd(struct crf_rst_task *t, int fd, int number, bool cloexe
 	return 0;
 }
 
-int crf_rst_task_at_fds_placed(struct crf_rst_task *t, int (*fn)(void *arg), void *arg,
+int rst_task_at_fds_placed(struct crf_rst_task *t, int (*fn)(void *arg), void *arg,
 			       void (*release)(void *arg))
 {
 	struct crf_rst_hook *v = NULL;
@@ -441,34 +441,34 @@ int crf_rst_task_at_fds_placed(struct crf_rst_task *t, int (*fn)(void *arg), voi
 
 static int host_add_vma(void *task, const struct crf_rst_vma *vma)
 {
-	return crf_rst_task_add_vma(task, vma);
+	return rst_task_add_vma(task, vma);
 }
 
 static int host_add_pages(void *task, struct crf_img *blob, uint64_t vaddr, uint64_t len,
 			  uint64_t off)
 {
-	return crf_rst_task_add_pages(task, blob, vaddr, len, off);
+	return rst_task_add_pages(task, blob, vaddr, len, off);
 }
 
 static int host_set_mm(void *task, const struct crf_rst_mm *mm)
 {
-	return crf_rst_task_set_mm(task, mm);
+	return rst_task_set_mm(task, mm);
 }
 
 static int host_set_vdso(void *task, uint64_t vdso)
 {
-	return crf_rst_task_set_vdso(task, vdso);
+	return rst_task_set_vdso(task, vdso);
 }
 
 static int host_keep_fd(void *task, int fd, int number, bool cloexec)
 {
-	return crf_rst_task_keep_fd(task, fd, number, cloexec);
+	return rst_task_keep_fd(task, fd, number, cloexec);
 }
 
 static int host_at_fds_placed(void *task, int (*fn)(void *arg), void *arg,
 			      void (*release)(void *arg))
 {
-	return crf_rst_task_at_fds_placed(task, fn, arg, release);
+	return rst_task_at_fds_placed(task, fn, arg, release);
 }
 
 static int host_object(void *task, const char *key, int (*create)(void *arg), void *arg,
@@ -491,7 +491,7 @@ const struct crf_host_ops crf_restore_host_ops = {
 	.rst_set_vdso = host_set_vdso,
 };
 
-int crf_rst_task_add_thread(struct crf_rst_task *t, const struct crf_rst_thread_arg *arg,
+int rst_task_add_thread(struct crf_rst_task *t, const struct crf_rst_thread_arg *arg,
 			    const void *xsave, size_t xsave_len, const void *pending,
 			    size_t n_pending)
 {

@@ -9,14 +9,14 @@
  *
  *	parent					child (child_fn)
  *	pipe(status), pipe(go)
- *	crf_rst_fork(pid, ...)  ------------->	crf_rst_task_init(&t)
+ *	rst_fork(pid, ...)  ------------->	rst_task_init(&t)
  *	close child's pipe ends			restore-task hooks (ctx->ops =
  *						  &crf_restore_host_ops, ctx->task = &t)
  *						fill t.a (signals, creds, regs...)
- *						crf_rst_exec(&t, status_w, go_r)
- *	crf_rst_wait_ready(status_r, pid, &st)	<--	restorer: "ready"
+ *						rst_exec(&t, status_w, go_r)
+ *	rst_wait_ready(status_r, pid, &st)	<--	restorer: "ready"
  *	... restore-finish ...
- *	crf_rst_release(pid, go_w, &st) ---->	restorer returns into the program
+ *	rst_release(pid, go_w, &st) ---->	restorer returns into the program
  */
 #ifndef CRF_RESTORE_TASK_H
 #define CRF_RESTORE_TASK_H
@@ -33,7 +33,7 @@
 
 /* Restorer fds are moved to numbers from here on, and above the program's. */
 #define CRF_RST_FD_BASE 1000
-/* How long crf_rst_fork waits for a zombie holding the PID by default. */
+/* How long rst_fork waits for a zombie holding the PID by default. */
 #define CRF_RST_ZOMBIE_WAIT_MS 5000u
 
 /*
@@ -41,10 +41,10 @@
  * @a, the restorer's own argument block, which the core fills: sa[],
  * blocked, sas_*, itimer, rseq_*, credentials with restore_creds, regs[]
  * (pass them through crf_regs_fix_restart() first).  The arrays, the mm,
- * the vDSO and the descriptor bookkeeping in @a are set by crf_rst_exec()
+ * the vDSO and the descriptor bookkeeping in @a are set by rst_exec()
  * from the rest of this struct; leave them alone.
  */
-/* A thread other than the leader; crf_rst_exec() places its arrays. */
+/* A thread other than the leader; rst_exec() places its arrays. */
 struct crf_rst_thread {
 	struct crf_rst_thread_arg a;
 	uint8_t *xsave;
@@ -127,7 +127,7 @@ struct crf_rst_task {
 	/*
 	 * seccomp (core/restore/seccomp-restore.c): a->n_seccomp_filters struct
 	 * crf_rst_seccomp_filter, then their code, in one buffer; code_off
-	 * counts from the buffer's start until crf_rst_exec() places it
+	 * counts from the buffer's start until rst_exec() places it
 	 */
 	uint8_t *seccomp_buf;
 	size_t seccomp_len;
@@ -136,45 +136,45 @@ struct crf_rst_task {
 /* Plugins' calls of crf/restore.h land here (ctx->task: a struct crf_rst_task). */
 extern const struct crf_host_ops crf_restore_host_ops;
 
-void crf_rst_task_init(struct crf_rst_task *t);
+void rst_task_init(struct crf_rst_task *t);
 /* Close the fds and images it owns and free it (only needed on failure). */
-void crf_rst_task_free(struct crf_rst_task *t);
+void rst_task_free(struct crf_rst_task *t);
 
 /*
  * Open t->mem_fd, /proc/self/mem of the task, while its root is still
  * crf's (a chroot may hide /proc).  0 or -errno (logged).
  */
-int crf_rst_open_mem(struct crf_rst_task *t);
+int rst_open_mem(struct crf_rst_task *t);
 
 /* The calls behind crf/restore.h, for the core itself.  0 or -errno (logged).
  * The fds in @vma and @mm are owned by @t from the call on, even on failure. */
-int crf_rst_task_add_vma(struct crf_rst_task *t, const struct crf_rst_vma *vma);
-int crf_rst_task_add_pages(struct crf_rst_task *t, struct crf_img *blob, uint64_t vaddr,
+int rst_task_add_vma(struct crf_rst_task *t, const struct crf_rst_vma *vma);
+int rst_task_add_pages(struct crf_rst_task *t, struct crf_img *blob, uint64_t vaddr,
 			   uint64_t len, uint64_t off);
-int crf_rst_task_set_mm(struct crf_rst_task *t, const struct crf_rst_mm *mm);
-int crf_rst_task_set_vdso(struct crf_rst_task *t, uint64_t vdso);
+int rst_task_set_mm(struct crf_rst_task *t, const struct crf_rst_mm *mm);
+int rst_task_set_vdso(struct crf_rst_task *t, uint64_t vdso);
 /* Program fd @number will be @fd (owned by @t from the call on, even on failure). */
-int crf_rst_task_keep_fd(struct crf_rst_task *t, int fd, int number, bool cloexec);
+int rst_task_keep_fd(struct crf_rst_task *t, int fd, int number, bool cloexec);
 /* Run @fn(@arg) once the program fds are placed; @release(@arg) by _free. */
-int crf_rst_task_at_fds_placed(struct crf_rst_task *t, int (*fn)(void *arg), void *arg,
+int rst_task_at_fds_placed(struct crf_rst_task *t, int (*fn)(void *arg), void *arg,
 			       void (*release)(void *arg));
 
 /* Task state with arrays; each copies its input.  0 or -errno (logged). */
-int crf_rst_task_add_timer(struct crf_rst_task *t, const struct crf_rst_timer_arg *timer);
+int rst_task_add_timer(struct crf_rst_task *t, const struct crf_rst_timer_arg *timer);
 /*
  * A pending signal's 128-byte siginfo; @shared: process-wide, else for the
  * leader.  The process-wide ones come first, each queue in its order.
  */
-int crf_rst_task_add_pending(struct crf_rst_task *t, const void *siginfo, bool shared);
+int rst_task_add_pending(struct crf_rst_task *t, const void *siginfo, bool shared);
 /*
- * One more thread: @arg's scalars (the offsets are crf_rst_exec()'s to set),
+ * One more thread: @arg's scalars (the offsets are rst_exec()'s to set),
  * its XSAVE area and @n_pending private siginfo of 128 bytes.  Copies all.
  */
-int crf_rst_task_add_thread(struct crf_rst_task *t, const struct crf_rst_thread_arg *arg,
+int rst_task_add_thread(struct crf_rst_task *t, const struct crf_rst_thread_arg *arg,
 			    const void *xsave, size_t xsave_len, const void *pending,
 			    size_t n_pending);
 /* The NT_X86_XSTATE regset as PTRACE_GETREGSET returned it. */
-int crf_rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len);
+int rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len);
 
 /*
  * Create a process with PID @pid (clone3 with set_tid; crf must be in the
@@ -185,7 +185,7 @@ int crf_rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len
  * Returns 0 with *@out = @pid, or -errno (logged): -EEXIST naming the PID's
  * holder (its name and parent) when the PID is taken.
  */
-int crf_rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg,
+int rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg,
 		 pid_t *out);
 
 /*
@@ -194,7 +194,7 @@ int crf_rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *)
  * (CAP_SYS_RESOURCE).  0, or -errno (logged) when @must and there is not
  * room for @need; without @must a hard limit that stays lower is no error.
  */
-int crf_rst_fd_room(uint64_t need, bool must);
+int rst_fd_room(uint64_t need, bool must);
 
 /*
  * In the forked task, last: close every fd of crf's (0-2 included), move
@@ -203,7 +203,7 @@ int crf_rst_fd_room(uint64_t need, bool must);
  * A sharer of another task's fd table (t->fdt) only moves the restorer's
  * fds, from t->fdt.floor up.  0 or -errno (logged).
  */
-int crf_rst_move_fds(struct crf_rst_task *t, struct crf_rst_args *a);
+int rst_move_fds(struct crf_rst_task *t, struct crf_rst_args *a);
 
 /*
  * In the forked task: put the restorer and its arguments in a place free in
@@ -214,29 +214,29 @@ int crf_rst_move_fds(struct crf_rst_task *t, struct crf_rst_args *a);
  * end) and @go_fd (read end) for the handshake.  Never returns on success; the restorer reports
  * its own failures on @status_fd.  -errno (logged) when it could not jump.
  */
-int crf_rst_exec(struct crf_rst_task *t, int status_fd, int go_fd);
+int rst_exec(struct crf_rst_task *t, int status_fd, int go_fd);
 
 /*
  * In crf: wait for task @pid's restorer to report.  0 when it is ready and
- * waiting for crf_rst_go(); else -errno, logged and described in @err
+ * waiting for rst_go(); else -errno, logged and described in @err
  * (@len bytes, may be NULL): the restorer's failure, or how the task ended
  * before it reported.
  */
-int crf_rst_wait_ready(int status_fd, pid_t pid, char *err, size_t len,
+int rst_wait_ready(int status_fd, pid_t pid, char *err, size_t len,
 		       struct crf_rst_status *st);
 /* Let a ready task return into its program; 0 or -errno (logged). */
-int crf_rst_go(int go_fd);
+int rst_go(int go_fd);
 
 /*
  * Let a ready task go, and make it unmap the restorer once it is back in
- * its program (@st: what crf_rst_wait_ready() returned): crf traces the
+ * its program (@st: what rst_wait_ready() returned): crf traces the
  * task through its last system calls up to the exit of rt_sigreturn, has it
  * munmap the restorer's mapping through the `syscall` instruction the
  * restorer names, puts the program's registers back and detaches.  Where
  * tracing is not possible the task just goes, keeping that mapping (a
  * warning says so).  0 or -errno (logged) when the task could not go.
  */
-int crf_rst_release(pid_t pid, int go_fd, const struct crf_rst_status *st);
+int rst_release(pid_t pid, int go_fd, const struct crf_rst_status *st);
 
 /*
  * Adjust registers saved while the task was stopped in a system call that

@@ -4,7 +4,7 @@
  * restorer: fork its children, take its place in its session and group,
  * and - for a zombie - die as it died.  See rst-tree.h for the sequence.
  *
- * These processes are raw clones (crf_rst_fork): glibc's cached thread id
+ * These processes are raw clones (rst_fork): glibc's cached thread id
  * is the parent's, so signals to oneself go through kill(getpid()), never
  * raise().
  */
@@ -77,7 +77,7 @@ static pid_t local_pid(const struct crf_rst_tree *rt, size_t i, pid_t pid)
 
 	if (lv == 1)
 		return pid;
-	j = crf_rst_tree_index(rt, pid);
+	j = rst_tree_index(rt, pid);
 	if (j < 0 || crf_proc_levels(rt->procs[j].p) < lv)
 		return 0;
 	return rt->procs[j].p->ns_pid[lv - 1];
@@ -92,7 +92,7 @@ static int entry(void *arg)
 {
 	struct entry *e = arg;
 
-	return crf_rst_tree_proc_main(e->rt, e->i) < 0 ? 1 : 0;
+	return rst_tree_proc_main(e->rt, e->i) < 0 ? 1 : 0;
 }
 
 /*
@@ -116,10 +116,10 @@ static int clone_proc(struct crf_rst_tree *rt, size_t k)
 		flags |= CLONE_NEWPID;
 	if (rp->clone_files)
 		flags |= CLONE_FILES;
-	return crf_rst_clone(set_tid, lv, flags, rt->pid_wait_ms, entry, &e, &child);
+	return rst_clone(set_tid, lv, flags, rt->pid_wait_ms, entry, &e, &child);
 }
 
-int crf_rst_tree_fork_root(struct crf_rst_tree *rt)
+int rst_tree_fork_root(struct crf_rst_tree *rt)
 {
 	return clone_proc(rt, 0);
 }
@@ -246,7 +246,7 @@ static void settle_zombie_kids(const struct crf_rst_tree *rt, size_t i)
 		;
 }
 
-int crf_rst_tree_proc_main(struct crf_rst_tree *rt, size_t i)
+int rst_tree_proc_main(struct crf_rst_tree *rt, size_t i)
 {
 	const struct crf_rst_proc *rp = &rt->procs[i];
 	struct crf_rst_fdtable fdt = {.wait_fd = -1};
@@ -262,7 +262,7 @@ int crf_rst_tree_proc_main(struct crf_rst_tree *rt, size_t i)
 			close(rt->barrier[k][1]);
 		rt->barrier[k][1] = -1;
 	}
-	crf_rst_fdt_close(rt, 1);
+	rst_fdt_close(rt, 1);
 	/* Zombie children's SIGCHLD stays pending until settle_zombie_kids(). */
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
@@ -300,7 +300,7 @@ int crf_rst_tree_proc_main(struct crf_rst_tree *rt, size_t i)
 	if (rp->helper)
 		_exit(0);
 	settle_zombie_kids(rt, i);
-	r = crf_rst_fdt_role(rt, i, &fdt);
+	r = rst_fdt_role(rt, i, &fdt);
 	if (r < 0)
 		return fail(rt, i, r, "its shared fd table");
 	r = rt->task_fn(rt->task_arg, rp->p->pid, rp->status[1], rp->go[0], r ? &fdt : NULL);

@@ -12,7 +12,7 @@
  * saved status, and every live process goes on to its restorer:
  *
  *	crf				each process (rst-tree.c)
- *	crf_rst_tree_start
+ *	rst_tree_start
  *	  fork the root  ------------>	fork children; setsid (then the plugins'
  *					 restore-session) / lead a group
  *	  <- FORKED per child, CREATED	(children report the same, recursively)
@@ -22,7 +22,7 @@
  *					 @task_fn: restore-task, restorer
  *	  <- "ready" on each status pipe
  *	restore-finish
- *	crf_rst_tree_release  ------>	"go", one at a time
+ *	rst_tree_release  ------>	"go", one at a time
  *
  * Reports travel on one pipe shared by all (records under PIPE_BUF, so
  * writes do not interleave); each round of the barrier is a pipe from
@@ -128,34 +128,34 @@ struct crf_rst_tree {
  * CLONE_PARENT, by a sibling that leads its session, or by a session
  * helper (the gone leader's PID, calling setsid) when the leader is not in
  * the tree.  What cannot be made so is refused with a message naming the
- * process.  0 or -errno (logged); free with crf_rst_tree_free.
+ * process.  0 or -errno (logged); free with rst_tree_free.
  */
-int crf_rst_plan(const struct crf_pstree *t, struct crf_rst_tree *rt);
-void crf_rst_tree_free(struct crf_rst_tree *rt);
+int rst_plan(const struct crf_pstree *t, struct crf_rst_tree *rt);
+void rst_tree_free(struct crf_rst_tree *rt);
 
 /*
- * At the dump: would crf_rst_plan() refuse @t?  So that the dump refuses
+ * At the dump: would rst_plan() refuse @t?  So that the dump refuses
  * it instead, while the tree runs.  0 or -errno (logged).
  */
-int crf_rst_plan_check(const struct crf_pstree *t);
+int rst_plan_check(const struct crf_pstree *t);
 
 /*
  * fd tables shared between processes (rst-fdtable.c).  crf's side:
- * crf_rst_fdt_open() (with the status and go pipes) moves each sharer's
+ * rst_fdt_open() (with the status and go pipes) moves each sharer's
  * ends of them above its table's fds and makes each placer's wait pipe;
- * crf_rst_fdt_ready(), as process @i becomes ready, tells a placer once
- * all its sharers are; crf_rst_fdt_close() closes end @end (0: the
+ * rst_fdt_ready(), as process @i becomes ready, tells a placer once
+ * all its sharers are; rst_fdt_close() closes end @end (0: the
  * processes', 1: crf's, -1: both) of every wait pipe.  In process @i:
- * crf_rst_fdt_role() fills @fdt, 1 when its table is shared, 0 when not.
+ * rst_fdt_role() fills @fdt, 1 when its table is shared, 0 when not.
  * 0 or -errno (logged).
  */
-int crf_rst_fdt_open(struct crf_rst_tree *rt);
-int crf_rst_fdt_ready(struct crf_rst_tree *rt, size_t i);
-void crf_rst_fdt_close(struct crf_rst_tree *rt, int end);
-int crf_rst_fdt_role(const struct crf_rst_tree *rt, size_t i, struct crf_rst_fdtable *fdt);
+int rst_fdt_open(struct crf_rst_tree *rt);
+int rst_fdt_ready(struct crf_rst_tree *rt, size_t i);
+void rst_fdt_close(struct crf_rst_tree *rt, int end);
+int rst_fdt_role(const struct crf_rst_tree *rt, size_t i, struct crf_rst_fdtable *fdt);
 
 /* The index of @pid among the tree's processes and helpers, or -1. */
-ssize_t crf_rst_tree_index(const struct crf_rst_tree *rt, pid_t pid);
+ssize_t rst_tree_index(const struct crf_rst_tree *rt, pid_t pid);
 
 /* Does it go on to a restorer (neither a zombie nor a helper)? */
 static inline bool crf_rst_proc_runs(const struct crf_rst_proc *rp)
@@ -179,7 +179,7 @@ struct crf_rst_event {
 };
 
 /* The code of every restored process up to its restorer (rst-tree.c). */
-int crf_rst_tree_proc_main(struct crf_rst_tree *rt, size_t i);
+int rst_tree_proc_main(struct crf_rst_tree *rt, size_t i);
 /*
  * clone3() with the PID of each namespace level in @set_tid (the innermost
  * first) and @flags; the child runs @child_fn(@arg) and exits with its
@@ -187,21 +187,21 @@ int crf_rst_tree_proc_main(struct crf_rst_tree *rt, size_t i);
  * default).  0 or -errno (logged); the child's PID (in the caller's
  * namespace) in @out.
  */
-int crf_rst_clone(const pid_t *set_tid, size_t n_levels, uint64_t flags,
+int rst_clone(const pid_t *set_tid, size_t n_levels, uint64_t flags,
 		  unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg, pid_t *out);
 
 /* Create the root, which creates the rest (rst-tree.c); 0 or -errno (logged). */
-int crf_rst_tree_fork_root(struct crf_rst_tree *rt);
+int rst_tree_fork_root(struct crf_rst_tree *rt);
 
 /*
  * crf's side (rst-ctl.c): create the tree and bring it up to "ready"
  * (every live process waiting in its restorer).  On failure, call
- * crf_rst_tree_kill.
+ * rst_tree_kill.
  */
-int crf_rst_tree_start(struct crf_rst_tree *rt);
+int rst_tree_start(struct crf_rst_tree *rt);
 /* Let every live process go, children before parents. */
-int crf_rst_tree_release(struct crf_rst_tree *rt);
+int rst_tree_release(struct crf_rst_tree *rt);
 /* Kill every process the restore created and reap what crf can. */
-void crf_rst_tree_kill(struct crf_rst_tree *rt);
+void rst_tree_kill(struct crf_rst_tree *rt);
 
 #endif

@@ -82,7 +82,7 @@ static int check_task(const Crf__Core__TaskCore *tc)
 
 /*
  * Can crf suspend seccomp in a task it traces?  Asked of a child of its
- * own, stopped, the way crf_rst_release() will ask the restored threads.
+ * own, stopped, the way rst_release() will ask the restored threads.
  */
 static int probe_suspend(void)
 {

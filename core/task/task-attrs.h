@@ -49,14 +49,14 @@ struct crf_rst_thread_arg;
 
 /*
  * The attributes of the frozen process @pr of tree @t, infected with @p,
- * into @tc, after crf_task_collect_threads() (its threads' records are
+ * into @tc, after task_collect_threads() (its threads' records are
  * read).  Refuses (-errno, logged, naming the pid) what cannot come back.
  */
 int crf_attrs_dump(const struct crf_pstree *t, const struct crf_proc *pr, struct crf_parasite *p,
 		   Crf__Core__TaskCore *tc);
 
 /* The process is to come back in a group stop of @sig (the first noted stays). */
-void crf_task_note_stop(Crf__Core__TaskCore *tc, int sig);
+void task_note_stop(Crf__Core__TaskCore *tc, int sig);
 
 /* task-attrs-restore.c: the restore */
 

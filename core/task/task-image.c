@@ -27,7 +27,7 @@ void crf_creds_free(Crf__Core__Creds *c)
 	free(c);
 }
 
-void crf_task_free_thread(Crf__Core__ThreadCore *th)
+void task_free_thread(Crf__Core__ThreadCore *th)
 {
 	if (!th)
 		return;
@@ -41,10 +41,10 @@ void crf_task_free_thread(Crf__Core__ThreadCore *th)
 	free(th);
 }
 
-void crf_task_free(Crf__Core__TaskCore *tc)
+void task_free(Crf__Core__TaskCore *tc)
 {
 	for (size_t i = 0; i < tc->n_threads; i++)
-		crf_task_free_thread(tc->threads[i]);
+		task_free_thread(tc->threads[i]);
 	free(tc->threads);
 	for (size_t i = 0; i < tc->n_sigactions; i++)
 		free(tc->sigactions[i]);
@@ -70,7 +70,7 @@ void crf_task_free(Crf__Core__TaskCore *tc)
 	crf__core__task_core__init(tc);
 }
 
-int crf_task_write(struct crf_imgdir *dir, Crf__Core__TaskCore *tc)
+int task_write(struct crf_imgdir *dir, Crf__Core__TaskCore *tc)
 {
 	struct crf_img *img;
 	char name[64];
@@ -88,7 +88,7 @@ int crf_task_write(struct crf_imgdir *dir, Crf__Core__TaskCore *tc)
 	return crf_img_close(img);
 }
 
-int crf_task_check(const char *img, const Crf__Core__TaskCore *tc)
+int task_check(const char *img, const Crf__Core__TaskCore *tc)
 {
 	char field[64];
 	int r;
@@ -97,14 +97,14 @@ int crf_task_check(const char *img, const Crf__Core__TaskCore *tc)
 		return crf_error_errno(EBADMSG,
 				       "%s: registers of %zu bytes, expected %zu (TaskCore.regs)", img,
 				       tc->regs.len, sizeof(struct user_regs_struct));
-	r = crf_task_check_pending(img, "TaskCore.pending_shared", tc->pending_shared,
+	r = task_check_pending(img, "TaskCore.pending_shared", tc->pending_shared,
 				   tc->n_pending_shared);
 	if (r >= 0)
-		r = crf_task_check_pending(img, "TaskCore.pending_private", tc->pending_private,
+		r = task_check_pending(img, "TaskCore.pending_private", tc->pending_private,
 					   tc->n_pending_private);
 	for (size_t i = 0; r >= 0 && i < tc->n_threads; i++) {
 		snprintf(field, sizeof(field), "TaskCore.threads[%zu].pending_private", i);
-		r = crf_task_check_pending(img, field, tc->threads[i]->pending_private,
+		r = task_check_pending(img, field, tc->threads[i]->pending_private,
 					   tc->threads[i]->n_pending_private);
 	}
 	if (r >= 0)
@@ -112,7 +112,7 @@ int crf_task_check(const char *img, const Crf__Core__TaskCore *tc)
 	return r;
 }
 
-int crf_task_read(struct crf_imgdir *dir, pid_t pid, Crf__Core__TaskCore **tc)
+int task_read(struct crf_imgdir *dir, pid_t pid, Crf__Core__TaskCore **tc)
 {
 	ProtobufCMessage *msg = NULL;
 	struct crf_img *img;
@@ -133,7 +133,7 @@ int crf_task_read(struct crf_imgdir *dir, pid_t pid, Crf__Core__TaskCore **tc)
 	}
 	if (r < 0)
 		return r;
-	r = crf_task_check(path, (Crf__Core__TaskCore *)msg);
+	r = task_check(path, (Crf__Core__TaskCore *)msg);
 	if (r < 0) {
 		protobuf_c_message_free_unpacked(msg, NULL);
 		return r;

@@ -29,7 +29,7 @@
 /* However high the limit: 128 MiB of siginfo per queue. */
 #define PENDING_MAX (UINT64_C(1) << 20)
 
-uint64_t crf_task_pending_cap(const Crf__Core__TaskCore *tc)
+uint64_t task_pending_cap(const Crf__Core__TaskCore *tc)
 {
 	for (size_t i = 0; i < tc->n_rlimits; i++)
 		if (tc->rlimits[i]->resource == RLIMIT_SIGPENDING)
@@ -42,7 +42,7 @@ uint64_t crf_task_pending_cap(const Crf__Core__TaskCore *tc)
 /*
  * Append @si to @out (which has room); a SIGSTOP is taken out and noted in
  * *@stop: queued again it would stop the restorer, and the task stops
- * anyway when it is let go (see crf_task_read_pending()).
+ * anyway when it is let go (see task_read_pending()).
  */
 static int keep(const siginfo_t *si, ProtobufCBinaryData *out, size_t *n, bool *stop)
 {
@@ -59,7 +59,7 @@ static int keep(const siginfo_t *si, ProtobufCBinaryData *out, size_t *n, bool *
 	return 0;
 }
 
-int crf_task_read_pending(pid_t tid, bool shared, uint64_t cap, ProtobufCBinaryData **out,
+int task_read_pending(pid_t tid, bool shared, uint64_t cap, ProtobufCBinaryData **out,
 			  size_t *n, bool *stop)
 {
 	siginfo_t si[PEEK_BATCH];
@@ -104,7 +104,7 @@ int crf_task_read_pending(pid_t tid, bool shared, uint64_t cap, ProtobufCBinaryD
 	}
 }
 
-int crf_task_check_pending(const char *img, const char *field, const ProtobufCBinaryData *v,
+int task_check_pending(const char *img, const char *field, const ProtobufCBinaryData *v,
 			   size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
