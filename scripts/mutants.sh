@@ -24,8 +24,9 @@
 # "MUTANT NAME: MISSED (...)", then "N caught, M missed"; HOW is the first
 # FAIL line of the test's output (the workload's, where it has one).  A
 # mutant whose text is no longer found, or that does not build, counts as
-# missed: it no longer tests anything.  Exit status 0 only when none is
-# missed.
+# missed: it no longer tests anything.  A mutant all of whose tests skip
+# here (exit 77: an AMX mutant on a CPU without AMX) is "not run here",
+# counted apart.  Exit status 0 only when none is missed.
 #
 # Too slow for every CI run (tens of minutes): run it before resolving an
 # issue that adds state, with its new mutant, and quote its last line.
@@ -299,6 +300,14 @@ static int check_one'
 mutant core-xsave-frame-features core/task/xsave.c 'e2e-cpu-kill' \
 	'the restorer'"'"'s XSAVE frame says it carries x87 and SSE state only' \
 	'		.xfeatures = features,' '		.xfeatures = features & 3,'
+mutant core-amx-perm core/task/cpu.c 'e2e-amx' \
+	'the AMX tile data permission is not asked for again on restore (AMX CPUs only)' \
+	'	uint64_t want = tc->has_xcomp_perm ? tc->xcomp_perm & CRF_XFEATURES_DYNAMIC : 0;' \
+	'	uint64_t want = 0;'
+mutant core-amx-live core/dump/task-dump.c 'e2e-amx' \
+	'a thread with live AMX tile data is dumped, its tiles lost on restore (AMX CPUs only)' \
+	'	if (!(crf_xsave_used(xsave->data, xsave->len) & CRF_XFEATURES_DYNAMIC))' \
+	'	if (1)'
 mutant core-cpu-features core/task/cpu.c 'e2e-core-refused' \
 	'a dump made on a CPU with a feature this one lacks is restored' \
 	'		r = check_features(&img, host);' '		r = 0;'
@@ -695,9 +704,14 @@ build() {
 	fi
 }
 
-# run_test TEST: 0 if it passes.
+# run_test TEST: 0 if it passes (or skips: see skipped).
 run_test() {
 	meson test -C "$B" --no-rebuild --verbose "$1" >"$SCRATCH/test.log" 2>&1
+}
+
+# skipped: the last test skipped (exit 77: this machine lacks what it needs).
+skipped() {
+	grep -qE '^ *[0-9]+/[0-9]+ .* SKIP ' "$SCRATCH/test.log"
 }
 
 # Every test a mutant names must pass before any mutant is applied.
@@ -744,20 +758,33 @@ run_mutant() {
 		unapply "$m"
 		return 1
 	fi
+	local ran=0 skip=""
 	for t in ${M_TESTS[$m]}; do
 		if ! run_test "$t"; then
 			echo "MUTANT $m: caught by: $t ($(failure_line))"
 			unapply "$m"
 			return 0
 		fi
+		if skipped; then
+			skip=$(grep -m1 -E '^SKIP: ' "$SCRATCH/test.log")
+			skip="$t: ${skip#SKIP: }"
+		else
+			ran=1
+		fi
 	done
-	echo "MUTANT $m: MISSED (${M_TESTS[$m]} passed; ${M_WHAT[$m]})"
 	unapply "$m"
+	# Every test that would notice skips here (an AMX mutant on a CPU
+	# without AMX): not a miss, and not a catch either.
+	if ((!ran)); then
+		echo "MUTANT $m: not run here (${skip:-its tests skip})"
+		return 2
+	fi
+	echo "MUTANT $m: MISSED (${M_TESTS[$m]} passed; ${M_WHAT[$m]})"
 	return 1
 }
 
 main() {
-	local m caught=0 missed=0
+	local m r caught=0 missed=0 notrun=0
 
 	parse_args "$@"
 	if ((LIST)); then
@@ -772,13 +799,19 @@ main() {
 	build
 	((BASELINE)) && baseline
 	for m in "${SELECTED[@]}"; do
-		if run_mutant "$m"; then
-			caught=$((caught + 1))
-		else
-			missed=$((missed + 1))
-		fi
+		run_mutant "$m"
+		r=$?
+		case $r in
+		0) caught=$((caught + 1)) ;;
+		2) notrun=$((notrun + 1)) ;;
+		*) missed=$((missed + 1)) ;;
+		esac
 	done
-	echo "$caught caught, $missed missed"
+	if ((notrun)); then
+		echo "$caught caught, $missed missed, $notrun not run here (their tests skip)"
+	else
+		echo "$caught caught, $missed missed"
+	fi
 	((missed == 0))
 }
 
