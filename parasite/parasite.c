@@ -58,7 +58,7 @@ static long get_sigactions(struct crf_psite_args *a)
 
 static long get_itimers(struct crf_psite_args *a)
 {
-	for (int which = 0; which < 3; which++) {
+	for (int which = 0; which < CRF_ITIMERS; which++) {
 		long r = sys2(__NR_getitimer, which, a->itimer[which]);
 
 		if (r < 0)

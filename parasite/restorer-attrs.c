@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Task attributes the restorer sets itself (core/task-attrs.c sets the
+ * Task attributes the restorer sets itself (core/dump/task-attrs-dump.c sets the
  * others in crf's code): the personality, once the mappings are built; the
  * dumpable flag and the parent-death signals, which the kernel resets on
  * every change of credentials, after them; each thread's timer slack; and

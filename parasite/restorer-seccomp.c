@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The restorer's seccomp steps (core/seccomp-restore.c builds their
+ * The restorer's seccomp steps (core/restore/seccomp-restore.c builds their
  * arguments).  They run after crf's "go", as the last thing before each
  * thread returns into the program: from then on the program's filters or
  * strict mode would judge every system call the restorer still makes,
  * were crf not tracing every thread with PTRACE_O_SUSPEND_SECCOMP until it
- * is back in the program (core/rst-release.c).
+ * is back in the program (core/restore/rst-release.c).
  *
  * Sharing: the filters every thread holds are installed once, by the
  * leader, with SECCOMP_FILTER_FLAG_TSYNC, before any other thread goes on,

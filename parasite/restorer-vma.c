@@ -26,6 +26,7 @@
 #include <linux/prctl.h>
 #include <linux/uio.h>
 
+#include "crf-layout.h"
 #include "crf-restorer.h"
 #include "crf-syscall.h"
 #include "restorer-kabi.h"
@@ -236,7 +237,8 @@ static uint64_t read_some(struct crf_rst_args *a, const struct crf_rst_pages_arg
 {
 	struct iovec iov[2 * READ_CHUNKS];
 	uint64_t frame, want, done;
-	uint64_t pos = p->hdr_len + off / p->chunk * (8ul + p->chunk) + 8 + off % p->chunk;
+	uint64_t pos = CRF_BLOB_CHUNK_OFF(p->hdr_len, p->chunk, off / p->chunk) + CRF_IMG_FRAME +
+		       off % p->chunk;
 	int n = chunk_iov(p, iov, &frame, off, left, dst, &want);
 	long r;
 

@@ -184,17 +184,9 @@ static void set_mm(struct crf_rst_args *a)
 
 	if (!a->auxv_len)
 		return;
-	m.start_code = a->start_code;
-	m.end_code = a->end_code;
-	m.start_data = a->start_data;
-	m.end_data = a->end_data;
-	m.start_brk = a->start_brk;
-	m.brk = a->brk;
-	m.start_stack = a->start_stack;
-	m.arg_start = a->arg_start;
-	m.arg_end = a->arg_end;
-	m.env_start = a->env_start;
-	m.env_end = a->env_end;
+#define SET(f) m.f = a->f;
+	CRF_MM_FIELDS(SET)
+#undef SET
 	m.auxv = (__u64 *)a->auxv;
 	m.auxv_size = a->auxv_len * sizeof(a->auxv[0]);
 	m.exe_fd = (uint32_t)a->exe_fd;
@@ -236,7 +228,7 @@ static void restore_sigactions(struct crf_rst_args *a)
 
 static void restore_itimers(struct crf_rst_args *a)
 {
-	for (int which = 0; which < 3; which++) {
+	for (int which = 0; which < CRF_ITIMERS; which++) {
 		long r = sys3(__NR_setitimer, which, a->itimer[which], 0);
 
 		if (r < 0)

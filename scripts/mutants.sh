@@ -120,7 +120,7 @@ mutant rst-pages-shifted parasite/restorer-vma.c 'e2e-memory-kill e2e-memory-1g-
 	'	uint64_t big = p->len >= (32u << 20) ? 8 : 0, off = p->off + big, left = p->len - big, done;'
 mutant rst-cmdline parasite/restorer.c 'e2e-mm-kill' \
 	'the command line runs on to the end of the environment' \
-	'	m.arg_end = a->arg_end;' '	m.arg_end = a->env_end;'
+	'#undef SET' '	m.arg_end = a->env_end;'
 mutant rst-auxv parasite/restorer.c 'e2e-mm-kill' \
 	'the auxiliary vector stays crf restore'"'"'s' \
 	'	m.auxv_size = a->auxv_len * sizeof(a->auxv[0]);' '	m.auxv_size = 0;'
@@ -228,65 +228,66 @@ mutant rst-guards parasite/restorer-vma.c 'e2e-madvise-kill' \
 			continue;'
 
 # --- the core: task state, signals, timers, the tree ---
-mutant core-oom core/task-attrs-restore.c 'e2e-taskattr-kill' \
+mutant core-oom core/restore/task-attrs-restore.c 'e2e-taskattr-kill' \
 	'oom_score_adj stays crf restore'"'"'s' \
 	'	if (r >= 0 && tc->has_oom_score_adj)' '	if (0)'
-mutant core-sched core/task-restore.c 'e2e-sched-kill' \
+mutant core-sched core/restore/rst-apply.c 'e2e-sched-kill' \
 	'the main thread keeps crf'"'"'s scheduling policy' \
 	'	if (sched_setscheduler(0, tc->sched_policy, &sp) < 0)' '	if (0)'
-mutant core-nice core/task-restore.c 'e2e-taskstate-kill' \
+mutant core-nice core/restore/rst-apply.c 'e2e-taskstate-kill' \
 	'the nice value is not set' \
 	'	if (setpriority(PRIO_PROCESS, 0, tc->nice) < 0)' '	if (0)'
-mutant core-affinity core/task-restore.c 'e2e-taskstate-kill' \
+mutant core-affinity core/restore/rst-apply.c 'e2e-taskstate-kill' \
 	'the CPU affinity is not set' \
 	'	if (sched_setaffinity(0, sizeof(set), &set) < 0)' '	if (0)'
-mutant core-umask core/task-restore.c 'e2e-taskstate-kill' \
+mutant core-umask core/restore/rst-apply.c 'e2e-taskstate-kill' \
 	'the umask is 022' \
 	'	umask((mode_t)tc->umask);' '	umask(022);'
-mutant core-cwd core/task-restore.c 'e2e-taskstate-kill' \
+mutant core-cwd core/restore/rst-apply.c 'e2e-taskstate-kill' \
 	'the working directory stays crf restore'"'"'s' \
 	'	if (chdir(tc->cwd) < 0)' '	if (0)'
-mutant core-blocked core/restore.c 'e2e-signals-kill' \
+mutant core-blocked core/restore/restore.c 'e2e-signals-kill' \
 	'the blocked signal mask is dropped' \
 	'	a->blocked = tc->blocked;' '	a->blocked = 0;'
-mutant core-sigaction core/restore.c 'e2e-signals-kill' \
+mutant core-sigaction core/restore/restore.c 'e2e-signals-kill' \
 	'every signal handler is reset to SIG_DFL' \
 	'(struct crf_rst_sigaction_arg){ s->handler, s->flags,' \
 	'(struct crf_rst_sigaction_arg){ 0, s->flags,'
-mutant core-altstack core/restore.c 'e2e-signals-kill' \
+mutant core-altstack core/restore/restore.c 'e2e-signals-kill' \
 	'the alternate signal stack is dropped' \
 	'	a->sas_size = tc->sas_size;' '	a->sas_size = 0;'
-mutant core-pending-shared core/restore.c 'e2e-signals-kill' \
+mutant core-pending-shared core/restore/restore.c 'e2e-signals-kill' \
 	'process-wide pending signals are dropped' \
 	'i < tc->n_pending_shared; i++)' 'i < 0; i++)'
-mutant core-thread-mask core/restore.c 'e2e-threads-kill' \
+mutant core-thread-mask core/restore/restore.c 'e2e-threads-kill' \
 	'threads other than the main one lose their blocked masks' \
 	'	a.blocked = th->blocked;' '	a.blocked = 0;'
-mutant core-itimer core/restore.c 'e2e-timers-kill' \
+mutant core-itimer core/restore/restore.c 'e2e-timers-kill' \
 	'the interval timers are not armed' \
-	'		a->itimer[i / 4][i % 4] = tc->itimers[i];' '		a->itimer[i / 4][i % 4] = 0;'
-mutant core-posix-timer core/restore.c 'e2e-timers-kill' \
+	'		a->itimer[i / CRF_ITIMER_WORDS][i % CRF_ITIMER_WORDS] = tc->itimers[i];' \
+	'		a->itimer[i / CRF_ITIMER_WORDS][i % CRF_ITIMER_WORDS] = 0;'
+mutant core-posix-timer core/restore/restore.c 'e2e-timers-kill' \
 	'POSIX timers come back disarmed' \
 	'.interval_ns = p->interval_ns, .value_ns = p->value_ns,' \
 	'.interval_ns = p->interval_ns, .value_ns = 0,'
-mutant core-xsave core/restore.c 'e2e-cpu-kill' \
+mutant core-xsave core/restore/restore.c 'e2e-cpu-kill' \
 	'the FPU/SSE/AVX state is dropped' \
-	'crf_rst_task_set_xsave(t, tc->xsave.data, tc->xsave.len);' \
-	'crf_rst_task_set_xsave(t, tc->xsave.data, 0);'
-mutant core-zombie core/rst-tree.c 'e2e-zombie-kill' \
+	'rst_task_set_xsave(t, tc->xsave.data, tc->xsave.len);' \
+	'rst_task_set_xsave(t, tc->xsave.data, 0);'
+mutant core-zombie core/restore/rst-tree.c 'e2e-zombie-kill' \
 	'a zombie exits with status 0, not its own' \
 	'	_exit(WEXITSTATUS(status));' '	_exit(0);'
-mutant core-pgid core/rst-tree.c 'e2e-tree-kill e2e-session-kill' \
+mutant core-pgid core/restore/rst-tree.c 'e2e-tree-kill e2e-session-kill' \
 	'a group leader does not make its group' \
 	'	if (rp->lead_group && setpgid(0, 0) < 0)' '	if (0 && setpgid(0, 0) < 0)'
-mutant core-pidns core/rst-tree.c 'e2e-pidns-kill' \
+mutant core-pidns core/restore/rst-tree.c 'e2e-pidns-kill' \
 	'the tree is not restored in a PID namespace of its own' \
 	'		flags |= CLONE_NEWPID;' '		flags |= 0;'
-mutant core-thaw core/freeze-cgroup.c 'infect e2e-counter-leave-auto-cgroup' \
+mutant core-thaw core/dump/freeze-cgroup.c 'infect e2e-counter-leave-auto-cgroup' \
 	'a tree frozen with the cgroup freezer is never thawed' \
 	'	return write_freeze(dir, "0");' '	return 0;'
 
-mutant core-xsave-frame-size core/xsave.c 'e2e-cpu-kill' \
+mutant core-xsave-frame-size core/task/xsave.c 'e2e-cpu-kill' \
 	'the restorer'"'"'s XSAVE frame claims 64 bytes more than the task'"'"'s fpstate (the kernel then restores the legacy part only)' \
 	'	return size;
 }
@@ -296,33 +297,33 @@ static int check_one' \
 }
 
 static int check_one'
-mutant core-xsave-frame-features core/xsave.c 'e2e-cpu-kill' \
+mutant core-xsave-frame-features core/task/xsave.c 'e2e-cpu-kill' \
 	'the restorer'"'"'s XSAVE frame says it carries x87 and SSE state only' \
 	'		.xfeatures = features,' '		.xfeatures = features & 3,'
-mutant core-amx-perm core/cpu.c 'e2e-amx' \
+mutant core-amx-perm core/task/cpu.c 'e2e-amx' \
 	'the AMX tile data permission is not asked for again on restore (AMX CPUs only)' \
 	'	uint64_t want = tc->has_xcomp_perm ? tc->xcomp_perm & CRF_XFEATURES_DYNAMIC : 0;' \
 	'	uint64_t want = 0;'
-mutant core-amx-live core/cpu.c 'e2e-amx' \
+mutant core-amx-live core/dump/task-dump.c 'e2e-amx' \
 	'a thread with live AMX tile data is dumped, its tiles lost on restore (AMX CPUs only)' \
 	'	if (!(crf_xsave_used(xsave->data, xsave->len) & CRF_XFEATURES_DYNAMIC))' \
 	'	if (1)'
-mutant core-cpu-features core/cpu.c 'e2e-core-refused' \
+mutant core-cpu-features core/task/cpu.c 'e2e-core-refused' \
 	'a dump made on a CPU with a feature this one lacks is restored' \
 	'		r = check_features(&img, host);' '		r = 0;'
-mutant core-cpu-area core/cpu.c 'e2e-core-refused' \
+mutant core-cpu-area core/task/cpu.c 'e2e-core-refused' \
 	'a saved XSAVE area with state of a feature this CPU lacks is restored' \
 	'	r = check_area(img, host, tc->pid, tc->pid, &tc->xsave);' '	r = 0;'
-mutant core-stdio-closed core/rst-fds.c 'e2e-stdio-closed-kill e2e-stdio-daemon-kill' \
+mutant core-stdio-closed core/restore/rst-fds.c 'e2e-stdio-closed-kill e2e-stdio-daemon-kill' \
 	'crf restore'"'"'s fds 0-2 stay open in a task that had them closed' \
 	'	int next = 0;' '	int next = 3;'
-mutant core-ns-refused core/dump-objects.c 'e2e-ns-net-refused e2e-ns-uts-refused e2e-ns-mnt-refused' \
+mutant core-ns-refused core/dump/dump-objects.c 'e2e-ns-net-refused e2e-ns-uts-refused e2e-ns-mnt-refused' \
 	'every namespace is taken for crf'"'"'s own: none is refused' \
 	'	else if (mine && !strcmp(link, mine))
 		return 0;' \
 	'	else if (mine)
 		return 0;'
-mutant core-ns-pid-children core/dump-objects.c 'e2e-ns-pid-children-refused' \
+mutant core-ns-pid-children core/dump/dump-objects.c 'e2e-ns-pid-children-refused' \
 	'a PID namespace made for the children (unshare) is not refused' \
 	'		r = check_ns(o, tid, "pid_for_children", own_pid);' '		r = 0;'
 mutant vmans-foreign-vma-skipped plugins/mem/restore.c 'e2e-special-vma-kill' \
@@ -347,7 +348,7 @@ mutant vmans-ns-inherited plugins/ns/claims.c 'e2e-special-uts-kill' \
 mutant vmans-ns-upfront plugins/ns/claims.c 'e2e-special-uts-kind-off-refused' \
 	'a restore whose namespace'"'"'s handler is switched off is not refused before the fork' \
 	'			r = each_claim(ctx, pid, check_claim, NULL);' '			r = 0;'
-mutant core-plugin-refusal core/plugin-set.c 'e2e-plugins-mem-off-refused e2e-cgroup-off-refused' \
+mutant core-plugin-refusal core/host/plugin-set.c 'e2e-plugins-mem-off-refused e2e-cgroup-off-refused' \
 	'an object no enabled plugin handles is let through (a dump with --disable mem has no memory)' \
 	'	if (!e)
 		return -ENOTSUP;
@@ -355,85 +356,85 @@ mutant core-plugin-refusal core/plugin-set.c 'e2e-plugins-mem-off-refused e2e-cg
 	'	if (!e)
 		return 0;
 	if (!e->kind->dump)'
-mutant core-inventory-plugins core/cmd-restore.c 'e2e-plugins-subset-kill' \
+mutant core-inventory-plugins core/cli/cmd-restore.c 'e2e-plugins-subset-kill' \
 	'the restore takes the plugin set from its options, not from the inventory' \
 	'		r = crf_inventory_plugins(dir, &o->sel.image);' '		r = 0;'
-mutant core-loginuid core/task-attrs-restore.c 'e2e-taskattr-kill' \
+mutant core-loginuid core/restore/task-attrs-restore.c 'e2e-taskattr-kill' \
 	'the loginuid stays crf restore'"'"'s' \
 	'		r = set_proc("loginuid", tc->loginuid);' '		r = 0;'
-mutant core-thp-disable core/task-attrs-restore.c 'e2e-taskattr-kill' \
+mutant core-thp-disable core/restore/task-attrs-restore.c 'e2e-taskattr-kill' \
 	'PR_SET_THP_DISABLE is cleared' \
 	'prctl(PR_SET_THP_DISABLE, tc->thp_disable & 1, thp_flags, 0, 0) < 0)' \
 	'prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0) < 0)'
-mutant core-membarrier core/task-attrs-restore.c 'e2e-taskattr-kill' \
+mutant core-membarrier core/restore/task-attrs-restore.c 'e2e-taskattr-kill' \
 	'no membarrier registration is made again' \
 	'	if (r >= 0 && tc->membarrier)
 		r = set_membarrier(tc->membarrier);' \
 	'	if (0)
 		r = set_membarrier(tc->membarrier);'
-mutant core-subreaper core/task-attrs-restore.c 'e2e-taskattr-kill' \
+mutant core-subreaper core/restore/task-attrs-restore.c 'e2e-taskattr-kill' \
 	'a child subreaper comes back as none (its orphans go to init)' \
 	'prctl(PR_SET_CHILD_SUBREAPER, tc->child_subreaper ? 1 : 0, 0, 0, 0) < 0)' \
 	'prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) < 0)'
-mutant core-personality core/task-attrs-restore.c 'e2e-taskattr-kill' \
+mutant core-personality core/restore/task-attrs-restore.c 'e2e-taskattr-kill' \
 	'the personality is reset to PER_LINUX' \
 	'	t->a.personality = tc->personality;' '	t->a.personality = 0;'
-mutant core-group-stop core/task-attrs-restore.c 'e2e-stopped-kill' \
+mutant core-group-stop core/restore/task-attrs-restore.c 'e2e-stopped-kill' \
 	'a process stopped by SIGSTOP comes back running' \
 	'	t->a.stop_signal = (int32_t)tc->stop_signal;' '	t->a.stop_signal = 0;'
-mutant core-stop-reports core/task-attrs-restore.c 'e2e-stopped-kill' \
+mutant core-stop-reports core/restore/task-attrs-restore.c 'e2e-stopped-kill' \
 	'the stop reports the parent had taken (waitpid WUNTRACED) are reported again' \
 	'	if (!tc->n_stop_waited)
 		return 0;' \
 	'	if (tc->n_stop_waited || !tc->n_stop_waited)
 		return 0;'
-mutant core-pending-64 core/task-pending.c 'e2e-taskattr-kill' \
+mutant core-pending-64 core/task/task-pending.c 'e2e-taskattr-kill' \
 	'only the first 64 queued signals of a queue are saved' \
 	'		if (got == 0)
 			return 0;' \
 	'		if (got == 0 || off)
 			return 0;'
-mutant core-sigsuspend-mask core/dump.c 'e2e-sigwait-kill' \
+mutant core-sigsuspend-mask core/dump/dump.c 'e2e-sigwait-kill' \
 	'a leader stopped in sigsuspend comes back with the call'"'"'s temporary mask' \
 	'	if (r >= 0)
 		tc.blocked = crf_parasite_blocked(p);' \
 	'	if (0)
 		tc.blocked = crf_parasite_blocked(p);'
-mutant core-clone-files core/rst-tree.c 'e2e-clonefiles-kill' \
+mutant core-clone-files core/restore/rst-tree.c 'e2e-clonefiles-kill' \
 	'processes that shared an fd table are forked with tables of their own' \
 	'		flags |= CLONE_FILES;' '		flags |= 0;'
-mutant core-clonefiles-outside core/pstree-fs.c 'e2e-clonefiles-outside-refused' \
+mutant core-clonefiles-outside core/dump/pstree-fs.c 'e2e-clonefiles-outside-refused' \
 	'an fd table the tree shares with a process outside it is not refused' \
 	'		if (!c)
 			return crf_error_errno(' \
 	'		if (0)
 			return crf_error_errno('
-mutant core-cwd-deleted core/pstree-fs.c 'e2e-cwd-deleted-refused e2e-cwd-deleted-root-refused' \
+mutant core-cwd-deleted core/dump/pstree-fs.c 'e2e-cwd-deleted-refused e2e-cwd-deleted-root-refused' \
 	'a deleted cwd or root is not refused' \
 	'	if (st.st_nlink == 0 ||
 	    (n > (ssize_t)strlen(DELETED) && !strcmp(path + n - strlen(DELETED), DELETED)))' \
 	'	if (0)'
 
 # --- the core: a dump that is interrupted, or killed (issue 15) ---
-mutant core-guardian-remove core/guardian.c 'e2e-fault-walk' \
+mutant core-guardian-remove core/dump/guardian.c 'e2e-fault-walk' \
 	'the images of a dump whose crf was killed are left behind' \
 	'	if (!w.done && !w.keep && w.owned)
 		remove_images(imgdir, created);' \
 	'	if (0)
 		remove_images(imgdir, created);'
-mutant core-guardian-thaw core/guardian.c 'e2e-fault-walk' \
+mutant core-guardian-thaw core/dump/guardian.c 'e2e-fault-walk' \
 	'a tree frozen with the cgroup freezer stays frozen when crf is killed' \
 	'	if (!w.done && w.frozen[0])
 		thaw(w.frozen);' \
 	'	if (0)
 		thaw(w.frozen);'
-mutant core-stop-request core/stop.c 'e2e-fault-walk' \
+mutant core-stop-request core/host/stop.c 'e2e-fault-walk' \
 	'SIGTERM, SIGINT and SIGHUP do not stop a dump' \
 	'	if (!sig)
 		return 0;' \
 	'	if (sig >= 0)
 		return 0;'
-mutant core-dump-data-order core/dump.c 'e2e-fault-walk' \
+mutant core-dump-data-order core/dump/dump.c 'e2e-fault-walk' \
 	'the plugins'"'"' dump-task-data (the page copy) runs with the parasite still in the task' \
 	'					    p);
 	crf_seccomp_free(&tc);' \
@@ -445,10 +446,10 @@ mutant core-dump-data-order core/dump.c 'e2e-fault-walk' \
 		r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_TASK_DATA, dir, pid, NULL, NULL);
 	return r;' \
 	'	return r;'
-mutant core-sync-kill core/dump.c 'e2e-memory-kill e2e-counter-kill' \
+mutant core-sync-kill core/dump/dump.c 'e2e-memory-kill e2e-counter-kill' \
 	'a killing dump does not sync its images before the kill' \
 	'	if (r >= 0 && (o->sync || !o->leave_running))' '	if (r >= 0 && o->sync)'
-mutant core-sync-leave core/dump.c 'e2e-counter-leave-sync' \
+mutant core-sync-leave core/dump/dump.c 'e2e-counter-leave-sync' \
 	'dump --leave-running --sync returns before its images are on disk' \
 	'	if (r >= 0 && (o->sync || !o->leave_running))' '	if (r >= 0 && !o->leave_running)'
 

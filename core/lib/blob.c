@@ -31,7 +31,7 @@ static uint32_t chunk_len(const struct crf_img *img, uint64_t idx)
 
 static uint64_t chunk_off(const struct crf_img *img, uint64_t idx)
 {
-	return img->hdr_len + idx * (IMG_FRAME + (uint64_t)img->chunk);
+	return CRF_BLOB_CHUNK_OFF(img->hdr_len, img->chunk, idx);
 }
 
 static uint32_t frame_crc(const uint8_t frame[IMG_FRAME], const void *data, size_t n)

@@ -17,11 +17,13 @@
 #include <crf/cleanup.h>
 #include <crf/image.h>
 
+#include "crf-layout.h"
+
 #define IMG_MAGIC     "CRFI"
 #define IMG_FIXED_HDR 12u /* magic, major, minor, kind, type-name length */
 #define IMG_MAX_TYPE  255u
 #define IMG_MAX_HDR   (IMG_FIXED_HDR + IMG_MAX_TYPE + 4u + 4u)
-#define IMG_FRAME     8u /* u32 length, u32 CRC32C before each record or chunk */
+#define IMG_FRAME     CRF_IMG_FRAME /* u32 length, u32 CRC32C before each record or chunk */
 #define IMG_END_TAG   0xffffffffu
 #define IMG_END_SIZE  16u /* u32 tag, u64 count, u32 CRC32C */
 #define IMG_MIN_CHUNK 4096u

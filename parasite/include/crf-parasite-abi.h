@@ -22,6 +22,8 @@
 
 #include <stdint.h>
 
+#include "crf-layout.h"
+
 #define CRF_PSITE_PAGE 4096u
 #define CRF_PSITE_BLOB_MAX (16u << 10)		/* the size budget the build checks */
 #define CRF_PSITE_STACK_SIZE (32u << 10)
@@ -83,7 +85,7 @@ struct crf_psite_args {
 		struct crf_psite_stack ss;
 		struct {
 			int64_t sec, usec;	/* interval, then value */
-		} itimer[3][2];
+		} itimer[CRF_ITIMERS][2];
 		struct {
 			uint32_t n;
 			uint32_t pad;

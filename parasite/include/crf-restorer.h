@@ -14,12 +14,14 @@
  * The restorer unmaps everything else, so nothing else of crf survives.
  * That one mapping cannot unmap itself (it runs the code that returns into
  * the program): crf has the task unmap it right after its rt_sigreturn
- * (core/rst-release.c), with the help of crf_rst_status.syscall_insn.
+ * (core/restore/rst-release.c), with the help of crf_rst_status.syscall_insn.
  */
 #ifndef CRF_RESTORER_H
 #define CRF_RESTORER_H
 
 #include <stdint.h>
+
+#include "crf-layout.h"
 
 #define CRF_RST_MAGIC 0x43524652535431ull /* "CRFRST1" */
 #define CRF_RST_NSIG 64
@@ -161,7 +163,7 @@ struct crf_rst_thread_arg {
 	uint32_t own_creds, pad2;
 	struct crf_rst_creds creds;
 
-	/* Task attributes (core/task-attrs.c). */
+	/* Task attributes (core/dump/task-attrs-dump.c). */
 	uint64_t timer_slack_ns; /* PR_SET_TIMERSLACK after its scheduling; 0: leave */
 	int32_t pdeath_signal;	 /* PR_SET_PDEATHSIG after its credentials */
 	uint32_t pad3;
@@ -177,9 +179,9 @@ struct crf_rst_args {
 	uint64_t vmas_off, pages_off, timers_off, pending_off;
 
 	/* mm */
-	uint64_t start_code, end_code, start_data, end_data;
-	uint64_t start_brk, brk, start_stack;
-	uint64_t arg_start, arg_end, env_start, env_end;
+#define CRF_RST_MM_FIELD(f) uint64_t f;
+	CRF_MM_FIELDS(CRF_RST_MM_FIELD)
+#undef CRF_RST_MM_FIELD
 	uint64_t auxv[2 * 64];
 	uint32_t auxv_len;		/* 0: leave the mm fields alone */
 	int32_t exe_fd;			/* -1: none */
@@ -193,7 +195,7 @@ struct crf_rst_args {
 	uint64_t blocked;
 	uint64_t sas_sp, sas_size;	/* sigaltstack */
 	int32_t sas_flags, pad0;
-	int64_t itimer[3][4];		/* ITIMER_REAL/VIRTUAL/PROF: interval s, us, value s, us */
+	int64_t itimer[CRF_ITIMERS][CRF_ITIMER_WORDS];	/* crf-layout.h */
 	/* pending: n_pending siginfo of 128 bytes at pending_off, each queued
 	 * to the task itself, in order: the first n_pending_shared to the
 	 * process (rt_sigqueueinfo), the others to the leader (rt_tgsigqueueinfo) */
@@ -238,7 +240,7 @@ struct crf_rst_args {
 	int32_t status_fd, go_fd;
 	char error[160];		/* the restorer's scratch for its message */
 
-	/* Task attributes (core/task-attrs.c). */
+	/* Task attributes (core/dump/task-attrs-dump.c). */
 	uint32_t set_personality; /* personality() once the mappings are built
 				   * (READ_IMPLIES_EXEC would add PROT_EXEC to them) */
 	uint32_t personality;
@@ -256,7 +258,7 @@ struct crf_rst_args {
 	uint32_t pad4;
 	uint64_t stop_waits_off;
 	/* seccomp, installed after go while crf traces every thread with
-	 * PTRACE_O_SUSPEND_SECCOMP (core/rst-release.c): the table's first
+	 * PTRACE_O_SUSPEND_SECCOMP (core/restore/rst-release.c): the table's first
 	 * n_seccomp_shared filters, which every thread holds, by the leader
 	 * with SECCOMP_FILTER_FLAG_TSYNC before the threads go; then each
 	 * thread its own step (the leader's here, the others' in their args) */

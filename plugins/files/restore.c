@@ -40,7 +40,7 @@
  * The fds opened so far, by saved fd number (dups too, for epoll's
  * targets), and the epoll records, registered once all are open.  The fds
  * are the ones handed to the core with crf_rst_keep_fd(), which owns them
- * and keeps them open until crf_rst_exec(), after this hook: one fd per
+ * and keeps them open until rst_exec(), after this hook: one fd per
  * program fd, so that a task may have as many as RLIMIT_NOFILE allows.
  * @sorted: the numbers came in ascending order (the dump writes them so),
  * and a dup's original is found by binary search.

@@ -198,7 +198,7 @@ static int add_vmas(struct dump *d, struct crf_rst_task *t)
 		int r = 0;
 
 		if (!strcmp(v->path, "[vdso]"))
-			r = crf_rst_task_set_vdso(t, v->start);
+			r = rst_task_set_vdso(t, v->start);
 		if (r < 0)
 			return r;
 		if (special(v))
@@ -208,7 +208,7 @@ static int add_vmas(struct dump *d, struct crf_rst_task *t)
 			if (rv.fd < 0)
 				return -errno;
 		}
-		r = crf_rst_task_add_vma(t, &rv);
+		r = rst_task_add_vma(t, &rv);
 		if (r < 0)
 			return r;
 	}
@@ -226,7 +226,7 @@ static int add_pages(struct dump *d, struct crf_imgdir *dir, struct crf_rst_task
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < d->n_runs && r == 0; i++)
-		r = crf_rst_task_add_pages(t, rd, d->runs[i].vaddr, d->runs[i].len, d->runs[i].off);
+		r = rst_task_add_pages(t, rd, d->runs[i].vaddr, d->runs[i].len, d->runs[i].off);
 	return r;
 }
 
@@ -291,6 +291,6 @@ int dump_target(pid_t pid, struct crf_imgdir *dir, struct crf_rst_task *t)
 	if (r == 0)
 		r = read_mm(d, &mm);
 	if (r == 0)
-		r = crf_rst_task_set_mm(t, &mm);
+		r = rst_task_set_mm(t, &mm);
 	return r;
 }

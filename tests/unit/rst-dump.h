@@ -5,7 +5,7 @@
 
 #include <sys/types.h>
 
-#include "restore-task.h"
+#include "rst-task.h"
 
 /*
  * Save the memory of @pid, stopped under our ptrace, into the blob image

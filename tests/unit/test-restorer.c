@@ -3,7 +3,7 @@
  * The restore skeleton and the restorer blob on a real process: a target
  * sets up state and waits; the test stops it with ptrace, saves its
  * registers, memory and task state, kills it, recreates it with the same
- * PID through crf_rst_fork() and crf_rst_exec(), and lets it go.  The target
+ * PID through rst_fork() and rst_exec(), and lets it go.  The target
  * then checks everything itself and exits 0 only if all of it came back.
  * Also: a taken PID, a PID held by a zombie, and the syscall restart fix.
  */
@@ -31,7 +31,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "restore-task.h"
+#include "rst-task.h"
 #include "rst-dump.h"
 #include "rst-target.h"
 #include "util.h"
@@ -139,7 +139,7 @@ static void test_fix_restart(void **state)
 	assert_int_equal(regs[16], 0x401002);
 }
 
-/* crf_rst_fork */
+/* rst_fork */
 
 static void test_fork_taken(void **state)
 {
@@ -156,7 +156,7 @@ static void test_fork_taken(void **state)
 	comm[strcspn(comm, "\n")] = '\0';
 
 	capture_begin();
-	r = crf_rst_fork(getpid(), 100, child_ret42, NULL, &out);
+	r = rst_fork(getpid(), 100, child_ret42, NULL, &out);
 	err = capture_end();
 	assert_int_equal(r, -EEXIST);
 	assert_int_equal(out, 0);
@@ -201,7 +201,7 @@ static void test_fork_zombie_freed(void **state)
 	pid_t z, out = 0, h = make_zombie(300, &z);
 	int status;
 
-	assert_int_equal(crf_rst_fork(z, 5000, child_ret42, NULL, &out), 0);
+	assert_int_equal(rst_fork(z, 5000, child_ret42, NULL, &out), 0);
 	track(out);
 	assert_int_equal(out, z);
 	assert_int_equal(waitpid(out, &status, 0), out);
@@ -221,7 +221,7 @@ static void test_fork_zombie_timeout(void **state)
 
 	make_zombie(10000, &z);
 	capture_begin();
-	r = crf_rst_fork(z, 100, child_ret42, NULL, &out);
+	r = rst_fork(z, 100, child_ret42, NULL, &out);
 	err = capture_end();
 	assert_int_equal(r, -EEXIST);
 	snprintf(want, sizeof(want), "PID %d is held by the zombie", (int)z);
@@ -240,7 +240,7 @@ static int restore_child(void *p)
 {
 	struct restore_arg *a = p;
 
-	crf_rst_exec(a->t, a->status_fd, a->go_fd);
+	rst_exec(a->t, a->status_fd, a->go_fd);
 	return 99;
 }
 
@@ -260,7 +260,7 @@ static void stop_and_read(pid_t pid, struct crf_rst_task *t)
 	crf_regs_fix_restart(t->a.regs);
 	iov = (struct iovec){xsave, sizeof(xsave)};
 	assert_int_equal(ptrace(PTRACE_GETREGSET, pid, NT_X86_XSTATE, &iov), 0);
-	assert_int_equal(crf_rst_task_set_xsave(t, xsave, iov.iov_len), 0);
+	assert_int_equal(rst_task_set_xsave(t, xsave, iov.iov_len), 0);
 }
 
 /* The pending signals of the thread and of the process, with their siginfo. */
@@ -277,7 +277,7 @@ static void read_pending(pid_t pid, struct crf_rst_task *t)
 
 		assert_true(n >= 0);
 		for (long i = 0; i < n; i++)
-			assert_int_equal(crf_rst_task_add_pending(t, &si[i], shared), 0);
+			assert_int_equal(rst_task_add_pending(t, &si[i], shared), 0);
 	}
 }
 
@@ -299,7 +299,7 @@ static void fill_state(struct crf_rst_task *t, const struct target_info *in)
 	a->sas_size = in->sas_size;
 	a->sas_flags = in->sas_flags;
 	memcpy(a->itimer, in->itimer, sizeof(a->itimer));
-	assert_int_equal(crf_rst_task_add_timer(t, &timer), 0);
+	assert_int_equal(rst_task_add_timer(t, &timer), 0);
 	a->rseq_ptr = in->rseq_ptr;
 	a->rseq_len = in->rseq_len;
 	a->rseq_sig = in->rseq_sig;
@@ -349,12 +349,12 @@ static void restore(pid_t pid, struct crf_rst_task *t, int *go_fd)
 	assert_int_equal(pipe(st), 0);
 	assert_int_equal(pipe(go), 0);
 	ra = (struct restore_arg){t, st[1], go[0]};
-	assert_int_equal(crf_rst_fork(pid, 0, restore_child, &ra, &out), 0);
+	assert_int_equal(rst_fork(pid, 0, restore_child, &ra, &out), 0);
 	track(out);
 	close(st[1]);
 	close(go[0]);
-	crf_rst_task_free(t);
-	if (crf_rst_wait_ready(st[0], out, err, sizeof(err), NULL))
+	rst_task_free(t);
+	if (rst_wait_ready(st[0], out, err, sizeof(err), NULL))
 		fail_msg("%s", err);
 	close(st[0]);
 	*go_fd = go[1];
@@ -370,7 +370,7 @@ static void test_round_trip(void **state)
 	bool exited = false;
 	pid_t pid;
 
-	crf_rst_task_init(&t);
+	rst_task_init(&t);
 	assert_non_null(mkdtemp(dir_path));
 	assert_int_equal(crf_imgdir_open(dir_path, CRF_IMGDIR_WRITE, &dir), 0);
 	pid = start_target(&in);
@@ -383,7 +383,7 @@ static void test_round_trip(void **state)
 	untrack(pid);
 
 	restore(pid, &t, &go_fd);
-	assert_int_equal(crf_rst_go(go_fd), 0);
+	assert_int_equal(rst_go(go_fd), 0);
 	close(go_fd);
 	/* Its pause() is restarted; signal until the handler has run and it exits. */
 	for (int ms = 0; ms < 5000; ms += 20) {
@@ -408,7 +408,7 @@ static void test_round_trip(void **state)
 /*
  * A function given to crf_rst_at_fds_placed() runs with the program fds at
  * their numbers; its failure stops the task before the restorer, and the
- * caller can still report on its status fd, which crf_rst_exec() moved.
+ * caller can still report on its status fd, which rst_exec() moved.
  */
 #define HOOK_FD 7
 
@@ -443,8 +443,8 @@ static int hook_child(void *p)
 	struct crf_rst_status st = {0};
 	int *calls = a->t->hooks[0].arg;
 
-	st.result = crf_rst_exec(a->t, a->status_fd, a->go_fd);
-	crf_rst_task_free(a->t);
+	st.result = rst_exec(a->t, a->status_fd, a->go_fd);
+	rst_task_free(a->t);
 	snprintf(st.error, sizeof(st.error), "hook ran %d, released %d", *calls % 100,
 		 *calls / 100);
 	return write(a->status_fd, &st, sizeof(st)) == sizeof(st) ? 0 : 1;
@@ -465,28 +465,28 @@ static void test_fds_placed_hook(void **state)
 	};
 	pid_t out = 0;
 
-	crf_rst_task_init(&t);
+	rst_task_init(&t);
 	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	assert_true(null_fd >= 0);
 	/* One mapping, as every task has (the restorer never gets to it). */
-	assert_int_equal(crf_rst_task_add_vma(&t, &vma), 0);
-	assert_int_equal(crf_rst_task_keep_fd(&t, null_fd, HOOK_FD, false), 0);
-	assert_int_equal(crf_rst_task_at_fds_placed(&t, hook_fn, &calls, hook_release), 0);
+	assert_int_equal(rst_task_add_vma(&t, &vma), 0);
+	assert_int_equal(rst_task_keep_fd(&t, null_fd, HOOK_FD, false), 0);
+	assert_int_equal(rst_task_at_fds_placed(&t, hook_fn, &calls, hook_release), 0);
 	assert_int_equal(pipe(st), 0);
 	assert_int_equal(pipe(go), 0);
 	ra = (struct restore_arg){&t, st[1], go[0]};
-	assert_int_equal(crf_rst_fork(free_pid(), 0, hook_child, &ra, &out), 0);
+	assert_int_equal(rst_fork(free_pid(), 0, hook_child, &ra, &out), 0);
 	track(out);
 	close(st[1]);
 	close(go[0]);
-	assert_true(crf_rst_wait_ready(st[0], out, err, sizeof(err), NULL) == -EIO);
+	assert_true(rst_wait_ready(st[0], out, err, sizeof(err), NULL) == -EIO);
 	assert_contains(err, "hook ran 1, released 1");
 	close(st[0]);
 	close(go[1]);
 	assert_int_equal(waitpid(out, NULL, 0), out);
 	untrack(out);
 	/* Here, in crf, the task was never given over: it is released here too. */
-	crf_rst_task_free(&t);
+	rst_task_free(&t);
 	assert_int_equal(calls, 100);
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * crf_rst_move_fds (core/rst-fds.c): the program fds a task was given are
+ * rst_move_fds (core/restore/rst-fds.c): the program fds a task was given are
  * permuted in place to their numbers, whatever the numbers they sit at:
  * a swap, a three-cycle, a chain ending on a free number, an fd already
  * at its number, fds 0-2; close-on-exec as asked; every other fd of crf
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "restore-task.h"
+#include "rst-task.h"
 
 struct want {
 	int at;	    /* where the fd sits before the call */
@@ -36,7 +36,7 @@ static int run_case(const struct want *w, size_t n, int stray)
 	ino_t ino[16];
 	int pipefd[2];
 
-	crf_rst_task_init(&t);
+	rst_task_init(&t);
 	memset(&a, 0, sizeof(a));
 	a.exe_fd = a.go_fd = a.mem_fd = -1;
 	for (size_t i = 0; i < n; i++) {
@@ -53,9 +53,9 @@ static int run_case(const struct want *w, size_t n, int stray)
 		return 12;
 	a.status_fd = pipefd[1];
 	for (size_t i = 0; i < n; i++)
-		if (crf_rst_task_keep_fd(&t, w[i].at, w[i].number, w[i].cloexec) < 0)
+		if (rst_task_keep_fd(&t, w[i].at, w[i].number, w[i].cloexec) < 0)
 			return 13;
-	if (crf_rst_move_fds(&t, &a) < 0)
+	if (rst_move_fds(&t, &a) < 0)
 		return 14;
 	for (size_t i = 0; i < n; i++) {
 		int fl = fcntl(w[i].number, F_GETFD);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The restore planner (core/rst-plan.c) on made-up trees: who forks whom,
+ * The restore planner (core/restore/rst-plan.c) on made-up trees: who forks whom,
  * who calls setsid or makes a group, which helpers stand in for leaders
  * that are gone, and the trees it refuses, with their messages.  Nothing
  * is forked: the planner is pure.
@@ -32,7 +32,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	crf_rst_tree_free(&rt);
+	rst_tree_free(&rt);
 	return 0;
 }
 
@@ -49,7 +49,7 @@ static void root(void)
 
 static const struct crf_rst_proc *rp(pid_t pid)
 {
-	ssize_t i = crf_rst_tree_index(&rt, pid);
+	ssize_t i = rst_tree_index(&rt, pid);
 
 	if (i < 0)
 		fail_msg("pid %d is not in the plan", (int)pid);
@@ -75,7 +75,7 @@ static void plan_refused(int err, const char *msg)
 	int r;
 
 	capture_begin();
-	r = crf_rst_plan(&tree, &rt);
+	r = rst_plan(&tree, &rt);
 	assert_int_equal(r, -err);
 	assert_contains(capture_end(), msg);
 	assert_null(rt.procs);
@@ -84,7 +84,7 @@ static void plan_refused(int err, const char *msg)
 static void test_root_inherits(void **state)
 {
 	root();
-	assert_int_equal(crf_rst_plan(&tree, &rt), 0);
+	assert_int_equal(rst_plan(&tree, &rt), 0);
 	assert_int_equal(rt.n, 1);
 	assert_false(rp(100)->setsid);
 	assert_false(rp(100)->lead_group);
@@ -98,7 +98,7 @@ static void test_root_leads(void **state)
 {
 	proc(100, 1, 100, 100);
 	proc(101, 100, 100, 100);
-	assert_int_equal(crf_rst_plan(&tree, &rt), 0);
+	assert_int_equal(rst_plan(&tree, &rt), 0);
 	assert_true(rp(100)->setsid);
 	assert_false(rp(100)->lead_group);
 	assert_false(rp(101)->setsid);
@@ -114,7 +114,7 @@ static void test_child_session(void **state)
 	proc(103, 101, 101, 103);		 /* A2: its own group */
 	proc(104, 100, CALLER_SID, 104);	 /* B: its own group */
 	proc(105, 104, CALLER_SID, CALLER_PGID); /* B2: back in the root's group */
-	assert_int_equal(crf_rst_plan(&tree, &rt), 0);
+	assert_int_equal(rst_plan(&tree, &rt), 0);
 	assert_int_equal(rt.n, 6);
 	assert_string_equal(kids(100), "101 104");
 	assert_string_equal(kids(101), "102 103");
@@ -136,7 +136,7 @@ static void test_before_setsid(void **state)
 	proc(101, 100, 101, 101);
 	proc(102, 101, CALLER_SID, CALLER_PGID);
 	proc(103, 101, 101, 101);
-	assert_int_equal(crf_rst_plan(&tree, &rt), 0);
+	assert_int_equal(rst_plan(&tree, &rt), 0);
 	assert_true(rp(102)->before_setsid);
 	assert_false(rp(103)->before_setsid);
 	assert_int_equal(rp(102)->join_pgid, CRF_RST_ROOT_PGID);
@@ -149,7 +149,7 @@ static void test_group_helper(void **state)
 	proc(101, 100, CALLER_SID, 101);
 	proc(103, 101, CALLER_SID, 102);
 	proc(104, 101, CALLER_SID, 102);
-	assert_int_equal(crf_rst_plan(&tree, &rt), 0);
+	assert_int_equal(rst_plan(&tree, &rt), 0);
 	assert_int_equal(rt.n, 5);
 	assert_true(rp(102)->helper);
 	assert_true(rp(102)->lead_group);
@@ -167,7 +167,7 @@ static void test_group_helper_before_setsid(void **state)
 	root();
 	proc(101, 100, 101, 101);
 	proc(103, 101, CALLER_SID, 102);
-	assert_int_equal(crf_rst_plan(&tree, &rt), 0);
+	assert_int_equal(rst_plan(&tree, &rt), 0);
 	assert_true(rp(103)->before_setsid);
 	assert_true(rp(102)->helper);
 	assert_true(rp(102)->before_setsid);
@@ -179,7 +179,7 @@ static void test_zombie(void **state)
 	root();
 	proc(101, 100, CALLER_SID, CALLER_PGID);
 	procs[1].zombie = true;
-	assert_int_equal(crf_rst_plan(&tree, &rt), 0);
+	assert_int_equal(rst_plan(&tree, &rt), 0);
 	assert_false(crf_rst_proc_runs(rp(101)));
 	assert_true(crf_rst_proc_runs(rp(100)));
 	assert_int_equal(rp(101)->join_pgid, CRF_RST_ROOT_PGID);
@@ -196,7 +196,7 @@ static void test_session_helper(void **state)
 	proc(102, 100, 101, 101);
 	proc(103, 102, 101, 103);
 	proc(104, 100, 101, 101);
-	assert_int_equal(crf_rst_plan(&tree, &rt), 0);
+	assert_int_equal(rst_plan(&tree, &rt), 0);
 	assert_int_equal(rt.n, 5);
 	assert_true(rp(101)->helper);
 	assert_true(rp(101)->setsid);
@@ -220,7 +220,7 @@ static void test_session_leader_sibling(void **state)
 	root();
 	proc(101, 100, 101, 101);
 	proc(102, 100, 101, 101);
-	assert_int_equal(crf_rst_plan(&tree, &rt), 0);
+	assert_int_equal(rst_plan(&tree, &rt), 0);
 	assert_int_equal(rt.n, 3);
 	assert_string_equal(kids(100), "101");
 	assert_string_equal(kids(101), "102");
@@ -233,7 +233,7 @@ static void test_group_helper_in_session_helper(void **state)
 {
 	root();
 	proc(102, 100, 101, 105);
-	assert_int_equal(crf_rst_plan(&tree, &rt), 0);
+	assert_int_equal(rst_plan(&tree, &rt), 0);
 	assert_int_equal(rt.n, 4);
 	assert_string_equal(kids(101), "102 105");
 	assert_true(rp(105)->helper);
@@ -279,7 +279,7 @@ static void test_pidns_init(void **state)
 	proc(102, 101, CALLER_SID, CALLER_PGID);
 	levels(101, 1);
 	levels(102, 2);
-	assert_int_equal(crf_rst_plan(&tree, &rt), 0);
+	assert_int_equal(rst_plan(&tree, &rt), 0);
 	assert_true(rp(101)->new_pidns);
 	assert_false(rp(102)->new_pidns);
 	assert_false(rp(100)->new_pidns);
@@ -329,7 +329,7 @@ static void test_fdtable_chain(void **state)
 	proc(103, 100, CALLER_SID, CALLER_PGID);
 	procs[0].fd_table_end = 7;
 	procs[1].files_of = procs[2].files_of = 100;
-	assert_int_equal(crf_rst_plan(&tree, &rt), 0);
+	assert_int_equal(rst_plan(&tree, &rt), 0);
 	assert_false(rp(100)->clone_files);
 	assert_true(rp(101)->clone_files);
 	assert_true(rp(102)->clone_files);
@@ -349,7 +349,7 @@ static void test_fdtable_clone_parent(void **state)
 	proc(102, 100, 101, 101);
 	procs[1].fd_table_end = 4;
 	procs[2].files_of = 101;
-	assert_int_equal(crf_rst_plan(&tree, &rt), 0);
+	assert_int_equal(rst_plan(&tree, &rt), 0);
 	assert_true(rp(102)->clone_parent);
 	assert_true(rp(102)->clone_files);
 	assert_false(rp(101)->clone_files);

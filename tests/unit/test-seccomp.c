@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The pure parts of core/seccomp.c: status lines, chain sharing, USER_NOTIF scan. */
+/* The pure parts of core/dump/seccomp-dump.c: status lines, chain sharing, USER_NOTIF scan. */
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>

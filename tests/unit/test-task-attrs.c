@@ -55,7 +55,7 @@ static void refused(const Crf__Core__TaskCore *tc, const char *want)
 	int r;
 
 	capture_begin();
-	r = crf_task_check("DIR/core-1.img", tc);
+	r = task_check("DIR/core-1.img", tc);
 	assert_contains(capture_end(), want);
 	assert_int_equal(r, -EBADMSG);
 }
@@ -65,7 +65,7 @@ static void test_pending_lengths(void **state)
 	struct fake_task f;
 
 	fake_init(&f, 2, 128, SIGRTMIN + 1);
-	assert_int_equal(crf_task_check("DIR/core-1.img", &f.tc), 0);
+	assert_int_equal(task_check("DIR/core-1.img", &f.tc), 0);
 	fake_init(&f, 2, 128, SIGRTMIN + 1);
 	f.pending[1].len = 1;
 	refused(&f.tc, "DIR/core-1.img: TaskCore.pending_shared[1]: 1 bytes, expected 128");
@@ -116,7 +116,7 @@ static void test_regs_and_attrs(void **state)
 	refused(&f.tc, "TaskCore.thp_disable: out of range");
 }
 
-/* Through the image: crf_task_read() refuses and leaves nothing behind (bug 1). */
+/* Through the image: task_read() refuses and leaves nothing behind (bug 1). */
 static void test_read_refuses(void **state)
 {
 	char *path = tmpdir_make();
@@ -128,11 +128,11 @@ static void test_read_refuses(void **state)
 	fake_init(&f, 1, 1, SIGUSR1);
 	f.tc.pid = 4321;
 	assert_int_equal(crf_imgdir_open(path, CRF_IMGDIR_WRITE, &dir), 0);
-	assert_int_equal(crf_task_write(dir, &f.tc), 0);
+	assert_int_equal(task_write(dir, &f.tc), 0);
 	crf_imgdir_close(dir);
 	assert_int_equal(crf_imgdir_open(path, CRF_IMGDIR_READ, &dir), 0);
 	capture_begin();
-	r = crf_task_read(dir, 4321, &back);
+	r = task_read(dir, 4321, &back);
 	assert_contains(capture_end(), "core-4321.img: TaskCore.pending_shared[0]: 1 bytes");
 	assert_int_equal(r, -EBADMSG);
 	assert_null(back);

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* crf dump -t PID -D DIR */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "privs.h"
+#include "stop.h"
+#include "dump.h"
+#include "rst-tree.h"
+
+enum {
+	OPT_LEAVE_RUNNING = OPT_COMMAND_BASE,
+	OPT_FREEZE,
+	OPT_SYNC,
+	OPT_SHELL_JOB,
+	OPT_INHERIT_STDIO,
+	OPT_EXTERNAL,
+};
+
+static const char help[] =
+	"Usage: crf dump -t PID -D DIR [OPTIONS]\n\n"
+	"Checkpoint the process tree rooted at PID into the image directory DIR.\n\n"
+	"  -t, --tree PID         root of the tree to dump\n"
+	"  -D, --images-dir DIR   where to write the images\n"
+	"      --leave-running    let the tree run on after the dump\n"
+	"      --freeze=MODE      auto, cgroup or ptrace\n"
+	"      --sync             with --leave-running, write the images to disk\n"
+	"                         (syncfs) before returning; a dump that kills the\n"
+	"                         tree always does, before the kill\n"
+	"      --shell-job        the tree may have fds on a terminal it does not own\n"
+	"                         (its shell's): save them, to be restored with\n"
+	"                         crf restore --shell-job on that command's terminal\n"
+	"      --external RES     the pipe or FIFO RES (pipe:[INODE], fifo:[INODE]), which\n"
+	"                         a process outside the tree holds too, is saved as\n"
+	"                         external: crf restore --inherit-fd fd[N]:RES will\n"
+	"                         connect an fd of its own in its place (repeatable)\n"
+	"      --inherit-stdio    do not save fds 0-2 that are not terminals: they will\n"
+	"                         be crf restore --inherit-stdio's own\n";
+
+struct dump_args {
+	pid_t pid;
+	const char *dir;
+	const char *freeze;
+	bool leave_running;
+	bool sync;
+	struct crf_opts *o;
+};
+
+/* A PID argument: a positive decimal number and nothing else. */
+
+static int parse_pid(const char *s, pid_t *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > INT_MAX)
+		return -EINVAL;
+	*pid = (pid_t)v;
+	return 0;
+}
+
+static int handle(void *data, int c, const char *arg)
+{
+	struct dump_args *a = data;
+
+	switch (c) {
+	case 't':
+		if (parse_pid(arg, &a->pid) < 0)
+			return crf_usage_error(a->o, "'%s' is not a PID", arg);
+		return 0;
+	case 'D':
+		a->dir = arg;
+		return 0;
+	case OPT_LEAVE_RUNNING:
+		a->leave_running = true;
+		return 0;
+	case OPT_SYNC:
+		a->sync = true;
+		return 0;
+	case OPT_SHELL_JOB:
+		a->o->shell_job = true;
+		return 0;
+	case OPT_INHERIT_STDIO:
+		a->o->inherit_stdio = true;
+		return 0;
+	case OPT_EXTERNAL:
+		if (strncmp(arg, "pipe:[", 6) && strncmp(arg, "fifo:[", 6))
+			return crf_usage_error(a->o, "--external %s: not pipe:[INODE] or fifo:[INODE]",
+					       arg);
+		return strv_push(&a->o->external, arg) < 0 ? -ENOMEM : 0;
+	case OPT_FREEZE:
+		if (strcmp(arg, "auto") && strcmp(arg, "cgroup") && strcmp(arg, "ptrace"))
+			return crf_usage_error(a->o, "--freeze must be auto, cgroup or ptrace");
+		a->freeze = arg;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int cmd_dump(struct crf_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "tree", required_argument, NULL, 't' },
+		{ "images-dir", required_argument, NULL, 'D' },
+		{ "leave-running", no_argument, NULL, OPT_LEAVE_RUNNING },
+		{ "freeze", required_argument, NULL, OPT_FREEZE },
+		{ "sync", no_argument, NULL, OPT_SYNC },
+		{ "shell-job", no_argument, NULL, OPT_SHELL_JOB },
+		{ "inherit-stdio", no_argument, NULL, OPT_INHERIT_STDIO },
+		{ "external", required_argument, NULL, OPT_EXTERNAL },
+		{ 0 },
+	};
+	struct dump_args a = { .o = o, .freeze = "auto" };
+	struct crf_config conf = { 0 };
+	struct crf_plugin_set set = { 0 };
+	int r;
+
+	r = crf_parse_command(o, argc, argv, "t:D:", longopts, help, handle, &a);
+	if (r)
+		return r > 0 ? CRF_EXIT_OK : CRF_EXIT_USAGE;
+	if (optind < argc)
+		return crf_usage_error(o, "unexpected argument '%s'", argv[optind]), CRF_EXIT_USAGE;
+	if (!a.pid)
+		return crf_usage_error(o, "no process given (-t PID)"), CRF_EXIT_USAGE;
+	if (!a.dir)
+		return crf_usage_error(o, "no image directory given (-D DIR)"), CRF_EXIT_USAGE;
+	if (kill(a.pid, 0) < 0 && errno == ESRCH) {
+		crf_error("no process with PID %d", (int)a.pid);
+		return CRF_EXIT_FAIL;
+	}
+	if (crf_require_privileges("crf dump") < 0 || crf_stop_handlers_install() < 0)
+		return CRF_EXIT_FAIL;
+	r = crf_setup(o, &conf, &set, 0);
+	if (r >= 0 && crf_plugin_set_probe(&set, false) != 0)
+		r = -ENOTSUP;
+	if (r >= 0) {
+		struct crf_dump_opts d = {
+			.pid = a.pid,
+			.dir = a.dir,
+			.freeze = a.freeze,
+			.leave_running = a.leave_running,
+			.sync = a.sync,
+			.check_tree = rst_plan_check,
+		};
+
+		r = crf_dump(&d, &set);
+	}
+	crf_plugin_set_free(&set);
+	crf_config_free(&conf);
+	return r < 0 ? CRF_EXIT_FAIL : CRF_EXIT_OK;
+}

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Freezing a whole tree.  A process is frozen before its children are
+ * listed: a stopped process cannot fork, so once every process of the list
+ * is stopped, their children files are final.  A child that is still
+ * running when it is found may fork until it is frozen in turn; its own
+ * children are listed after that.  A last pass over every process proves
+ * the list complete.
+ *
+ * Zombies are not frozen (ptrace cannot attach to them) and need not be: a
+ * zombie stays one while its parent is stopped.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "procfs.h"
+#include "pstree-dump.h"
+#include "util.h"
+
+#define MAX_PASSES 1000
+
+/* Parse a children file ("12 34 ") and append the PIDs to @kids. */
+static int parse_children(const char *text, pid_t **kids, size_t *n, size_t *cap)
+{
+	const char *p = text;
+	char *end;
+
+	for (;;) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			return 0;
+		p = end;
+		if (*n == *cap) {
+			size_t c = *cap ? *cap * 2 : 16;
+			pid_t *k = reallocarray(*kids, c, sizeof(*k));
+
+			if (!k)
+				return crf_error_errno(ENOMEM, "children list");
+			*kids = k;
+			*cap = c;
+		}
+		(*kids)[(*n)++] = (pid_t)v;
+	}
+}
+
+/* The children of every thread of the frozen process @p (malloc'd). */
+static int list_children(const struct crf_proc *p, pid_t **kids, size_t *n)
+{
+	size_t cap = 0;
+	int r = 0;
+
+	*kids = NULL;
+	*n = 0;
+	for (size_t i = 0; r >= 0 && i < p->frozen->n_tids; i++) {
+		_cleanup_free_ char *text = NULL;
+		char path[96];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)p->pid,
+			 (int)p->frozen->tids[i]);
+		r = crf_read_file(path, &text);
+		if (r < 0)
+			r = crf_error_errno(r, "%s", path);
+		else
+			r = parse_children(text, kids, n, &cap);
+	}
+	if (r < 0) {
+		free(*kids);
+		*kids = NULL;
+	}
+	return r;
+}
+
+/*
+ * Add @pid to the tree: frozen, or listed as a zombie.  A process that
+ * exits while it is being frozen is a zombie now (its parent is stopped),
+ * unless its parent does not wait for children: then it is gone, and 0.
+ */
+static int add_process(struct crf_pstree *t, pid_t pid, enum crf_freeze_mode mode)
+{
+	struct crf_proc p;
+	int r;
+
+	r = crf_proc_read_stat(pid, &p);
+	if (r == -ESRCH)
+		return 0;
+	if (r >= 0 && !p.zombie) {
+		struct crf_frozen *f = NULL;
+		int fr = crf_freeze(pid, mode, &f);
+
+		/* Read again: frozen now, or it ended meanwhile. */
+		r = crf_proc_read_stat(pid, &p);
+		if (r == -ESRCH && fr < 0)
+			return 0;
+		if (fr < 0 && (r < 0 || !p.zombie))
+			r = fr;
+		if (r < 0) {
+			crf_unfreeze(f);
+			return r;
+		}
+		p.frozen = f;
+		if (f)
+			p.n_threads = (unsigned int)f->n_tids;
+	}
+	if (r >= 0)
+		r = crf_pstree_add(t, &p);
+	if (r < 0 && p.frozen)
+		crf_unfreeze(p.frozen);
+	if (r >= 0 && p.zombie)
+		crf_debug("pid %d is a zombie (exit status %#x)", (int)pid, p.exit_status);
+	return r;
+}
+
+/* Add the children of @t->procs[i] not listed yet; how many were added. */
+static int add_children(struct crf_pstree *t, size_t i)
+{
+	_cleanup_free_ pid_t *kids = NULL;
+	size_t n, before = t->n;
+	int r;
+
+	if (!t->procs[i].frozen)
+		return 0;
+	r = list_children(&t->procs[i], &kids, &n);
+	for (size_t k = 0; r >= 0 && k < n; k++)
+		if (!crf_pstree_find(t, kids[k]))
+			r = add_process(t, kids[k], CRF_FREEZE_PTRACE);
+	return r < 0 ? r : (int)(t->n - before);
+}
+
+int crf_pstree_freeze(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *t)
+{
+	struct crf_proc p;
+	int r, added;
+
+	*t = (struct crf_pstree){0};
+	r = crf_proc_read_stat(root, &p);
+	if (r == -ESRCH)
+		return crf_error_errno(ESRCH, "no process with PID %d", (int)root);
+	if (r >= 0 && p.zombie)
+		r = crf_error_errno(ESRCH, "pid %d is a zombie: there is nothing to dump",
+				    (int)root);
+	if (r >= 0)
+		r = crf_freeze(root, mode, &p.frozen);
+	if (r >= 0) {
+		p.n_threads = (unsigned int)p.frozen->n_tids;
+		r = crf_pstree_add(t, &p);
+		if (r < 0)
+			crf_unfreeze(p.frozen);
+	}
+	for (int pass = 0; r >= 0; pass++) {
+		if (pass == MAX_PASSES) {
+			r = crf_error_errno(EAGAIN, "the tree of pid %d keeps growing", (int)root);
+			break;
+		}
+		added = 0;
+		/* t->n grows as children are found: they are scanned in this pass too. */
+		for (size_t i = 0; r >= 0 && i < t->n; i++) {
+			r = add_children(t, i);
+			added += r > 0 ? r : 0;
+		}
+		if (r >= 0 && !added)
+			break;
+	}
+	if (r < 0) {
+		crf_pstree_unfreeze(t);
+		crf_pstree_free(t);
+		return r;
+	}
+	crf_info("tree of pid %d: %zu process%s frozen", (int)root, t->n, t->n == 1 ? "" : "es");
+	return 0;
+}
+
+int crf_pstree_unfreeze(struct crf_pstree *t)
+{
+	int r = 0;
+
+	for (size_t i = t->n; i-- > 0;) {
+		int c = crf_unfreeze(t->procs[i].frozen);
+
+		t->procs[i].frozen = NULL;
+		if (r >= 0 && c < 0)
+			r = c;
+	}
+	return r;
+}
+
+/*
+ * Children before parents: a child killed first stays a zombie of its
+ * stopped parent until that one dies too, and both then go to the reaper.
+ */
+int crf_pstree_kill(struct crf_pstree *t)
+{
+	int r = 0;
+
+	for (size_t i = t->n; i-- > 0;) {
+		int c = t->procs[i].frozen ? crf_frozen_kill(t->procs[i].frozen) : 0;
+
+		t->procs[i].frozen = NULL;
+		if (r >= 0 && c < 0)
+			r = c;
+	}
+	return r;
+}
