@@ -630,19 +630,19 @@ mutant files-kinds-check-skipped plugins/files/fdtable.c 'e2e-eventfd-kind-off-r
 	'restore-prepare does not check the fds'"'"' kinds: a switched-off one fails after the fork' \
 	'	int r = files_kinds_check(ctx);' '	int r = 0;'
 # --- crf plugins' kinds, libcrf's version nodes, the loader's ABI checks ---
-mutant plugins-kinds-off-unmarked core/cmd-plugins.c 'cli' \
+mutant plugins-kinds-off-unmarked core/cli/cmd-plugins.c 'cli' \
 	'crf plugins lists a switched-off kind like any other' \
 	'off = kind_off(pi, k->name);' 'off = false;'
-mutant plugins-kinds-off-omitted core/cmd-plugins.c 'cli' \
+mutant plugins-kinds-off-omitted core/cli/cmd-plugins.c 'cli' \
 	'crf plugins leaves switched-off kinds out of the listing' \
 	'	for (const struct crf_kind *k = first; k->name; k++) {' \
 	'	for (const struct crf_kind *k = first; k->name; k++) {
 		if (kind_off(pi, k->name))
 			continue;'
-mutant loader-newer-minor core/loader.c 'loader' \
+mutant loader-newer-minor core/host/loader.c 'loader' \
 	'the loader accepts a plugin built against a newer ABI minor' \
 	'd->abi_minor > CRF_PLUGIN_ABI_MINOR)' 'd->abi_minor > CRF_PLUGIN_ABI_MINOR + 1)'
-mutant loader-newer-libcrf core/loader.c 'cli' \
+mutant loader-newer-libcrf core/host/loader.c 'cli' \
 	'a plugin that needs a newer libcrf version node gets only dlopen'"'"'s words' \
 	'		if (newer_libcrf(pi->path, e, msg, sizeof(msg)))' \
 	'		if (0 && newer_libcrf(pi->path, e, msg, sizeof(msg)))'
