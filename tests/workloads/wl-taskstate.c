@@ -3,7 +3,7 @@
  * wl-taskstate: per-task attributes survive checkpoint and restore.
  *
  * State: lowered rlimits (NOFILE soft, STACK soft, CORE soft and hard,
- * MSGQUEUE soft and hard), nice +5, CPU affinity to the first allowed CPU,
+ * MSGQUEUE soft and hard), nice +5 (-5 when that would pass 19), CPU affinity to the first allowed CPU,
  * umask 027, the working directory (CRF_TEST_TMPDIR), the name
  * "crf-wl-task", and, as root, capabilities with CAP_SYS_BOOT and
  * CAP_NET_RAW dropped from the effective, permitted, inheritable and
@@ -144,7 +144,11 @@ int main(void)
 
 	errno = 0;
 	nice0 = getpriority(PRIO_PROCESS, 0);
-	if (setpriority(PRIO_PROCESS, 0, nice0 + 5 > 19 ? 19 : nice0 + 5) < 0)
+	/*
+	 * A nice value crf restore does not have: under `nice -n 19` (the
+	 * mutants run) +5 would stay 19, crf's own, and prove nothing.
+	 */
+	if (setpriority(PRIO_PROCESS, 0, nice0 + 5 > 19 ? nice0 - 5 : nice0 + 5) < 0)
 		wl_fail("setpriority: %s", strerror(errno));
 
 	if (sched_getaffinity(0, sizeof(one), &one) < 0)
