@@ -7,8 +7,9 @@
  *                       context's task (crf_ctx_pid): its /proc/PID/stat
  *                       state letter, "traced" or "untraced", and "read"
  *                       when it waits in read() (a restorer waiting for
- *                       "go"), else /proc/PID/syscall's first word; "-"
- *                       for what cannot be read
+ *                       "go"), else /proc/PID/syscall's first word, read
+ *                       once the task is blocked (for up to a second);
+ *                       "-" for what cannot be read
  *   fail-stage = STAGE  fail that stage's hook with -EIO
  *   probe-missing = yes report the required feature "test-feature" missing
  */
@@ -17,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <crf/plugin.h>
 
@@ -51,16 +54,20 @@ static void trace_state(FILE *f, pid_t pid)
 	const char *st = "-", *tr = "-", *sy = "-";
 	char *p, state[2] = "";
 
+	/* A task just woken, or about to block, "running": wait for it to block (not itself). */
+	for (int i = 0; i < 200 && pid != getpid() && proc_line(pid, "syscall", "", sys, sizeof(sys)); i++) {
+		sys[strcspn(sys, " ")] = 0;
+		sy = strcmp(sys, "running") && atol(sys) == SYS_read ? "read" : sys;
+		if (strcmp(sys, "running"))
+			break;
+		nanosleep(&(struct timespec){ 0, 5000000 }, NULL);
+	}
 	if (proc_line(pid, "stat", "", stat, sizeof(stat)) && (p = strrchr(stat, ')')) && p[1]) {
 		state[0] = p[2];
 		st = state;
 	}
 	if (proc_line(pid, "status", "TracerPid:", tracer, sizeof(tracer)))
 		tr = atoi(tracer) ? "traced" : "untraced";
-	if (proc_line(pid, "syscall", "", sys, sizeof(sys))) {
-		sys[strcspn(sys, " ")] = 0;
-		sy = strcmp(sys, "running") && atol(sys) == SYS_read ? "read" : sys;
-	}
 	fprintf(f, " %d %s %s %s", (int)pid, st, tr, sy);
 }
 
