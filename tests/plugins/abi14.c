@@ -2,8 +2,8 @@
 /*
  * A plugin as one built against plugin ABI 1.4 is: minor 4, the descriptor
  * as long as 1.4's (up to schemas), and a hook array of 1.4's
- * CRF_STAGE__COUNT slots only, so a core that read slots past them would
- * read past the array (AddressSanitizer stops it).  Its hooks append
+ * CRF_STAGE__COUNT slots only; a core that read slots past them would find
+ * hooks there that fail every stage.  Its hooks append
  * "<plugin> <stage> <pid>" to the file its "trace" key names.
  */
 #include <errno.h>
@@ -31,14 +31,27 @@ static int old_hook(struct crf_ctx *ctx)
 	return 0;
 }
 
-static const crf_hook_fn old_hooks[ABI14_STAGES] = {
-	[CRF_STAGE_DUMP_PREPARE] = old_hook,
-	[CRF_STAGE_DUMP_TASK] = old_hook,
-	[CRF_STAGE_DUMP_FINISH] = old_hook,
-	[CRF_STAGE_DUMP_CLEANUP] = old_hook,
-	[CRF_STAGE_RESTORE_PREPARE] = old_hook,
-	[CRF_STAGE_RESTORE_FINISH] = old_hook,
-	[CRF_STAGE_RESTORE_CLEANUP] = old_hook,
+/* What a core that read past the 1.4 slots would find there and call. */
+static int past_end(struct crf_ctx *ctx)
+{
+	crf_error("called for stage %d, which plugin ABI 1.4 does not have", (int)crf_ctx_stage(ctx));
+	return -EPERM;
+}
+
+static const struct {
+	crf_hook_fn hooks[ABI14_STAGES];
+	crf_hook_fn after[CRF_STAGE__COUNT];
+} old = {
+	.hooks = {
+		[CRF_STAGE_DUMP_PREPARE] = old_hook,
+		[CRF_STAGE_DUMP_TASK] = old_hook,
+		[CRF_STAGE_DUMP_FINISH] = old_hook,
+		[CRF_STAGE_DUMP_CLEANUP] = old_hook,
+		[CRF_STAGE_RESTORE_PREPARE] = old_hook,
+		[CRF_STAGE_RESTORE_FINISH] = old_hook,
+		[CRF_STAGE_RESTORE_CLEANUP] = old_hook,
+	},
+	.after = { [0 ... CRF_STAGE__COUNT - 1] = past_end },
 };
 
 __attribute__((visibility("default"))) const struct crf_plugin crf_plugin_descriptor = {
@@ -49,6 +62,6 @@ __attribute__((visibility("default"))) const struct crf_plugin crf_plugin_descri
 	.name = "old14",
 	.version = "1.0.0",
 	.description = "a plugin built against plugin ABI 1.4",
-	.hooks = old_hooks,
+	.hooks = old.hooks,
 	.config_keys = CRF_STRINGS("trace"),
 };
