@@ -120,7 +120,7 @@ expect 0 "disabled by $T/off.conf:2" "$CRF" plugins --config "$T/off.conf"
 # --- plugin loading errors ---------------------------------------------
 conf abi <<<"[future]
 so = crf-test-future.so"
-expect 1 "plugin 'future': .*crf-test-future.so: built against plugin ABI 2\.0, crf provides 1\.4" \
+expect 1 "plugin 'future': .*crf-test-future.so: built against plugin ABI 2\.0, crf provides 1\.5" \
 	"$CRF" check --config-dir "$T/abi" --plugin-dir "$TPD" && one_error
 echo 'not an ELF file' >"$T/junk.so"
 conf junk <<<"[junk]
