@@ -49,7 +49,7 @@ conf() {
 
 # --- usage -------------------------------------------------------------
 expect 0 'Usage: crf COMMAND' "$CRF" --help
-expect 0 '^crf [0-9.]+ \(plugin ABI 1\.4, image format 1\.0\)' "$CRF" --version
+expect 0 '^crf [0-9.]+ \(plugin ABI 1\.5, image format 1\.0\)' "$CRF" --version
 expect 2 'Usage: crf COMMAND' "$CRF"
 expect 2 "crf: unknown command 'frobnicate'" "$CRF" frobnicate && one_error
 expect 2 "crf plugins: unknown option '--bogus'" "$CRF" plugins --bogus && one_error
