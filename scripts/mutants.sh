@@ -453,6 +453,99 @@ mutant core-sync-leave core/dump/dump.c 'e2e-counter-leave-sync' \
 	'dump --leave-running --sync returns before its images are on disk' \
 	'	if (r >= 0 && (o->sync || !o->leave_running))' '	if (r >= 0 && !o->leave_running)'
 
+# --- the core: the device stages of plugin ABI 1.5 (issue 10) ---
+mutant dev-undo-missing core/dump/dump.c 'e2e-device-stages' \
+	'a failed dump gives no device back: dump-undo is never called' \
+	'	if (r < 0 || o->leave_running) {
+		c = crf_plugin_set_run(set,' \
+	'	if (r >= 0 && o->leave_running) {
+		c = crf_plugin_set_run(set,'
+mutant dev-undo-after-thaw core/dump/dump.c 'e2e-device-stages' \
+	'dump-undo and dump-resume run once the tree is thawed (the program runs before its device)' \
+	'	if (r < 0 || o->leave_running) {
+		c = crf_plugin_set_run(set, r < 0 ? CRF_STAGE_DUMP_UNDO : CRF_STAGE_DUMP_RESUME, dir,
+				       o->pid);
+		if (r >= 0)
+			r = c;
+	}
+	if (frozen && (r < 0' \
+	'	if (frozen && (r < 0' \
+	'	crf_pstree_free(&tree);' \
+	'	if (r < 0 || o->leave_running) {
+		c = crf_plugin_set_run(set, r < 0 ? CRF_STAGE_DUMP_UNDO : CRF_STAGE_DUMP_RESUME, dir,
+				       o->pid);
+		if (r >= 0)
+			r = c;
+	}
+	crf_pstree_free(&tree);'
+mutant dev-pause-after-freeze core/dump/dump.c 'e2e-device-stages' \
+	'dump-pause runs once the tree is frozen' \
+	'		r = crf_plugin_set_run(set, CRF_STAGE_DUMP_PAUSE, dir, o->pid);
+	if (r >= 0)
+		r = crf_pstree_freeze(o->pid, crf_freeze_mode_parse(o->freeze), &tree);' \
+	'		r = crf_pstree_freeze(o->pid, crf_freeze_mode_parse(o->freeze), &tree);
+	if (r >= 0)
+		r = crf_plugin_set_run(set, CRF_STAGE_DUMP_PAUSE, dir, o->pid);'
+mutant dev-frozen-after-parasite core/dump/dump.c 'e2e-device-stages' \
+	'dump-frozen runs after the parasite was in the tasks' \
+	'	for (size_t i = 0; r >= 0 && i < t->n; i++)
+		if (!t->procs[i].zombie)
+			r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_FROZEN, dir, t->procs[i].pid,
+						    NULL, NULL);' \
+	'' \
+	'	if (r >= 0)
+		r = crf_pstree_write(dir, t);' \
+	'	for (size_t i = 0; r >= 0 && i < t->n; i++)
+		if (!t->procs[i].zombie)
+			r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_FROZEN, dir, t->procs[i].pid,
+						    NULL, NULL);
+	if (r >= 0)
+		r = crf_pstree_write(dir, t);'
+mutant dev-resume-after-release core/restore/restore.c 'e2e-device-stages' \
+	'restore-resume runs once the tree was let go (the program runs before its device)' \
+	'	if (r >= 0)
+		r = crf__fault("releasing the tree", false);
+	if (r >= 0)
+		r = rst_tree_release(rt);' \
+	'	if (r >= 0)
+		r = crf__fault("releasing the tree", false);
+	if (r >= 0)
+		r = rst_tree_release(rt);
+	for (size_t i = 0; r >= 0 && i < rt->t->n; i++)
+		if (!rt->t->procs[i].zombie)
+			r = crf_plugin_set_run_task(set, CRF_STAGE_RESTORE_RESUME, dir,
+						    rt->t->procs[i].pid, NULL, NULL);' \
+	'	for (size_t i = 0; r >= 0 && i < rt->t->n; i++)
+		if (!rt->t->procs[i].zombie)
+			r = crf_plugin_set_run_task(set, CRF_STAGE_RESTORE_RESUME, dir,
+						    rt->t->procs[i].pid, NULL, NULL);
+	if (r >= 0)
+		r = crf__fault("releasing the tree", false);' \
+	'	if (r >= 0)
+		r = crf__fault("releasing the tree", false);'
+mutant dev-restore-undo-missing core/restore/restore.c 'e2e-device-stages' \
+	'a failed restore never calls restore-undo' \
+	'		crf_plugin_set_run(set, CRF_STAGE_RESTORE_UNDO, dir, root);' ''
+mutant dev-undo-everyone core/host/plugin-set.c 'loader e2e-device-stages' \
+	'dump-undo goes to every plugin, also those that paused nothing' \
+	'			if (!*owes)
+				continue;' \
+	'			if (false)
+				continue;'
+mutant dev-undo-forward core/host/plugin-set.c 'loader e2e-device-stages' \
+	'dump-undo runs in dump order, not in reverse' \
+	'	case CRF_STAGE_DUMP_UNDO:
+	case CRF_STAGE_DUMP_RESUME:
+	case CRF_STAGE_RESTORE_UNDO:
+		return true;' \
+	'	case CRF_STAGE_DUMP_RESUME:
+	case CRF_STAGE_RESTORE_UNDO:
+		return true;'
+mutant dev-old-hooks core/host/loader.c 'loader e2e-device-stages' \
+	'a plugin of an older minor has as many hook slots read as the core has stages' \
+	'	size_t nh = d->n_hooks < CRF_STAGE__COUNT ? d->n_hooks : CRF_STAGE__COUNT;' \
+	'	size_t nh = CRF_STAGE__COUNT;'
+
 # --- files plugin: fds, offsets, flags, pipes, anonymous fds, locks ---
 mutant files-offset plugins/files/restore.c 'e2e-files-kill' \
 	'every regular file is back at offset 0' \

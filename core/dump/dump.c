@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The dump, step by step (DESIGN.md, "Dump"): prepare, freeze the tree;
- * for each live process read the registers, infect, collect the task, run
- * the plugins' dump-task hooks and cure; save the tree, finish, write the
- * inventory, then kill or resume the tree.  Every failure after the freeze
- * cures and resumes the whole tree before returning.
+ * The dump, step by step (DESIGN.md, "Dump"): prepare, pause the devices,
+ * freeze the tree, the devices' frozen state; for each live process read
+ * the registers, infect, collect the task, run the plugins' dump-task hooks
+ * and cure; save the tree, finish, write the inventory, then kill or resume
+ * the tree (the devices first).  Every failure after the pause gives the
+ * devices back (dump-undo), and one after the freeze cures and resumes the
+ * whole tree before returning.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -168,6 +170,11 @@ static int dump_frozen(const struct crf_dump_opts *o, struct crf_plugin_set *set
 		r = o->check_tree(t);
 	if (r >= 0)
 		r = crf_cpu_write(dir);
+	/* Device state (ABI 1.5): every task of the tree frozen, no parasite in any yet. */
+	for (size_t i = 0; r >= 0 && i < t->n; i++)
+		if (!t->procs[i].zombie)
+			r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_FROZEN, dir, t->procs[i].pid,
+						    NULL, NULL);
 	for (size_t i = 0; r >= 0 && i < t->n; i++)
 		if (!t->procs[i].zombie && (r = crf_stop_check()) >= 0)
 			r = dump_task(set, dir, t, &t->procs[i]);
@@ -202,6 +209,8 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	crf_guardian_owned();
 	r = crf_plugin_set_run(set, CRF_STAGE_DUMP_PREPARE, dir, o->pid);
 	if (r >= 0)
+		r = crf_plugin_set_run(set, CRF_STAGE_DUMP_PAUSE, dir, o->pid);
+	if (r >= 0)
 		r = crf_pstree_freeze(o->pid, crf_freeze_mode_parse(o->freeze), &tree);
 	if (r >= 0) {
 		frozen = true;
@@ -227,6 +236,16 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	if (r >= 0) {
 		crf_guardian_complete();
 		complete = true;
+	}
+	/*
+	 * The plugins that paused a device give it back while the tree is
+	 * still frozen, so that the device runs again before the program does.
+	 */
+	if (r < 0 || o->leave_running) {
+		c = crf_plugin_set_run(set, r < 0 ? CRF_STAGE_DUMP_UNDO : CRF_STAGE_DUMP_RESUME, dir,
+				       o->pid);
+		if (r >= 0)
+			r = c;
 	}
 	if (frozen && (r < 0 || o->leave_running)) {
 		c = crf_pstree_unfreeze(&tree);

@@ -474,7 +474,46 @@ int crf_plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage,
 /* Hooks that run inside restored tasks count no fault points: crf's clock is its own. */
 static bool in_task(enum crf_stage stage)
 {
-	return stage == CRF_STAGE_RESTORE_TASK || stage == CRF_STAGE_RESTORE_SESSION;
+	return stage == CRF_STAGE_RESTORE_TASK || stage == CRF_STAGE_RESTORE_SESSION ||
+	       stage == CRF_STAGE_RESTORE_PREMAP;
+}
+
+/* Undo paths run in reverse, every hook of them, whatever the others return. */
+static bool reverse_stage(enum crf_stage stage)
+{
+	switch (stage) {
+	case CRF_STAGE_DUMP_CLEANUP:
+	case CRF_STAGE_RESTORE_CLEANUP:
+	case CRF_STAGE_DUMP_UNDO:
+	case CRF_STAGE_DUMP_RESUME:
+	case CRF_STAGE_RESTORE_UNDO:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * The device stages (ABI 1.5): which flag of @pi a stage's hook sets when
+ * it succeeds (@take), or which one it needs and clears (a give-back
+ * stage); NULL for the other stages.
+ */
+static bool *owed(struct crf_plugin_info *pi, enum crf_stage stage, bool *take)
+{
+	*take = stage == CRF_STAGE_DUMP_PAUSE || stage == CRF_STAGE_DUMP_FROZEN ||
+		stage == CRF_STAGE_RESTORE_RESUME;
+	switch (stage) {
+	case CRF_STAGE_DUMP_PAUSE:
+	case CRF_STAGE_DUMP_FROZEN:
+	case CRF_STAGE_DUMP_UNDO:
+	case CRF_STAGE_DUMP_RESUME:
+		return &pi->owes_dump;
+	case CRF_STAGE_RESTORE_RESUME:
+	case CRF_STAGE_RESTORE_UNDO:
+		return &pi->owes_restore;
+	default:
+		return NULL;
+	}
 }
 
 static int hook_fault(enum crf_stage stage, const char *plugin)
@@ -497,12 +536,20 @@ int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 	ctx.ops = ops;
 	ctx.task = task;
 	for (size_t i = 0; i < n; i++) {
-		bool reverse = stage == CRF_STAGE_DUMP_CLEANUP || stage == CRF_STAGE_RESTORE_CLEANUP;
+		bool reverse = reverse_stage(stage), take;
 		size_t idx = set->graph.order[o][reverse ? n - 1 - i : i];
 		struct crf_plugin_info *pi = &set->p[idx];
+		bool *owes = owed(pi, stage, &take);
 		int r;
 
 		bool point = pi->hooks[stage] && !in_task(stage);
+
+		if (owes && !take) {
+			/* Given back once, by the plugins that hold the device only. */
+			if (!*owes)
+				continue;
+			*owes = false;
+		}
 
 		/*
 		 * A stop request ends a dump between two hooks; cleanups still run,
@@ -514,6 +561,8 @@ int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 		if (r < 0)
 			return r;
 		r = crf__run_hook(&ctx, &pi->st);
+		if (r >= 0 && owes && take && pi->hooks[stage])
+			*owes = true;
 		if (r >= 0 && point && reverse && hook_fault(stage, pi->st.name) < 0 && !first)
 			first = -EIO;
 		if (r >= 0)

@@ -28,6 +28,12 @@ struct crf_plugin_info {
 	size_t n_kv;
 	struct crf_kind_off *off;	/* kinds switched off (strings owned) */
 	size_t n_off;
+	/*
+	 * ABI 1.5: it holds the device: its dump-pause or a dump-frozen hook
+	 * succeeded and dump-undo or dump-resume is owed; a restore-resume
+	 * hook succeeded and restore-undo is owed if the restore fails.
+	 */
+	bool owes_dump, owes_restore;
 };
 
 /* What the command line chose. */
@@ -79,8 +85,10 @@ int crf_plugin_set_probe(struct crf_plugin_set *set, bool quiet);
 /*
  * Run a stage's hooks in its order (dump order for probe and dump stages,
  * restore order for restore stages).  Stops at the first failure, except
- * the cleanup stages, which run every hook, in reverse order, and return
- * the first error.
+ * the cleanup and give-back stages, which run every hook, in reverse order,
+ * and return the first error.  The give-back stages (dump-undo, dump-resume,
+ * restore-undo) call only the plugins that hold the device (owes_dump,
+ * owes_restore), once each, and clear that.
  */
 int crf_plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage,
 		       struct crf_imgdir *images, pid_t pid);

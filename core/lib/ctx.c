@@ -21,11 +21,29 @@ static const char *const stage_names[CRF_STAGE__COUNT] = {
 	[CRF_STAGE_RESTORE_SESSION] = "restore-session",
 	[CRF_STAGE_DUMP_TASK_DATA] = "dump-task-data",
 	[CRF_STAGE_RESTORE_PREMAP] = "restore-premap",
+	[CRF_STAGE_DUMP_PAUSE] = "dump-pause",
+	[CRF_STAGE_DUMP_FROZEN] = "dump-frozen",
+	[CRF_STAGE_DUMP_UNDO] = "dump-undo",
+	[CRF_STAGE_DUMP_RESUME] = "dump-resume",
+	[CRF_STAGE_RESTORE_RESUME] = "restore-resume",
+	[CRF_STAGE_RESTORE_UNDO] = "restore-undo",
 };
 
 bool crf__stage_is_restore(enum crf_stage stage)
 {
-	return stage >= CRF_STAGE_RESTORE_PREPARE && stage <= CRF_STAGE_RESTORE_SESSION;
+	switch (stage) {
+	case CRF_STAGE_RESTORE_PREPARE:
+	case CRF_STAGE_RESTORE_TASK:
+	case CRF_STAGE_RESTORE_FINISH:
+	case CRF_STAGE_RESTORE_CLEANUP:
+	case CRF_STAGE_RESTORE_SESSION:
+	case CRF_STAGE_RESTORE_PREMAP:
+	case CRF_STAGE_RESTORE_RESUME:
+	case CRF_STAGE_RESTORE_UNDO:
+		return true;
+	default:
+		return false;
+	}
 }
 
 const char *crf_stage_name(enum crf_stage stage)

@@ -4,8 +4,8 @@
  * it, restore-prepare, create the tree with its PIDs, sessions and groups
  * (rst-tree.h); in each live process apply the task state crf can set and
  * run the plugins' restore-task hooks, then hand over to the restorer; in
- * crf wait for every restorer's "ready", run restore-finish and let them
- * all go.  A failure kills every process created, so nothing is left
+ * crf wait for every restorer's "ready", run restore-finish and the
+ * devices' restore-resume, and let them all go.  A failure kills every process created, so nothing is left
  * behind.
  */
 #include <errno.h>
@@ -347,11 +347,18 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 	 * execveat() of it fail with ETXTBSY.
 	 */
 	crf__objects_free(objects);
+	/* Device state (ABI 1.5): each task in its restorer, none let go yet. */
+	for (size_t i = 0; r >= 0 && i < rt->t->n; i++)
+		if (!rt->t->procs[i].zombie)
+			r = crf_plugin_set_run_task(set, CRF_STAGE_RESTORE_RESUME, dir,
+						    rt->t->procs[i].pid, NULL, NULL);
 	if (r >= 0)
 		r = crf__fault("releasing the tree", false);
 	if (r >= 0)
 		r = rst_tree_release(rt);
 	if (r < 0) {
+		/* What restore-resume set up goes before the processes it was for. */
+		crf_plugin_set_run(set, CRF_STAGE_RESTORE_UNDO, dir, root);
 		rst_tree_kill(rt);
 		crf_error("restore of the tree of pid %d failed; every process it created was "
 			  "killed",

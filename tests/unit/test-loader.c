@@ -277,6 +277,98 @@ static void test_cleanup_runs_all(void **state)
 			    "gamma dump-cleanup\nbeta dump-cleanup\nalpha dump-cleanup\n");
 }
 
+/*
+ * The device stages (ABI 1.5): dump-undo and dump-resume go, once and in
+ * reverse dump order, to the plugins whose dump-pause or a dump-frozen
+ * hook succeeded; restore-undo to those with a restore-resume that did.
+ */
+static void test_device_undo(void **state)
+{
+	char trace[128];
+
+	build_traced("beta", "dump-pause", trace);
+	capture_begin();
+	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_PAUSE, NULL, 1), -EIO);
+	capture_end();
+	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 1), 0);
+	/* Given back once only. */
+	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 1), 0);
+	assert_string_equal(read_trace(trace), "alpha dump-pause\nbeta dump-pause\n"
+					       "alpha dump-undo\n");
+}
+
+static void test_device_frozen_undo(void **state)
+{
+	char trace[128];
+
+	build_traced("gamma", "dump-frozen", trace);
+	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_PAUSE, NULL, 1), 0);
+	capture_begin();
+	assert_int_equal(crf_plugin_set_run_task(&f.set, CRF_STAGE_DUMP_FROZEN, NULL, 2, NULL, NULL),
+			 -EIO);
+	capture_end();
+	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 1), 0);
+	assert_string_equal(read_trace(trace),
+			    "alpha dump-pause\nbeta dump-pause\ngamma dump-pause\n"
+			    "alpha dump-frozen\nbeta dump-frozen\ngamma dump-frozen\n"
+			    "gamma dump-undo\nbeta dump-undo\nalpha dump-undo\n");
+}
+
+static void test_device_resume(void **state)
+{
+	char trace[128];
+
+	/* A failing give-back hook does not stop the others. */
+	build_traced("beta", "dump-resume", trace);
+	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_PAUSE, NULL, 1), 0);
+	capture_begin();
+	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_RESUME, NULL, 1), -EIO);
+	capture_end();
+	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 1), 0);
+	/* Nothing owed without a restore-resume. */
+	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_RESTORE_UNDO, NULL, 1), 0);
+	assert_int_equal(crf_plugin_set_run_task(&f.set, CRF_STAGE_RESTORE_RESUME, NULL, 2, NULL,
+						 NULL),
+			 0);
+	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_RESTORE_UNDO, NULL, 1), 0);
+	assert_string_equal(read_trace(trace),
+			    "alpha dump-pause\nbeta dump-pause\ngamma dump-pause\n"
+			    "gamma dump-resume\nbeta dump-resume\nalpha dump-resume\n"
+			    "alpha restore-resume\ngamma restore-resume\nbeta restore-resume\n"
+			    "beta restore-undo\ngamma restore-undo\nalpha restore-undo\n");
+}
+
+/* Every stage has its own name, which `crf` prints in its messages. */
+static void test_stage_names(void **state)
+{
+	for (int i = 0; i < CRF_STAGE__COUNT; i++) {
+		assert_string_not_equal(crf_stage_name(i), "unknown");
+		for (int j = 0; j < i; j++)
+			assert_string_not_equal(crf_stage_name(i), crf_stage_name(j));
+	}
+	assert_string_equal(crf_stage_name(CRF_STAGE_DUMP_PAUSE), "dump-pause");
+	assert_string_equal(crf_stage_name(CRF_STAGE_RESTORE_UNDO), "restore-undo");
+	assert_string_equal(crf_stage_name(CRF_STAGE__COUNT), "unknown");
+}
+
+/* A plugin built against ABI 1.4 (fewer hook slots) loads and runs, with no device hooks. */
+static void test_old_minor(void **state)
+{
+	char trace[128], ini[512];
+
+	snprintf(trace, sizeof(trace), "/tmp/crf-unit-trace-%d", (int)getpid());
+	snprintf(ini, sizeof(ini), "[old14]\nso = crf-test-old14.so\ntrace = %s\n", trace);
+	assert_int_equal(setfix_build(&f, ini, 0), 0);
+	assert_int_equal(f.set.p[0].st.desc->abi_minor, 4);
+	for (int s = CRF_STAGE_RESTORE_PREMAP + 1; s < CRF_STAGE__COUNT; s++)
+		assert_null(f.set.p[0].hooks[s]);
+	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_PREPARE, NULL, 7), 0);
+	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_PAUSE, NULL, 7), 0);
+	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 7), 0);
+	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_CLEANUP, NULL, 7), 0);
+	assert_string_equal(read_trace(trace), "old14 dump-prepare 7\nold14 dump-cleanup 7\n");
+}
+
 static void test_probe(void **state)
 {
 	const char *out;
@@ -317,6 +409,11 @@ int main(void)
 		T(test_stage_failure),
 		T(test_cleanup_runs_all),
 		T(test_probe),
+		T(test_device_undo),
+		T(test_device_frozen_undo),
+		T(test_device_resume),
+		T(test_stage_names),
+		T(test_old_minor),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -84,6 +84,50 @@ enum crf_stage {
 	 * crf's, crf_rst_* services are not available.
 	 */
 	CRF_STAGE_RESTORE_PREMAP,
+	/*
+	 * ABI 1.5, the device stages (docs/plugin-api.md, "Device stages"),
+	 * for plugins that hold state outside the kernel's view of the tree:
+	 * a GPU's queues and memory.
+	 *
+	 * Global, after dump-prepare, before the tree is frozen: the tree
+	 * still runs.  Pause the device work it queued, lock the device API.
+	 */
+	CRF_STAGE_DUMP_PAUSE,
+	/*
+	 * ABI 1.5: per task, every live process in tree order, once the whole
+	 * tree is frozen (every thread in a ptrace-stop) and before any
+	 * parasite is in: save the task's device state.
+	 */
+	CRF_STAGE_DUMP_FROZEN,
+	/*
+	 * ABI 1.5: global, only for the plugins whose dump-pause or one of
+	 * whose dump-frozen hooks succeeded, in reverse dump order, each
+	 * called once whatever the others return: the dump failed or was
+	 * stopped after them.  The tree is still frozen (running if the
+	 * freeze is what failed) and is thawed right after: give the device
+	 * back as it was, so that it runs before the program does.
+	 */
+	CRF_STAGE_DUMP_UNDO,
+	/*
+	 * ABI 1.5: as dump-undo, for the same plugins, when the dump succeeded
+	 * and the tree runs on (--leave-running): the images are complete, the
+	 * tree is still frozen and is thawed right after.
+	 */
+	CRF_STAGE_DUMP_RESUME,
+	/*
+	 * ABI 1.5: per task, in crf, every live restored process in tree
+	 * order, after restore-finish: each waits in its restorer with its
+	 * memory and fds in place and runs none of its program's code until
+	 * the tree is let go, right after.  Restore the device state, unlock.
+	 */
+	CRF_STAGE_RESTORE_RESUME,
+	/*
+	 * ABI 1.5: global, only for the plugins one of whose restore-resume
+	 * hooks succeeded, in reverse restore order, each called once: the
+	 * restore failed after them (a later hook, letting the tree go), and
+	 * every process it made is killed right after.
+	 */
+	CRF_STAGE_RESTORE_UNDO,
 	CRF_STAGE__COUNT,
 };
 
