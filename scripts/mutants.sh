@@ -347,7 +347,7 @@ mutant vmans-ns-inherited plugins/ns/claims.c 'e2e-special-uts-kill' \
 	'	claim_object(c, pid, false, &ni, desc, sizeof(desc), &obj);'
 mutant vmans-ns-upfront plugins/ns/claims.c 'e2e-special-uts-kind-off-refused' \
 	'a restore whose namespace'"'"'s handler is switched off is not refused before the fork' \
-	'			r = each_claim(ctx, pid, check_claim, NULL);' '			r = 0;'
+	'	return each_claim(ctx, pid, check_claim, NULL);' '	return 0;'
 mutant core-plugin-refusal core/host/plugin-set.c 'e2e-plugins-mem-off-refused e2e-cgroup-off-refused' \
 	'an object no enabled plugin handles is let through (a dump with --disable mem has no memory)' \
 	'	if (!e)

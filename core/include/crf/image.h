@@ -63,6 +63,16 @@ const char *crf_imgdir_path(const struct crf_imgdir *dir);
 int crf_imgdir_fd(const struct crf_imgdir *dir);
 
 /*
+ * ABI 1.5: call @fn(@arg, NAME, PID) for every per-task image of @dir named
+ * "PREFIX-PID.img" (@prefix "mm" finds mm-1234.img, not mm-01234.img nor
+ * mm-1234.img.tmp), in increasing PID order.  Stops at the first @fn that
+ * returns < 0 and returns that; 0 when every call returned >= 0; -errno
+ * (logged) when the directory cannot be read.
+ */
+int crf_imgdir_each_task(struct crf_imgdir *dir, const char *prefix,
+			 int (*fn)(void *arg, const char *name, pid_t pid), void *arg);
+
+/*
  * Record images.  @name is a file name inside the directory ("mm-1234.img");
  * @type is the full protobuf name of the records' message, which readers
  * check ("crf.core.Inventory").  Writers are atomic: records go to a hidden
