@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "crf-layout.h"
+#include <crf/layout.h>
 #include "crf-private.h"
 
 struct crf_parasite;
