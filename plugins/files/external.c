@@ -270,12 +270,7 @@ int files_ext_dump_finish(struct crf_ctx *ctx)
 		m.fd = x->saved[i].fd;
 		r = crf_img_write(img, &m.base);
 	}
-	if (r < 0) {
-		if (img)
-			crf_img_abort(img);
-		return r;
-	}
-	return crf_img_close(img);
+	return crf_img_finish(img, r);
 }
 
 /* The --inherit-fd entry for @name, or NULL. */

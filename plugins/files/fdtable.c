@@ -275,10 +275,7 @@ int files_dump_task(struct crf_ctx *ctx)
 	if (r == 0)
 		r = walk(ctx, &d, path);
 	crf_ctx_set_priv(ctx, d.tree);
-	if (r < 0)
-		crf_img_abort(d.img);
-	else
-		r = crf_img_close(d.img);
+	r = crf_img_finish(d.img, r);
 	close(d.pidfd);
 	return r;
 }

@@ -506,11 +506,7 @@ int files_pipes_dump_finish(struct crf_ctx *ctx)
 		free(m.descs);
 		free(descs);
 	}
-	if (r < 0) {
-		crf_img_abort(img);
-		return r;
-	}
-	return crf_img_close(img);
+	return crf_img_finish(img, r);
 }
 
 /*

@@ -229,11 +229,7 @@ static int save_content(struct crf_ctx *ctx, struct unl_file *f, int copy)
 	if (r < 0)
 		return r;
 	r = save_extents(f, blob, fd, (uint64_t)f->st.st_size);
-	if (r < 0) {
-		crf_img_abort(blob);
-		return r;
-	}
-	return crf_img_close(blob);
+	return crf_img_finish(blob, r);
 }
 
 char *files_unlinked_dir(const char *path)
@@ -394,10 +390,5 @@ int files_unlinked_dump_finish(struct crf_ctx *ctx)
 		fill_record(&u->v[i], (uint32_t)i, &m, ext);
 		r = crf_img_write(img, &m.base);
 	}
-	if (r < 0) {
-		if (img)
-			crf_img_abort(img);
-		return r;
-	}
-	return crf_img_close(img);
+	return crf_img_finish(img, r);
 }

@@ -590,18 +590,10 @@ static double elapsed(const struct timespec *t0)
 
 static int finish_images(struct dump *d, int r)
 {
-	int c;
+	int b = crf_img_finish(d->blob, r);
 
-	if (r < 0) {
-		if (d->img)
-			crf_img_abort(d->img);
-		if (d->blob)
-			crf_img_abort(d->blob);
-		return r;
-	}
-	r = crf_img_close(d->blob);
-	c = crf_img_close(d->img);
-	return r < 0 ? r : c;
+	r = crf_img_finish(d->img, r);
+	return b < 0 ? b : r;
 }
 
 int mem_dump_task_data(struct crf_ctx *ctx)

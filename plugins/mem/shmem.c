@@ -167,11 +167,7 @@ static int save_object(struct crf_ctx *ctx, struct saver *s, const struct smaps_
 	r = write_object(s, v, kind, st);
 	if (r >= 0)
 		r = mem_pagemap_walk_shmem(&pm, s->fd, 0, 0, end, save_range, s);
-	if (r < 0) {
-		crf_img_abort(s->img);
-		return r;
-	}
-	return crf_img_close(s->img);
+	return crf_img_finish(s->img, r);
 }
 
 int mem_shm_dump(struct crf_ctx *ctx, pid_t pid, const struct smaps_vma *v, enum mem_kind kind,

@@ -126,10 +126,7 @@ static int save_segment(struct crf_ctx *ctx, const struct mem_sysv_seg *s, const
 
 			r = mem_shm_save_data(img, mem_page_size(), off, p + off, len);
 		}
-		if (r < 0)
-			crf_img_abort(img);
-		else
-			r = crf_img_close(img);
+		r = crf_img_finish(img, r);
 	}
 	shmdt(p);
 	return r;
