@@ -572,7 +572,7 @@ mutant files-pipe-size plugins/files/pipe.c 'e2e-pipes-kill' \
 	'	if (fcntl(p->ends[O_WRONLY], F_GETPIPE_SZ) != (int)m->capacity &&' '	if (0 &&'
 mutant files-eventfd plugins/files/anonfd-restore.c 'e2e-anonfds-kill' \
 	'an eventfd counter comes back zero' \
-	'	if (count && write(fd, &count, sizeof(count)) != sizeof(count)) {' '	if (0) {'
+	'	if (count && write(fd, &count, sizeof(count)) != sizeof(count))' '	if (0)'
 mutant files-timerfd-interval plugins/files/anonfd-restore.c 'e2e-anonfds-kill' \
 	'a timerfd loses its interval' \
 	'.it_interval = ns_ts(t->interval_ns)' '.it_interval = ns_ts(0)'

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 
 #include "anonfd.h"
@@ -278,18 +279,17 @@ static int check_task(struct crf_ctx *ctx, int pid)
 
 int files_kinds_check(struct crf_ctx *ctx)
 {
-	int dfd = fcntl(crf_imgdir_fd(crf_ctx_images(ctx)), F_DUPFD_CLOEXEC, 0);
+	_cleanup_close_ int dfd = fcntl(crf_imgdir_fd(crf_ctx_images(ctx)), F_DUPFD_CLOEXEC, 0);
+	_cleanup_closedir_ DIR *dir = NULL;
 	struct dirent *de;
-	DIR *dir;
 	int r = 0;
 
 	if (dfd < 0)
 		return crf_error_errno(errno, "image directory");
 	dir = fdopendir(dfd);
-	if (!dir) {
-		close(dfd);
+	if (!dir)
 		return crf_error_errno(errno, "image directory");
-	}
+	dfd = -1; /* closedir() closes it */
 	/* The directory's position is the dup's too: start from its beginning. */
 	rewinddir(dir);
 	while (r == 0 && (errno = 0, de = readdir(dir))) {
@@ -304,6 +304,5 @@ int files_kinds_check(struct crf_ctx *ctx)
 	}
 	if (r == 0 && errno)
 		r = crf_error_errno(errno, "image directory");
-	closedir(dir);
 	return r;
 }

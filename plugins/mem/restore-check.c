@@ -27,6 +27,7 @@
 #include <linux/capability.h>
 #include <linux/prctl.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 #include <crf/log.h>
 #include <crf/plugin.h>
@@ -203,20 +204,18 @@ int mem_restore_check(struct crf_ctx *ctx)
 	struct host h = {0};
 	struct dirent *de;
 	char name[64];
-	DIR *d;
-	int fd, pid, r = 0;
+	_cleanup_closedir_ DIR *d = NULL;
+	_cleanup_close_ int fd = -1;
+	int pid, r = 0;
 
 	probe_host(&h);
 	if (!h.missing && h.memlock == ~0ull)
 		return 0;
 	fd = openat(crf_imgdir_fd(crf_ctx_images(ctx)), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	d = fd < 0 ? NULL : fdopendir(fd);
-	if (!d) {
-		r = crf_error_errno(errno, "open the image directory");
-		if (fd >= 0)
-			close(fd);
-		return r;
-	}
+	if (!d)
+		return crf_error_errno(errno, "open the image directory");
+	fd = -1; /* closedir() closes it */
 	while (r >= 0 && (errno = 0, de = readdir(d))) {
 		if (sscanf(de->d_name, "mm-%d.img", &pid) != 1)
 			continue;
@@ -224,7 +223,6 @@ int mem_restore_check(struct crf_ctx *ctx)
 		if (!strcmp(name, de->d_name))
 			r = check_task(ctx, &h, name, pid);
 	}
-	closedir(d);
 	return r;
 }
 
@@ -273,17 +271,15 @@ static int mem_restore_check_foreign(struct crf_ctx *ctx)
 {
 	struct dirent *de;
 	char name[64];
-	DIR *d;
-	int fd, pid, r = 0;
+	_cleanup_closedir_ DIR *d = NULL;
+	_cleanup_close_ int fd = -1;
+	int pid, r = 0;
 
 	fd = openat(crf_imgdir_fd(crf_ctx_images(ctx)), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	d = fd < 0 ? NULL : fdopendir(fd);
-	if (!d) {
-		r = crf_error_errno(errno, "open the image directory");
-		if (fd >= 0)
-			close(fd);
-		return r;
-	}
+	if (!d)
+		return crf_error_errno(errno, "open the image directory");
+	fd = -1; /* closedir() closes it */
 	while (r >= 0 && (errno = 0, de = readdir(d))) {
 		if (sscanf(de->d_name, "mm-%d.img", &pid) != 1)
 			continue;
@@ -291,7 +287,6 @@ static int mem_restore_check_foreign(struct crf_ctx *ctx)
 		if (!strcmp(name, de->d_name))
 			r = check_foreign_task(ctx, name, pid);
 	}
-	closedir(d);
 	return r;
 }
 
