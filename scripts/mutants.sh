@@ -81,13 +81,17 @@ mutant mem-shared-private plugins/mem/restore.c 'e2e-shmem-kill' \
 	'} else if (v->has_shm_dev && v->has_shm_inode && v->kind != CRF__MEM__VMA_KIND__ANON_SHARED) {'
 mutant mem-brk plugins/mem/restore.c 'e2e-memory-kill' \
 	'the brk comes back at the start of the heap' \
-	'		.brk = f->brk,' '		.brk = f->start_brk,'
+	'	memcpy(mm.auxv, f->auxv, f->n_auxv * sizeof(mm.auxv[0]));' \
+	'	mm.brk = f->start_brk;
+	memcpy(mm.auxv, f->auxv, f->n_auxv * sizeof(mm.auxv[0]));'
 mutant mem-exe plugins/mem/restore.c 'e2e-mm-kill' \
 	'/proc/self/exe is left naming crf (no exe file handed to the restorer)' \
 	'	if (f->exe) {' '	if (0) {'
 mutant mem-environ plugins/mem/restore.c 'e2e-mm-kill' \
 	'the environment starts where the command line does' \
-	'		.env_start = f->env_start,' '		.env_start = f->arg_start,'
+	'	mm.auxv_len = f->n_auxv;' \
+	'	mm.auxv_len = f->n_auxv;
+	mm.env_start = f->arg_start;'
 
 mutant mem-madv-dontfork plugins/mem/smaps.c 'e2e-madvise-kill' \
 	'a mapping with MADV_DONTFORK ("dc") comes back without it' \

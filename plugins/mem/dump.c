@@ -300,17 +300,9 @@ static int write_header(struct dump *d)
 	Crf__Mem__Mm mm = CRF__MEM__MM__INIT;
 	Crf__Mem__MmFields f = CRF__MEM__MM_FIELDS__INIT;
 
-	f.start_code = d->mm.start_code;
-	f.end_code = d->mm.end_code;
-	f.start_data = d->mm.start_data;
-	f.end_data = d->mm.end_data;
-	f.start_brk = d->mm.start_brk;
-	f.brk = d->mm.brk;
-	f.start_stack = d->mm.start_stack;
-	f.arg_start = d->mm.arg_start;
-	f.arg_end = d->mm.arg_end;
-	f.env_start = d->mm.env_start;
-	f.env_end = d->mm.env_end;
+#define COPY_FIELD(name) f.name = d->mm.name;
+	CRF_MM_FIELDS(COPY_FIELD)
+#undef COPY_FIELD
 	f.n_auxv = d->mm.auxv_len;
 	f.auxv = d->mm.auxv;
 	f.exe = d->exe;
