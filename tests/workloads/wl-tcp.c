@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wl-tcp MODE: TCP sockets.
+ *
+ *   listen       an IPv4 and an IPv6 (v6only) listener with options and a
+ *                backlog; after the restore: addresses, options, backlog
+ *                equal, and each accepts a new connection
+ *   established  a listener and a connection both of whose ends are in the
+ *                process, with data in flight both ways: queued unread at
+ *                the receiver, sent but not acknowledged (the workload drops
+ *                one direction in nftables until it verifies, so the
+ *                sender retransmits after the restore), and not yet sent
+ *                (held by Nagle behind the unacknowledged data); after the
+ *                restore each stream goes on with no gap and no repeat
+ *   pending      a listener with a connection not yet accepted (refused)
+ *
+ * A stream's byte N is (N * 7 + direction) mod 251: a gap or a repeat shows.
+ */
+#include "wl.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <linux/sockios.h>
+
+#include "wl-inet.h"
+
+static char nft_table[64];
+
+static unsigned char pattern(int dir, uint64_t n)
+{
+	return (unsigned char)((n * 7 + (uint64_t)dir) % 251);
+}
+
+static void wr(int fd, int dir, uint64_t *pos, size_t n)
+{
+	unsigned char buf[4096];
+
+	while (n) {
+		size_t k = n < sizeof(buf) ? n : sizeof(buf);
+		ssize_t w;
+
+		for (size_t i = 0; i < k; i++)
+			buf[i] = pattern(dir, *pos + i);
+		w = write(fd, buf, k);
+		if (w <= 0)
+			wl_fail("write to stream %d at %llu: %s", dir, (unsigned long long)*pos,
+				strerror(errno));
+		*pos += (uint64_t)w;
+		n -= (size_t)w;
+	}
+}
+
+static void rd(int fd, int dir, uint64_t *pos, size_t n)
+{
+	unsigned char buf[4096];
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	while (n) {
+		ssize_t r;
+
+		if (poll(&p, 1, 20000) != 1)
+			wl_fail("stream %d: nothing to read at %llu for 20 s", dir,
+				(unsigned long long)*pos);
+		r = recv(fd, buf, n < sizeof(buf) ? n : sizeof(buf), MSG_DONTWAIT);
+		if (r < 0 && errno == EAGAIN)
+			continue;
+		if (r <= 0)
+			wl_fail("stream %d: read at %llu: %s", dir, (unsigned long long)*pos,
+				r ? strerror(errno) : "end of stream");
+		for (ssize_t i = 0; i < r; i++)
+			if (buf[i] != pattern(dir, *pos + (uint64_t)i))
+				wl_fail("stream %d: byte %llu is %u, wanted %u", dir,
+					(unsigned long long)(*pos + (uint64_t)i), buf[i],
+					pattern(dir, *pos + (uint64_t)i));
+		*pos += (uint64_t)r;
+		n -= (size_t)r;
+	}
+}
+
+static void nothing_more(int fd, int dir)
+{
+	char c;
+
+	if (recv(fd, &c, 1, MSG_DONTWAIT) >= 0 || errno != EAGAIN)
+		wl_fail("stream %d: more data than was sent", dir);
+}
+
+static int listener(int family, const char *addr, int backlog)
+{
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		wl_fail("socket: %s", strerror(errno));
+	if (family == AF_INET6)
+		wl_setint(fd, SOL_IPV6, IPV6_V6ONLY, 1);
+	wl_setint(fd, SOL_SOCKET, SO_REUSEADDR, 1);
+	wl_bind(fd, family, addr, 0);
+	if (listen(fd, backlog))
+		wl_fail("listen: %s", strerror(errno));
+	return fd;
+}
+
+static unsigned backlog_of(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(fd, SOL_TCP, TCP_INFO, &ti, &len))
+		wl_fail("TCP_INFO: %s", strerror(errno));
+	return ti.tcpi_sacked;
+}
+
+static int client_of(const struct wl_sk *l)
+{
+	int fd = socket(l->at.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		wl_fail("socket: %s", strerror(errno));
+	wl_connect(fd, l);
+	return fd;
+}
+
+static void accepts(struct wl_sk *l, int id)
+{
+	int c = client_of(l), s = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (s < 0)
+		wl_fail("listener %d: accept: %s", id, strerror(errno));
+	if (write(c, "hi", 2) != 2 || recv(s, (char[2]){0}, 2, MSG_WAITALL) != 2)
+		wl_fail("listener %d: a new connection carries nothing", id);
+	close(c);
+	close(s);
+}
+
+static void mode_listen(void)
+{
+	struct wl_sk l[2];
+
+	l[0].fd = listener(AF_INET, "127.0.0.1", 7);
+	l[1].fd = listener(AF_INET6, "::", 3);
+	wl_setint(l[0].fd, SOL_SOCKET, SO_KEEPALIVE, 1);
+	wl_setint(l[0].fd, SOL_TCP, TCP_NODELAY, 1);
+	wl_setint(l[1].fd, SOL_SOCKET, SO_RCVBUF, 100000);
+	wl_setint(l[1].fd, SOL_IPV6, IPV6_TCLASS, 0x28);
+	for (int i = 0; i < 2; i++) {
+		wl_sk_names(&l[i]);
+		wl_sk_record(&l[i]);
+	}
+	wl_ready();
+	wl_wait_verify();
+	for (int i = 0; i < 2; i++) {
+		wl_sk_check(&l[i], i);
+		if (backlog_of(l[i].fd) != (i ? 3u : 7u))
+			wl_fail("listener %d: backlog %u", i, backlog_of(l[i].fd));
+		accepts(&l[i], i);
+	}
+	wl_note("2 listeners: addresses, options, backlog as before; both accept");
+}
+
+static void unlock(void)
+{
+	char cmd[128];
+
+	if (!nft_table[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "nft delete table inet %s 2>/dev/null", nft_table);
+	if (system(cmd))
+		wl_note("nft table %s was gone already", nft_table);
+	nft_table[0] = '\0';
+}
+
+/* Drop the packets from @from to @to (their ports on loopback) until unlock(). */
+static void drop(const struct wl_sk *from, const struct wl_sk *to)
+{
+	const struct sockaddr_in *f = (const void *)&from->local, *t = (const void *)&to->local;
+	char cmd[512];
+
+	snprintf(nft_table, sizeof(nft_table), "wl_tcp_%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "nft 'add table inet %s; add chain inet %s o { type filter hook output priority "
+		 "-100; policy accept; }; add rule inet %s o tcp sport %u tcp dport %u drop'",
+		 nft_table, nft_table, nft_table, ntohs(f->sin_port), ntohs(t->sin_port));
+	if (system(cmd))
+		wl_fail("nft failed: %s", cmd);
+	atexit(unlock);
+}
+
+static void mode_established(void)
+{
+	struct wl_sk l = {0}, c = {0}, s = {0};
+	uint64_t cs_w = 0, cs_r = 0, sc_w = 0, sc_r = 0;
+	int unsent = 0;
+
+	l.fd = listener(AF_INET, "127.0.0.1", 4);
+	wl_sk_names(&l);
+	c.fd = client_of(&l);
+	s.fd = accept4(l.fd, NULL, NULL, SOCK_CLOEXEC);
+	if (s.fd < 0)
+		wl_fail("accept: %s", strerror(errno));
+	wl_setint(c.fd, SOL_SOCKET, SO_KEEPALIVE, 1);
+	wl_setint(c.fd, SOL_TCP, TCP_KEEPIDLE, 77);
+	wl_setint(c.fd, SOL_TCP, TCP_KEEPCNT, 4);
+	wl_setint(c.fd, SOL_SOCKET, SO_PRIORITY, 2);
+	wl_setint(c.fd, SOL_IP, IP_TOS, 0x08);
+	wl_setint(s.fd, SOL_TCP, TCP_NODELAY, 1);
+	wl_sk_record(&l);
+	wl_sk_record(&c);
+	wl_sk_record(&s);
+
+	/* Received, partly read. */
+	wr(s.fd, 1, &sc_w, 3000);
+	rd(c.fd, 1, &sc_r, 1000);
+	/* Sent but never acknowledged (c -> s dropped, acks included), then held by Nagle. */
+	drop(&c, &s);
+	wr(c.fd, 0, &cs_w, 5000);
+	usleep(50000);
+	wr(c.fd, 0, &cs_w, 3000);
+	wr(s.fd, 1, &sc_w, 2000);
+	usleep(50000);
+	if (ioctl(c.fd, SIOCOUTQNSD, &unsent) || unsent <= 0)
+		wl_downgrade("no unsent data in the send queue (%d bytes)", unsent);
+	wl_ready();
+	wl_wait_verify();
+
+	wl_sk_check(&l, 0);
+	wl_sk_check(&c, 1);
+	wl_sk_check(&s, 2);
+	unlock();
+	rd(c.fd, 1, &sc_r, (size_t)(sc_w - sc_r));
+	rd(s.fd, 0, &cs_r, (size_t)(cs_w - cs_r));
+	wr(c.fd, 0, &cs_w, 500);
+	wr(s.fd, 1, &sc_w, 700);
+	rd(s.fd, 0, &cs_r, 500);
+	rd(c.fd, 1, &sc_r, 700);
+	nothing_more(c.fd, 1);
+	nothing_more(s.fd, 0);
+	accepts(&l, 0);
+	wl_note("a connection in the tree: %llu and %llu bytes each way, no gap, no repeat; "
+		"%d bytes were unsent",
+		(unsigned long long)cs_r, (unsigned long long)sc_r, unsent);
+}
+
+static void mode_pending(void)
+{
+	struct wl_sk l = {0};
+	char buf[1];
+	int c, s;
+
+	l.fd = listener(AF_INET, "127.0.0.1", 4);
+	wl_sk_names(&l);
+	c = client_of(&l);
+	wl_ready();
+	wl_wait_verify();
+	s = accept4(l.fd, NULL, NULL, SOCK_CLOEXEC);
+	if (s < 0 || write(c, "x", 1) != 1 || recv(s, buf, 1, MSG_WAITALL) != 1 || buf[0] != 'x')
+		wl_fail("the pending connection: %s", strerror(errno));
+	accepts(&l, 0);
+	wl_note("the listener and its pending connection are intact after the refused dump");
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "listen";
+
+	wl_init("tcp");
+	if (!strcmp(mode, "listen"))
+		mode_listen();
+	else if (!strcmp(mode, "established"))
+		mode_established();
+	else if (!strcmp(mode, "pending"))
+		mode_pending();
+	else
+		wl_fail("unknown mode %s", mode);
+	return 0;
+}
