@@ -703,8 +703,8 @@ mutant net-tcp-seq plugins/net/tcp-repair.c 'e2e-tcp-established-kill' \
 	'a restored connection expects the byte after the one its peer sends next' \
 	'	    set_int(fd, TCP_QUEUE_SEQ, (int)c->rcv_seq) < 0)' \
 	'	    set_int(fd, TCP_QUEUE_SEQ, (int)c->rcv_seq + 1) < 0)'
-mutant net-lock plugins/net/netlock.c 'e2e-tcp-established-kill' \
-	'no network lock: a restored end whose peer is not made yet is answered with a reset' \
+mutant net-lock plugins/net/netlock.c 'e2e-tcp-outside-kill e2e-tcp-established-kill' \
+	'no network lock: the peer outside the tree, still sending, is answered with a reset' \
 	'	if (!buf)
 		return -ENOMEM;
 	snprintf(what, sizeof(what), "%s: the network lock", name);' \

@@ -13,6 +13,11 @@
  *                (held by Nagle behind the unacknowledged data); after the
  *                restore each stream goes on with no gap and no repeat
  *   pending      a listener with a connection not yet accepted (refused)
+ *   outside      a connection whose peer is a process outside the tree (a
+ *                grandchild, reparented away), which keeps sending during
+ *                the checkpoint: it must never see a reset, and both
+ *                streams go on with no gap and no repeat (the peer writes
+ *                its verdict to a file, which the workload checks)
  *
  * A stream's byte N is (N * 7 + direction) mod 251: a gap or a repeat shows.
  */
@@ -24,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/sockios.h>
@@ -266,6 +272,132 @@ static void mode_pending(void)
 	wl_note("the listener and its pending connection are intact after the refused dump");
 }
 
+/* The peer outside the tree: send stream 1 until stream 0 ends, check stream 0. */
+static _Noreturn void peer(const struct wl_sk *l, const char *result)
+{
+	uint64_t w = 0, r = 0;
+	int fd = client_of(l), ok = 1;
+	char why[160] = "";
+	FILE *f;
+
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	for (int i = 0; i < 60000; i++) {
+		unsigned char buf[4096];
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+
+		if (w < 2000000) {
+			unsigned char out[100];
+
+			for (int k = 0; k < 100; k++)
+				out[k] = pattern(1, w + (uint64_t)k);
+			n = send(fd, out, sizeof(out), MSG_NOSIGNAL);
+			if (n > 0)
+				w += (uint64_t)n;
+			else if (n < 0 && errno != EAGAIN) {
+				snprintf(why, sizeof(why), "send at %llu: %s", (unsigned long long)w,
+					 strerror(errno));
+				ok = 0;
+				break;
+			}
+		}
+		if (poll(&p, 1, 10) != 1)
+			continue;
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n == 0)
+			break;
+		if (n < 0 && errno == EAGAIN)
+			continue;
+		if (n < 0) {
+			snprintf(why, sizeof(why), "recv at %llu: %s", (unsigned long long)r,
+				 strerror(errno));
+			ok = 0;
+			break;
+		}
+		for (ssize_t k = 0; k < n && ok; k++)
+			if (buf[k] != pattern(0, r + (uint64_t)k)) {
+				snprintf(why, sizeof(why), "stream 0: byte %llu differs",
+					 (unsigned long long)(r + (uint64_t)k));
+				ok = 0;
+			}
+		r += (uint64_t)n;
+		if (!ok)
+			break;
+	}
+	f = fopen(result, "we");
+	if (f) {
+		if (ok)
+			fprintf(f, "ok %llu %llu\n", (unsigned long long)r, (unsigned long long)w);
+		else
+			fprintf(f, "FAIL %s\n", why);
+		fclose(f);
+	}
+	if (ok)
+		shutdown(fd, SHUT_WR);
+	_exit(0);
+}
+
+static void mode_outside(void)
+{
+	struct wl_sk l = {0}, s = {0};
+	uint64_t w = 0, r = 0;
+	char result[512], text[256] = "";
+	unsigned long long got = 0, sent = 0;
+	pid_t child;
+	int st;
+
+	snprintf(result, sizeof(result), "%s/wl-tcp-peer.%d", wl_tmpdir(), (int)getpid());
+	unlink(result);
+	l.fd = listener(AF_INET, "127.0.0.1", 4);
+	wl_sk_names(&l);
+	child = fork();
+	if (child < 0)
+		wl_fail("fork: %s", strerror(errno));
+	if (child == 0) {
+		if (setsid() < 0 || fork() != 0)
+			_exit(0);
+		close(l.fd);
+		peer(&l, result);
+	}
+	if (waitpid(child, &st, 0) != child)
+		wl_fail("waitpid: %s", strerror(errno));
+	s.fd = accept4(l.fd, NULL, NULL, SOCK_CLOEXEC);
+	if (s.fd < 0)
+		wl_fail("accept: %s", strerror(errno));
+	close(l.fd);
+	wl_setint(s.fd, SOL_TCP, TCP_NODELAY, 1);
+	wl_sk_record(&s);
+	wr(s.fd, 0, &w, 3000);
+	rd(s.fd, 1, &r, 2000);
+	wl_ready();
+	wl_wait_verify();
+	wl_sk_check(&s, 0);
+	rd(s.fd, 1, &r, 20000);
+	wr(s.fd, 0, &w, 3000);
+	shutdown(s.fd, SHUT_WR);
+	for (;;) {
+		unsigned char buf[4096];
+		ssize_t n = recv(s.fd, buf, sizeof(buf), MSG_PEEK);
+
+		if (n < 0)
+			wl_fail("stream 1: read at %llu: %s", (unsigned long long)r, strerror(errno));
+		if (n == 0)
+			break;
+		rd(s.fd, 1, &r, (size_t)n);
+	}
+	if (wl_read_file(result, text, sizeof(text)) < 0)
+		wl_fail("the peer outside the tree left no verdict in %s", result);
+	unlink(result);
+	if (sscanf(text, "ok %llu %llu", &got, &sent) != 2)
+		wl_fail("the peer outside the tree: %s", text);
+	if (got != w || sent != r)
+		wl_fail("the peer got %llu bytes of %llu, sent %llu of which %llu arrived", got,
+			(unsigned long long)w, sent, (unsigned long long)r);
+	wl_note("a connection to a peer outside the tree that kept sending: %llu and %llu "
+		"bytes, no reset, no gap, no repeat",
+		(unsigned long long)w, (unsigned long long)r);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "listen";
@@ -277,6 +409,8 @@ int main(int argc, char **argv)
 		mode_established();
 	else if (!strcmp(mode, "pending"))
 		mode_pending();
+	else if (!strcmp(mode, "outside"))
+		mode_outside();
 	else
 		wl_fail("unknown mode %s", mode);
 	return 0;
