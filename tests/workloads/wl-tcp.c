@@ -13,6 +13,10 @@
  *                (held by Nagle behind the unacknowledged data); after the
  *                restore each stream goes on with no gap and no repeat
  *   pending      a listener with a connection not yet accepted (refused)
+ *   pending-skip a listener with a connection not yet accepted from a process
+ *                outside the tree, for --skip-in-flight: the dump leaves it
+ *                out (kill) or leaves it queued (leave); the listener is
+ *                restored with its backlog and accepts new connections
  *   outside      a connection whose peer is a process outside the tree (a
  *                grandchild, reparented away), which keeps sending during
  *                the checkpoint: it must never see a reset, and both
@@ -29,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -398,6 +403,61 @@ static void mode_outside(void)
 		(unsigned long long)w, (unsigned long long)r);
 }
 
+static void mode_pending_skip(void)
+{
+	struct wl_sk l = {0};
+	char path[512], text[32] = "";
+	pid_t child, helper = 0;
+	int st, s;
+
+	snprintf(path, sizeof(path), "%s/wl-tcp-pending.%d", wl_tmpdir(), (int)getpid());
+	unlink(path);
+	l.fd = listener(AF_INET, "127.0.0.1", 5);
+	wl_sk_names(&l);
+	wl_sk_record(&l);
+	child = fork();
+	if (child < 0)
+		wl_fail("fork: %s", strerror(errno));
+	if (child == 0) {
+		FILE *f;
+
+		if (setsid() < 0 || fork() != 0)
+			_exit(0);
+		close(l.fd);
+		st = client_of(&l);
+		f = fopen(path, "we");
+		if (f) {
+			fprintf(f, "%d\n", (int)getpid());
+			fclose(f);
+		}
+		sleep(120);
+		_exit(0);
+	}
+	if (waitpid(child, &st, 0) != child)
+		wl_fail("waitpid: %s", strerror(errno));
+	for (int i = 0; i < 500 && wl_read_file(path, text, sizeof(text)) <= 0; i++)
+		usleep(10000);
+	helper = atoi(text);
+	if (helper <= 0)
+		wl_fail("the client outside the tree did not start");
+	wl_ready();
+	wl_wait_verify();
+	kill(helper, SIGKILL);
+	unlink(path);
+	wl_sk_check(&l, 0);
+	if (backlog_of(l.fd) != 5)
+		wl_fail("backlog %u", backlog_of(l.fd));
+	/* The connection left out (kill) or still queued (leave). */
+	s = poll(&(struct pollfd){.fd = l.fd, .events = POLLIN}, 1, 0) == 1
+		    ? accept4(l.fd, NULL, NULL, SOCK_CLOEXEC)
+		    : -1;
+	if (s >= 0)
+		close(s);
+	accepts(&l, 0);
+	wl_note("a listener with a connection not yet accepted: %s; accepts new ones",
+		s >= 0 ? "still queued" : "left out");
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "listen";
@@ -409,6 +469,8 @@ int main(int argc, char **argv)
 		mode_established();
 	else if (!strcmp(mode, "pending"))
 		mode_pending();
+	else if (!strcmp(mode, "pending-skip"))
+		mode_pending_skip();
 	else if (!strcmp(mode, "outside"))
 		mode_outside();
 	else
