@@ -7,6 +7,7 @@ pkgs=(
 	libinih-dev libprotobuf-c-dev protobuf-c-compiler
 	libcap-dev libnl-3-dev libnl-route-3-dev
 	libcmocka-dev python3
+	nftables
 )
 missing=()
 for p in "${pkgs[@]}"; do

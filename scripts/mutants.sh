@@ -684,6 +684,35 @@ mutant net-probe plugins/net/probe-diag.c 'cli' \
 	'unix_diag is reported missing where it works' \
 	'		crf_probe_feature(ctx, "unix-diag", true, true,' \
 	'		crf_probe_feature(ctx, "unix-diag", false, true,'
+# net: TCP and UDP sockets (docs/net.md)
+mutant net-udp-datagram plugins/net/udp.c 'e2e-udp-kill' \
+	'the oldest datagram of each UDP receive queue is not queued again at the restore' \
+	'	for (size_t i = 0; i < sk->n_rcvq; i++) {
+		r = inject(sk, sk->rcvq[i], name);' \
+	'	for (size_t i = 1; i < sk->n_rcvq; i++) {
+		r = inject(sk, sk->rcvq[i], name);'
+mutant net-sockopt plugins/net/sockopt.c 'e2e-udp-kill e2e-tcp-established-kill' \
+	'the first saved socket option is not set again' \
+	'	for (size_t i = 0; i < sk->n_opts; i++) {
+		const Crf__Net__SockOpt *o = sk->opts[i];
+		const char *label' \
+	'	for (size_t i = 1; i < sk->n_opts; i++) {
+		const Crf__Net__SockOpt *o = sk->opts[i];
+		const char *label'
+mutant net-tcp-sendq plugins/net/tcp-repair.c 'e2e-tcp-established-kill' \
+	'the sent but unacknowledged part of a TCP send queue is not restored' \
+	'	if (write_queue(fd, TCP_SEND_QUEUE, c->send_queue.data, sent) < 0)' \
+	'	if (0)'
+mutant net-tcp-seq plugins/net/tcp-repair.c 'e2e-tcp-established-kill' \
+	'a restored connection expects the byte after the one its peer sends next' \
+	'	    set_int(fd, TCP_QUEUE_SEQ, (int)c->rcv_seq) < 0)' \
+	'	    set_int(fd, TCP_QUEUE_SEQ, (int)c->rcv_seq + 1) < 0)'
+mutant net-lock plugins/net/netlock.c 'e2e-tcp-outside-kill e2e-tcp-established-kill' \
+	'no network lock: the peer outside the tree, still sending, is answered with a reset' \
+	'	if (!buf)
+		return -ENOMEM;
+	snprintf(what, sizeof(what), "%s: the network lock", name);' \
+	'	return 0;'
 mutant cgroup-probe plugins/cgroup/probe.c 'cli' \
 	'the cgroup v2 mount is reported missing where it is mounted' \
 	'crf_probe_feature(ctx, "cgroup2-mount", true, true, "cgroup2 mounted at %s", mnt);' \

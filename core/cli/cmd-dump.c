@@ -20,6 +20,8 @@ enum {
 	OPT_SHELL_JOB,
 	OPT_INHERIT_STDIO,
 	OPT_EXTERNAL,
+	OPT_TCP_ESTABLISHED,
+	OPT_SKIP_IN_FLIGHT,
 };
 
 static const char help[] =
@@ -40,7 +42,11 @@ static const char help[] =
 	"                         external: crf restore --inherit-fd fd[N]:RES will\n"
 	"                         connect an fd of its own in its place (repeatable)\n"
 	"      --inherit-stdio    do not save fds 0-2 that are not terminals: they will\n"
-	"                         be crf restore --inherit-stdio's own\n";
+	"                         be crf restore --inherit-stdio's own\n"
+	"      --tcp-established  save established TCP connections (in repair mode, with\n"
+	"                         a network lock); without it they are refused\n"
+	"      --skip-in-flight   leave out TCP connections not yet accepted (their\n"
+	"                         peers see a reset); without it they are refused\n";
 
 struct dump_args {
 	pid_t pid;
@@ -95,6 +101,12 @@ static int handle(void *data, int c, const char *arg)
 			return crf_usage_error(a->o, "--external %s: not pipe:[INODE] or fifo:[INODE]",
 					       arg);
 		return strv_push(&a->o->external, arg) < 0 ? -ENOMEM : 0;
+	case OPT_TCP_ESTABLISHED:
+		a->o->tcp_established = true;
+		return 0;
+	case OPT_SKIP_IN_FLIGHT:
+		a->o->skip_in_flight = true;
+		return 0;
 	case OPT_FREEZE:
 		if (strcmp(arg, "auto") && strcmp(arg, "cgroup") && strcmp(arg, "ptrace"))
 			return crf_usage_error(a->o, "--freeze must be auto, cgroup or ptrace");
@@ -115,6 +127,8 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 		{ "shell-job", no_argument, NULL, OPT_SHELL_JOB },
 		{ "inherit-stdio", no_argument, NULL, OPT_INHERIT_STDIO },
 		{ "external", required_argument, NULL, OPT_EXTERNAL },
+		{ "tcp-established", no_argument, NULL, OPT_TCP_ESTABLISHED },
+		{ "skip-in-flight", no_argument, NULL, OPT_SKIP_IN_FLIGHT },
 		{ 0 },
 	};
 	struct dump_args a = { .o = o, .freeze = "auto" };

@@ -35,6 +35,9 @@ struct crf_opts {
 	struct strv external;
 	struct strv inherit_fd;
 	const char *file_validation;
+	/* dump --tcp-established, --skip-in-flight: the net plugin's keys of those names */
+	bool tcp_established;
+	bool skip_in_flight;
 };
 
 enum {

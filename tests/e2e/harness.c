@@ -4,7 +4,7 @@
  *
  *   harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]
  *           [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]
- *           [--settle MS] [--own-cgroup] [--own-cgroups-v1] [--pty]
+ *           [--settle MS] [--pause MS] [--own-cgroup] [--own-cgroups-v1] [--pty]
  *           [--restore-arg ARG]... [--expect-stopped]
  *           [--expect-restore-fail REGEX] [--expect-verify-fail REGEX]
  *           [--outside-pipe FD | --outside-fifo FD] [--max-image-kb N]
@@ -24,6 +24,8 @@
  *   twice  dump, restore, dump the restored process into DIR.2, restore
  *          that, verify
  *   --settle MS: wait MS ms between ready and the first dump
+ *   --pause MS: (mode kill) wait MS ms between the dump and the restore, as
+ *          an operator might: what lies outside the tree goes on meanwhile
  *   --counter-lines: the "counter: N" lines the workload printed into
  *          the log (before the dump, and after the restore: its fds 1
  *          and 2 are the log again, appended to) must count 1, 2, 3...
@@ -99,7 +101,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]\n"
 		"               [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]\n"
-		"               [--settle MS] [--own-cgroup] [--own-cgroups-v1] [--pty]\n"
+		"               [--settle MS] [--pause MS] [--own-cgroup] [--own-cgroups-v1] [--pty]\n"
 		"               [--restore-arg ARG]... [--expect-stopped]\n"
 		"               [--expect-restore-fail REGEX]\n"
 		"               [--expect-verify-fail REGEX] [--max-image-kb N]\n"
@@ -121,6 +123,7 @@ static void parse(int argc, char **argv)
 		{"dump-arg", required_argument, NULL, 'a'},
 		{"counter-lines", no_argument, NULL, 'l'},
 		{"settle", required_argument, NULL, 's'},
+		{"pause", required_argument, NULL, 'P'},
 		{"own-cgroup", no_argument, NULL, 'g'},
 		{"own-cgroups-v1", no_argument, NULL, 'G'},
 		{"pty", no_argument, NULL, 'p'},
@@ -171,6 +174,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 's':
 			h.settle_ms = atoi(optarg);
+			break;
+		case 'P':
+			h.pause_ms = atoi(optarg);
 			break;
 		case 'g':
 			h.own_cgroup = true;

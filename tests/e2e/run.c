@@ -292,6 +292,7 @@ void run(void)
 	switch (h.mode) {
 	case MODE_KILL:
 		dump(h.dir, false);
+		sleep_ms(h.pause_ms);
 		restore(h.dir);
 		if (h.expect_restore_fail)
 			return;

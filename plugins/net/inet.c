@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * TCP and UDP sockets as fd kinds "tcp" and "udp".  The files plugin's walk
+ * finds them and keeps the fd table; the dump handler here takes its own
+ * copy of the socket (pidfd_getfd: the tree is frozen, the parasite out),
+ * describes it as a crf.net.InetSk and saves that, packed, as the fd's
+ * payload.  The restore handler makes a socket of it in the restored task
+ * and returns it.  A socket whose state cannot be made again exactly is
+ * refused, named by its addresses.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <crf/cleanup.h>
+
+#include "inet.h"
+
+void *inet_memdup(const void *p, size_t len)
+{
+	void *q = malloc(len ? len : 1);
+
+	if (q && len)
+		memcpy(q, p, len);
+	return q;
+}
+
+void inet_sk_free(Crf__Net__InetSk *sk)
+{
+	if (sk)
+		protobuf_c_message_free_unpacked(&sk->base, NULL);
+}
+
+Crf__Net__Addr *inet_addr_new(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in *in = (const void *)ss;
+	const struct sockaddr_in6 *in6 = (const void *)ss;
+	Crf__Net__Addr *a = malloc(sizeof(*a));
+
+	if (!a)
+		return NULL;
+	crf__net__addr__init(a);
+	if (ss->ss_family == AF_INET6) {
+		a->addr.data = inet_memdup(&in6->sin6_addr, 16);
+		a->addr.len = 16;
+		a->port = ntohs(in6->sin6_port);
+	} else {
+		a->addr.data = inet_memdup(&in->sin_addr, 4);
+		a->addr.len = 4;
+		a->port = ntohs(in->sin_port);
+	}
+	if (!a->addr.data) {
+		free(a);
+		return NULL;
+	}
+	return a;
+}
+
+void inet_addr_to_sa(int family, const Crf__Net__Addr *a, struct sockaddr_storage *ss,
+		     socklen_t *len)
+{
+	struct sockaddr_in *in = (void *)ss;
+	struct sockaddr_in6 *in6 = (void *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET6) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)a->port);
+		if (a->addr.len == 16)
+			memcpy(&in6->sin6_addr, a->addr.data, 16);
+		*len = sizeof(*in6);
+	} else {
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)a->port);
+		if (a->addr.len == 4)
+			memcpy(&in->sin_addr, a->addr.data, 4);
+		*len = sizeof(*in);
+	}
+}
+
+bool inet_addr_is_any(const Crf__Net__Addr *a)
+{
+	for (size_t i = 0; i < a->addr.len; i++)
+		if (a->addr.data[i])
+			return false;
+	return true;
+}
+
+const char *inet_addr_str(const Crf__Net__Addr *a, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	if (a->addr.len == 16) {
+		inet_ntop(AF_INET6, a->addr.data, ip, sizeof(ip));
+		snprintf(buf, len, "[%s]:%u", ip, a->port);
+	} else {
+		if (a->addr.len == 4)
+			inet_ntop(AF_INET, a->addr.data, ip, sizeof(ip));
+		snprintf(buf, len, "%s:%u", ip, a->port);
+	}
+	return buf;
+}
+
+const char *inet_sk_name(const Crf__Net__InetSk *sk, char *buf)
+{
+	char l[64], p[64];
+
+	inet_addr_str(sk->local, l, sizeof(l));
+	if (sk->peer)
+		snprintf(buf, INET_NAME_MAX, "%s %s -> %s",
+			 sk->proto == CRF__NET__PROTO__TCP ? "tcp" : "udp", l,
+			 inet_addr_str(sk->peer, p, sizeof(p)));
+	else
+		snprintf(buf, INET_NAME_MAX, "%s %s", sk->proto == CRF__NET__PROTO__TCP ? "tcp" : "udp",
+			 l);
+	return buf;
+}
+
+/* A copy of fd @obj->id of @obj->pid (the files plugin's own copy is not public). */
+static int copy_fd(const struct crf_object *obj)
+{
+	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, obj->pid, 0);
+	int fd;
+
+	if (pidfd < 0)
+		return crf_error_errno(errno, "pid %d: pidfd_open", (int)obj->pid);
+	fd = (int)syscall(SYS_pidfd_getfd, pidfd, obj->id, 0);
+	if (fd < 0)
+		return crf_error_errno(errno, "pid %d: pidfd_getfd of fd %d", (int)obj->pid,
+				       obj->id);
+	return fd;
+}
+
+static int sockopt_int(int fd, int level, int name, int *v)
+{
+	socklen_t len = sizeof(*v);
+
+	return getsockopt(fd, level, name, v, &len) ? -errno : 0;
+}
+
+/* Family, protocol and both addresses of @fd into @sk. */
+static int describe(const struct crf_object *obj, int fd, Crf__Net__InetSk *sk)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int family, type;
+
+	if (sockopt_int(fd, SOL_SOCKET, SO_DOMAIN, &family) ||
+	    sockopt_int(fd, SOL_SOCKET, SO_TYPE, &type))
+		return crf_error_errno(errno, "pid %d: fd %d: SO_DOMAIN", (int)obj->pid, obj->id);
+	if ((family != AF_INET && family != AF_INET6) ||
+	    (type != SOCK_STREAM && type != SOCK_DGRAM))
+		return crf_error_errno(EOPNOTSUPP,
+				       "pid %d: fd %d (%s): socket of family %d, type %d: "
+				       "not TCP or UDP",
+				       (int)obj->pid, obj->id, obj->desc, family, type);
+	sk->family = family;
+	sk->proto = type == SOCK_STREAM ? CRF__NET__PROTO__TCP : CRF__NET__PROTO__UDP;
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		return crf_error_errno(errno, "pid %d: fd %d: getsockname", (int)obj->pid, obj->id);
+	sk->local = inet_addr_new(&ss);
+	len = sizeof(ss);
+	if (!getpeername(fd, (struct sockaddr *)&ss, &len)) {
+		sk->peer = inet_addr_new(&ss);
+		if (!sk->peer)
+			return -ENOMEM;
+	} else if (errno != ENOTCONN) {
+		return crf_error_errno(errno, "pid %d: fd %d: getpeername", (int)obj->pid, obj->id);
+	}
+	return sk->local ? 0 : -ENOMEM;
+}
+
+static bool config_yes(struct crf_ctx *ctx, const char *key)
+{
+	const char *v = crf_ctx_config(ctx, key);
+
+	return v && (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1"));
+}
+
+static int save(struct crf_ctx *ctx, const struct crf_object *obj, const Crf__Net__InetSk *sk)
+{
+	size_t len = crf__net__inet_sk__get_packed_size(sk);
+	_cleanup_free_ uint8_t *buf = NULL;
+	char name[INET_NAME_MAX];
+
+	if (len > CRF_FD_PAYLOAD_MAX)
+		return crf_error_errno(E2BIG, "%s: %zu bytes of state, more than the %u a socket "
+				       "may have in its fd record",
+				       inet_sk_name(sk, name), len, CRF_FD_PAYLOAD_MAX);
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	crf__net__inet_sk__pack(sk, buf);
+	return crf_fd_save_payload(ctx, obj, buf, len);
+}
+
+int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj)
+{
+	struct inet_opts o = {
+		.tcp_established = config_yes(ctx, "tcp-established"),
+		.skip_in_flight = config_yes(ctx, "skip-in-flight"),
+	};
+	_cleanup_close_ int fd = -1;
+	Crf__Net__InetSk *sk;
+	char name[INET_NAME_MAX];
+	int r;
+
+	if (!obj->data)
+		return crf_error_errno(EINVAL, "fd %d: no fd information", obj->id);
+	fd = copy_fd(obj);
+	if (fd < 0)
+		return fd;
+	sk = malloc(sizeof(*sk));
+	if (!sk)
+		return -ENOMEM;
+	crf__net__inet_sk__init(sk);
+	r = describe(obj, fd, sk);
+	if (r >= 0)
+		r = sockopt_dump(fd, sk);
+	if (r >= 0 && sk->proto == CRF__NET__PROTO__UDP)
+		r = udp_dump(fd, sk, inet_sk_name(sk, name));
+	else if (r >= 0)
+		r = tcp_dump(fd, sk, &o);
+	if (r >= 0)
+		r = save(ctx, obj, sk);
+	if (r >= 0)
+		crf_debug("pid %d: fd %d: %s saved", (int)obj->pid, obj->id,
+			  inet_sk_name(sk, name));
+	inet_sk_free(sk);
+	return r;
+}
+
+int inet_restore(struct crf_ctx *ctx, const struct crf_object *obj)
+{
+	const struct crf_fd_info *info = obj->data;
+	Crf__Net__InetSk *sk;
+	char name[INET_NAME_MAX];
+	int nonblock, fd;
+
+	(void)ctx;
+	if (!info || !info->payload_len)
+		return crf_error_errno(EBADMSG, "fd %d: no socket state saved", obj->id);
+	sk = crf__net__inet_sk__unpack(NULL, info->payload_len, info->payload);
+	if (!sk || !sk->local || (sk->family != AF_INET && sk->family != AF_INET6)) {
+		inet_sk_free(sk);
+		return crf_error_errno(EBADMSG, "fd %d: the socket's record does not decode",
+				       obj->id);
+	}
+	nonblock = info->flags & O_NONBLOCK ? SOCK_NONBLOCK : 0;
+	inet_sk_name(sk, name);
+	if (sk->proto == CRF__NET__PROTO__UDP)
+		fd = udp_restore(sk, nonblock, name);
+	else
+		fd = tcp_restore(sk, nonblock, name);
+	if (fd >= 0)
+		crf_debug("fd %d: %s restored", obj->id, name);
+	inet_sk_free(sk);
+	return fd;
+}
+
+/*
+ * The dump's hooks.  DUMP_PAUSE holds nothing, but makes the core call
+ * DUMP_UNDO or DUMP_RESUME, which give the sockets put in repair mode back
+ * to the tree and drop the network lock before it is thawed.  A dump that
+ * kills the tree calls neither: its sockets die in repair mode, silently
+ * (no FIN, no RST), and the lock stays until the restore is done with it.
+ */
+int inet_dump_pause(struct crf_ctx *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+int inet_dump_undo(struct crf_ctx *ctx)
+{
+	(void)ctx;
+	tcp_repair_release();
+	netlock_dump_release();
+	return 0;
+}
+
+int inet_dump_finish(struct crf_ctx *ctx)
+{
+	return netlock_dump_finish(ctx);
+}
+
+int inet_dump_cleanup(struct crf_ctx *ctx)
+{
+	(void)ctx;
+	tcp_repair_forget();
+	netlock_dump_forget();
+	return 0;
+}
+
+int inet_restore_prepare(struct crf_ctx *ctx)
+{
+	return netlock_restore_prepare(ctx);
+}
+
+int inet_restore_cleanup(struct crf_ctx *ctx)
+{
+	(void)ctx;
+	netlock_restore_release();
+	return 0;
+}

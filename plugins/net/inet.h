@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * inet.h - what the TCP and UDP files of the net plugin share.
+ *
+ * A socket's state is a crf.net.InetSk (inet.proto), saved packed as the
+ * payload of its fd record; the files plugin keeps the fd table.
+ */
+#ifndef CRF_PLUGIN_NET_INET_H
+#define CRF_PLUGIN_NET_INET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include <crf/plugin.h>
+
+#include "inet.pb-c.h"
+
+/* "tcp 127.0.0.1:18777 -> 127.0.0.1:40112" and the like: the name of a socket in messages. */
+#define INET_NAME_MAX 128
+
+/* Addresses. */
+void inet_addr_to_sa(int family, const Crf__Net__Addr *a, struct sockaddr_storage *ss,
+		     socklen_t *len);
+/* A new Addr (malloc'd, with its bytes) of @ss, or NULL. */
+Crf__Net__Addr *inet_addr_new(const struct sockaddr_storage *ss);
+bool inet_addr_is_any(const Crf__Net__Addr *a);
+/* "1.2.3.4:80", "[::1]:80" into @buf. */
+const char *inet_addr_str(const Crf__Net__Addr *a, char *buf, size_t len);
+/* "tcp LOCAL -> PEER" (or "tcp LOCAL" unconnected) into @buf (INET_NAME_MAX). */
+const char *inet_sk_name(const Crf__Net__InetSk *sk, char *buf);
+
+/*
+ * Every part of a dumped InetSk is malloc'd, so that it is freed as a whole
+ * like an unpacked one.
+ */
+void inet_sk_free(Crf__Net__InetSk *sk);
+/* A malloc'd copy of @len bytes, or NULL. */
+void *inet_memdup(const void *p, size_t len);
+
+/* Common socket options (sockopt.c). */
+int sockopt_dump(int fd, Crf__Net__InetSk *sk);
+int sockopt_restore(int fd, const Crf__Net__InetSk *sk, const char *name);
+/* Set SO_REUSEADDR again as saved: leaving TCP repair mode clears it. */
+int sockopt_restore_reuse(int fd, const Crf__Net__InetSk *sk, const char *name);
+
+/* UDP (udp.c): the receive queue at the dump, the datagrams re-queued at the restore. */
+int udp_dump(int fd, Crf__Net__InetSk *sk, const char *name);
+int udp_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name);
+
+/* TCP (tcp.c, tcp-repair.c). */
+struct inet_opts {
+	bool tcp_established; /* --tcp-established */
+	bool skip_in_flight;  /* --skip-in-flight */
+};
+int tcp_dump(int fd, Crf__Net__InetSk *sk, const struct inet_opts *o);
+int tcp_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name);
+/* bind() to @sk->local in repair mode, which shares the port with the tree's other sockets. */
+int tcp_bind_repair(int fd, const Crf__Net__InetSk *sk, const char *name);
+/* Established: dump in repair mode (the socket is left in it), restore through it. */
+int tcp_repair_dump(int fd, Crf__Net__InetSk *sk, const char *name);
+int tcp_repair_restore(int fd, const Crf__Net__InetSk *sk, const char *name);
+/* Leave repair mode on every socket the dump put in it (DUMP_UNDO, DUMP_RESUME). */
+void tcp_repair_release(void);
+/* Close the dump's copies of those sockets (DUMP_CLEANUP). */
+void tcp_repair_forget(void);
+
+/* The network lock (netlock.c): drop a connection's packets while it is frozen. */
+int netlock_conn(const Crf__Net__InetSk *sk, const char *name);
+void netlock_dump_release(void);
+/* The dump is over and the lock, if still held, stays for the restore (DUMP_CLEANUP). */
+void netlock_dump_forget(void);
+int netlock_dump_finish(struct crf_ctx *ctx);
+int netlock_restore_prepare(struct crf_ctx *ctx);
+void netlock_restore_release(void);
+
+/* The hooks and handlers (inet.c). */
+int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj);
+int inet_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int inet_dump_pause(struct crf_ctx *ctx);
+int inet_dump_undo(struct crf_ctx *ctx);
+int inet_dump_finish(struct crf_ctx *ctx);
+int inet_dump_cleanup(struct crf_ctx *ctx);
+int inet_restore_prepare(struct crf_ctx *ctx);
+int inet_restore_cleanup(struct crf_ctx *ctx);
+
+#endif

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Socket options common to TCP and UDP.  The dump compares each option of
+ * the table below with its value on a fresh socket of the same family, type
+ * and protocol, and saves only those that differ, as getsockopt() gave
+ * them; the restore sets them on the new socket before it is bound (some,
+ * SO_REUSEADDR, IPV6_V6ONLY, SO_BINDTODEVICE, decide whether the bind
+ * succeeds and how).  An option the kernel does not know for this socket
+ * (getsockopt fails on either) is left out.
+ *
+ * SO_RCVBUF and SO_SNDBUF read back twice the value set (the kernel doubles
+ * it for its bookkeeping overhead), so half the saved value is set, with
+ * the *FORCE variant so that net.core.[rw]mem_max does not cap it.  Setting
+ * them locks the size: a TCP connection whose buffers the kernel tuned
+ * comes back with the tuned size, fixed.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <netinet/udp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <crf/cleanup.h>
+
+#include "inet.h"
+
+struct sockopt_def {
+	int level, name;
+	const char *label;
+	unsigned char proto; /* 0 any, else the Crf__Net__Proto it applies to */
+	bool v6;	     /* AF_INET6 only */
+};
+
+#define SO(n) {SOL_SOCKET, n, #n, 0, false}
+#define IP(n) {SOL_IP, n, #n, 0, false}
+#define IP6(n) {SOL_IPV6, n, #n, 0, true}
+#define TCP(n) {SOL_TCP, n, #n, CRF__NET__PROTO__TCP, false}
+#define IPUDP(n) {SOL_IP, n, #n, CRF__NET__PROTO__UDP, false}
+
+static const struct sockopt_def opts[] = {
+	SO(SO_REUSEADDR),
+	SO(SO_REUSEPORT),
+	SO(SO_KEEPALIVE),
+	SO(SO_RCVBUF),
+	SO(SO_SNDBUF),
+	SO(SO_PRIORITY),
+	SO(SO_MARK),
+	SO(SO_LINGER),
+	SO(SO_BINDTODEVICE),
+	SO(SO_BROADCAST),
+	SO(SO_OOBINLINE),
+	SO(SO_RCVLOWAT),
+	SO(SO_RCVTIMEO),
+	SO(SO_SNDTIMEO),
+	SO(SO_TIMESTAMP),
+	SO(SO_PASSCRED),
+	IP(IP_TOS),
+	IP(IP_TTL),
+	IP(IP_FREEBIND),
+	IP(IP_TRANSPARENT),
+	IP(IP_RECVERR),
+	IP(IP_PKTINFO),
+	IP(IP_MTU_DISCOVER),
+	IPUDP(IP_MULTICAST_TTL),
+	IPUDP(IP_MULTICAST_LOOP),
+	IP6(IPV6_V6ONLY),
+	IP6(IPV6_TCLASS),
+	IP6(IPV6_UNICAST_HOPS),
+	IP6(IPV6_RECVPKTINFO),
+	IP6(IPV6_MTU_DISCOVER),
+	IP6(IPV6_TRANSPARENT),
+	IP6(IPV6_FREEBIND),
+	TCP(TCP_NODELAY),
+	TCP(TCP_CORK),
+	TCP(TCP_KEEPIDLE),
+	TCP(TCP_KEEPINTVL),
+	TCP(TCP_KEEPCNT),
+	TCP(TCP_USER_TIMEOUT),
+	TCP(TCP_DEFER_ACCEPT),
+	TCP(TCP_CONGESTION),
+	TCP(TCP_NOTSENT_LOWAT),
+	TCP(TCP_LINGER2),
+	TCP(TCP_SYNCNT),
+};
+
+/* The largest value in the table: TCP_CONGESTION's name, SO_BINDTODEVICE's. */
+#define OPT_MAX 64
+
+static bool applies(const struct sockopt_def *d, const Crf__Net__InetSk *sk)
+{
+	return (!d->proto || d->proto == sk->proto) && (!d->v6 || sk->family == AF_INET6);
+}
+
+static int add_opt(Crf__Net__InetSk *sk, const struct sockopt_def *d, const void *v,
+		   socklen_t len)
+{
+	Crf__Net__SockOpt **n, *o;
+
+	n = realloc(sk->opts, (sk->n_opts + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	sk->opts = n;
+	o = malloc(sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	crf__net__sock_opt__init(o);
+	o->level = d->level;
+	o->name = d->name;
+	o->value.data = inet_memdup(v, len);
+	o->value.len = len;
+	if (!o->value.data) {
+		free(o);
+		return -ENOMEM;
+	}
+	sk->opts[sk->n_opts++] = o;
+	return 0;
+}
+
+int sockopt_dump(int fd, Crf__Net__InetSk *sk)
+{
+	int type = sk->proto == CRF__NET__PROTO__TCP ? SOCK_STREAM : SOCK_DGRAM;
+	_cleanup_close_ int fresh = socket(sk->family, type | SOCK_CLOEXEC, 0);
+	unsigned char v[OPT_MAX], f[OPT_MAX];
+	socklen_t vl, fl;
+	int r;
+
+	if (fresh < 0)
+		return crf_error_errno(errno, "a fresh socket to compare options with");
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		if (!applies(&opts[i], sk))
+			continue;
+		vl = fl = OPT_MAX;
+		memset(v, 0, sizeof(v));
+		memset(f, 0, sizeof(f));
+		if (getsockopt(fd, opts[i].level, opts[i].name, v, &vl) ||
+		    getsockopt(fresh, opts[i].level, opts[i].name, f, &fl))
+			continue;
+		if (vl == fl && !memcmp(v, f, vl))
+			continue;
+		r = add_opt(sk, &opts[i], v, vl);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static const char *label_of(int level, int name)
+{
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		if (opts[i].level == level && opts[i].name == name)
+			return opts[i].label;
+	return NULL;
+}
+
+/* Half of what SO_RCVBUF/SO_SNDBUF read, forced past the sysctl caps. */
+static int set_buf(int fd, int name, const Crf__Net__SockOpt *o)
+{
+	int v;
+
+	if (o->value.len != sizeof(v))
+		return -EINVAL;
+	memcpy(&v, o->value.data, sizeof(v));
+	v /= 2;
+	if (!setsockopt(fd, SOL_SOCKET, name == SO_RCVBUF ? SO_RCVBUFFORCE : SO_SNDBUFFORCE, &v,
+			sizeof(v)))
+		return 0;
+	return setsockopt(fd, SOL_SOCKET, name, &v, sizeof(v)) ? -errno : 0;
+}
+
+int sockopt_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
+{
+	for (size_t i = 0; i < sk->n_opts; i++) {
+		const Crf__Net__SockOpt *o = sk->opts[i];
+		const char *label = label_of(o->level, o->name);
+		int r;
+
+		if (!label)
+			return crf_error_errno(EBADMSG, "%s: option %d:%d is not one crf knows",
+					       name, o->level, o->name);
+		if (o->level == SOL_SOCKET && (o->name == SO_RCVBUF || o->name == SO_SNDBUF))
+			r = set_buf(fd, o->name, o);
+		else
+			r = setsockopt(fd, o->level, o->name, o->value.data,
+				       (socklen_t)o->value.len)
+				    ? -errno
+				    : 0;
+		if (r < 0)
+			return crf_error_errno(-r, "%s: setsockopt(%s)", name, label);
+	}
+	return 0;
+}
+
+int sockopt_restore_reuse(int fd, const Crf__Net__InetSk *sk, const char *name)
+{
+	for (size_t i = 0; i < sk->n_opts; i++) {
+		const Crf__Net__SockOpt *o = sk->opts[i];
+
+		if (o->level == SOL_SOCKET && o->name == SO_REUSEADDR &&
+		    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, o->value.data, (socklen_t)o->value.len))
+			return crf_error_errno(errno, "%s: setsockopt(SO_REUSEADDR)", name);
+	}
+	return 0;
+}

@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wl-tcp MODE: TCP sockets.
+ *
+ *   listen       an IPv4 and an IPv6 (v6only) listener with options and a
+ *                backlog; after the restore: addresses, options, backlog
+ *                equal, and each accepts a new connection
+ *   established  a listener and a connection both of whose ends are in the
+ *                process, with data in flight both ways: queued unread at
+ *                the receiver, sent but not acknowledged (the workload drops
+ *                one direction in nftables until it verifies, so the
+ *                sender retransmits after the restore), and not yet sent
+ *                (held by Nagle behind the unacknowledged data); after the
+ *                restore each stream goes on with no gap and no repeat
+ *   pending      a listener with a connection not yet accepted (refused)
+ *   pending-skip a listener with a connection not yet accepted from a process
+ *                outside the tree, for --skip-in-flight: the dump leaves it
+ *                out (kill) or leaves it queued (leave); the listener is
+ *                restored with its backlog and accepts new connections
+ *   outside      a connection whose peer is a process outside the tree (a
+ *                grandchild, reparented away), which keeps sending during
+ *                the checkpoint: it must never see a reset, and both
+ *                streams go on with no gap and no repeat (the peer writes
+ *                its verdict to a file, which the workload checks)
+ *
+ * A stream's byte N is (N * 7 + direction) mod 251: a gap or a repeat shows.
+ */
+#include "wl.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/sockios.h>
+
+#include "wl-inet.h"
+
+static char nft_table[64];
+
+static unsigned char pattern(int dir, uint64_t n)
+{
+	return (unsigned char)((n * 7 + (uint64_t)dir) % 251);
+}
+
+static void wr(int fd, int dir, uint64_t *pos, size_t n)
+{
+	unsigned char buf[4096];
+
+	while (n) {
+		size_t k = n < sizeof(buf) ? n : sizeof(buf);
+		ssize_t w;
+
+		for (size_t i = 0; i < k; i++)
+			buf[i] = pattern(dir, *pos + i);
+		w = write(fd, buf, k);
+		if (w <= 0)
+			wl_fail("write to stream %d at %llu: %s", dir, (unsigned long long)*pos,
+				strerror(errno));
+		*pos += (uint64_t)w;
+		n -= (size_t)w;
+	}
+}
+
+static void rd(int fd, int dir, uint64_t *pos, size_t n)
+{
+	unsigned char buf[4096];
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	while (n) {
+		ssize_t r;
+
+		if (poll(&p, 1, 20000) != 1)
+			wl_fail("stream %d: nothing to read at %llu for 20 s", dir,
+				(unsigned long long)*pos);
+		r = recv(fd, buf, n < sizeof(buf) ? n : sizeof(buf), MSG_DONTWAIT);
+		if (r < 0 && errno == EAGAIN)
+			continue;
+		if (r <= 0)
+			wl_fail("stream %d: read at %llu: %s", dir, (unsigned long long)*pos,
+				r ? strerror(errno) : "end of stream");
+		for (ssize_t i = 0; i < r; i++)
+			if (buf[i] != pattern(dir, *pos + (uint64_t)i))
+				wl_fail("stream %d: byte %llu is %u, wanted %u", dir,
+					(unsigned long long)(*pos + (uint64_t)i), buf[i],
+					pattern(dir, *pos + (uint64_t)i));
+		*pos += (uint64_t)r;
+		n -= (size_t)r;
+	}
+}
+
+static void nothing_more(int fd, int dir)
+{
+	char c;
+
+	if (recv(fd, &c, 1, MSG_DONTWAIT) >= 0 || errno != EAGAIN)
+		wl_fail("stream %d: more data than was sent", dir);
+}
+
+static int listener(int family, const char *addr, int backlog)
+{
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		wl_fail("socket: %s", strerror(errno));
+	if (family == AF_INET6)
+		wl_setint(fd, SOL_IPV6, IPV6_V6ONLY, 1);
+	wl_setint(fd, SOL_SOCKET, SO_REUSEADDR, 1);
+	wl_bind(fd, family, addr, 0);
+	if (listen(fd, backlog))
+		wl_fail("listen: %s", strerror(errno));
+	return fd;
+}
+
+static unsigned backlog_of(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(fd, SOL_TCP, TCP_INFO, &ti, &len))
+		wl_fail("TCP_INFO: %s", strerror(errno));
+	return ti.tcpi_sacked;
+}
+
+static int client_of(const struct wl_sk *l)
+{
+	int fd = socket(l->at.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		wl_fail("socket: %s", strerror(errno));
+	wl_connect(fd, l);
+	return fd;
+}
+
+static void accepts(struct wl_sk *l, int id)
+{
+	int c = client_of(l), s = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (s < 0)
+		wl_fail("listener %d: accept: %s", id, strerror(errno));
+	if (write(c, "hi", 2) != 2 || recv(s, (char[2]){0}, 2, MSG_WAITALL) != 2)
+		wl_fail("listener %d: a new connection carries nothing", id);
+	close(c);
+	close(s);
+}
+
+static void mode_listen(void)
+{
+	struct wl_sk l[2];
+
+	l[0].fd = listener(AF_INET, "127.0.0.1", 7);
+	l[1].fd = listener(AF_INET6, "::", 3);
+	wl_setint(l[0].fd, SOL_SOCKET, SO_KEEPALIVE, 1);
+	wl_setint(l[0].fd, SOL_TCP, TCP_NODELAY, 1);
+	wl_setint(l[1].fd, SOL_SOCKET, SO_RCVBUF, 100000);
+	wl_setint(l[1].fd, SOL_IPV6, IPV6_TCLASS, 0x28);
+	for (int i = 0; i < 2; i++) {
+		wl_sk_names(&l[i]);
+		wl_sk_record(&l[i]);
+	}
+	wl_ready();
+	wl_wait_verify();
+	for (int i = 0; i < 2; i++) {
+		wl_sk_check(&l[i], i);
+		if (backlog_of(l[i].fd) != (i ? 3u : 7u))
+			wl_fail("listener %d: backlog %u", i, backlog_of(l[i].fd));
+		accepts(&l[i], i);
+	}
+	wl_note("2 listeners: addresses, options, backlog as before; both accept");
+}
+
+static void unlock(void)
+{
+	char cmd[128];
+
+	if (!nft_table[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "nft delete table inet %s 2>/dev/null", nft_table);
+	if (system(cmd))
+		wl_note("nft table %s was gone already", nft_table);
+	nft_table[0] = '\0';
+}
+
+/* Drop the packets from @from to @to (their ports on loopback) until unlock(). */
+static void drop(const struct wl_sk *from, const struct wl_sk *to)
+{
+	const struct sockaddr_in *f = (const void *)&from->local, *t = (const void *)&to->local;
+	char cmd[512];
+
+	snprintf(nft_table, sizeof(nft_table), "wl_tcp_%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "nft 'add table inet %s; add chain inet %s i { type filter hook input priority "
+		 "-100; policy accept; }; add rule inet %s i tcp sport %u tcp dport %u drop'",
+		 nft_table, nft_table, nft_table, ntohs(f->sin_port), ntohs(t->sin_port));
+	if (system(cmd))
+		wl_fail("nft failed: %s", cmd);
+	atexit(unlock);
+}
+
+static void mode_established(void)
+{
+	struct wl_sk l = {0}, c = {0}, s = {0};
+	uint64_t cs_w = 0, cs_r = 0, sc_w = 0, sc_r = 0;
+	int unsent = 0, outq = 0;
+
+	l.fd = listener(AF_INET, "127.0.0.1", 4);
+	wl_sk_names(&l);
+	c.fd = client_of(&l);
+	s.fd = accept4(l.fd, NULL, NULL, SOCK_CLOEXEC);
+	if (s.fd < 0)
+		wl_fail("accept: %s", strerror(errno));
+	wl_setint(c.fd, SOL_SOCKET, SO_KEEPALIVE, 1);
+	wl_setint(c.fd, SOL_TCP, TCP_KEEPIDLE, 77);
+	wl_setint(c.fd, SOL_TCP, TCP_KEEPCNT, 4);
+	wl_setint(c.fd, SOL_SOCKET, SO_PRIORITY, 2);
+	wl_setint(c.fd, SOL_IP, IP_TOS, 0x08);
+	wl_setint(s.fd, SOL_TCP, TCP_NODELAY, 1);
+	wl_sk_record(&l);
+	wl_sk_record(&c);
+	wl_sk_record(&s);
+
+	/* Received, partly read. */
+	wr(s.fd, 1, &sc_w, 3000);
+	rd(c.fd, 1, &sc_r, 1000);
+	/* Sent but never acknowledged (c -> s dropped, acks included), then held by Nagle. */
+	drop(&c, &s);
+	wr(c.fd, 0, &cs_w, 5000);
+	usleep(50000);
+	wr(c.fd, 0, &cs_w, 3000);
+	wr(s.fd, 1, &sc_w, 2000);
+	usleep(50000);
+	if (ioctl(c.fd, SIOCOUTQNSD, &unsent) || ioctl(c.fd, SIOCOUTQ, &outq) || unsent <= 0 ||
+	    outq <= unsent)
+		wl_downgrade("the send queue holds %d bytes, %d of them unsent: not both kinds",
+			     outq, unsent);
+	wl_ready();
+	wl_wait_verify();
+
+	wl_sk_check(&l, 0);
+	wl_sk_check(&c, 1);
+	wl_sk_check(&s, 2);
+	unlock();
+	rd(c.fd, 1, &sc_r, (size_t)(sc_w - sc_r));
+	rd(s.fd, 0, &cs_r, (size_t)(cs_w - cs_r));
+	wr(c.fd, 0, &cs_w, 500);
+	wr(s.fd, 1, &sc_w, 700);
+	rd(s.fd, 0, &cs_r, 500);
+	rd(c.fd, 1, &sc_r, 700);
+	nothing_more(c.fd, 1);
+	nothing_more(s.fd, 0);
+	accepts(&l, 0);
+	wl_note("a connection in the tree: %llu and %llu bytes each way, no gap, no repeat; "
+		"%d of %d bytes queued were unsent",
+		(unsigned long long)cs_r, (unsigned long long)sc_r, unsent, outq);
+}
+
+static void mode_pending(void)
+{
+	struct wl_sk l = {0};
+	char buf[1];
+	int c, s;
+
+	l.fd = listener(AF_INET, "127.0.0.1", 4);
+	wl_sk_names(&l);
+	c = client_of(&l);
+	wl_ready();
+	wl_wait_verify();
+	s = accept4(l.fd, NULL, NULL, SOCK_CLOEXEC);
+	if (s < 0 || write(c, "x", 1) != 1 || recv(s, buf, 1, MSG_WAITALL) != 1 || buf[0] != 'x')
+		wl_fail("the pending connection: %s", strerror(errno));
+	accepts(&l, 0);
+	wl_note("the listener and its pending connection are intact after the refused dump");
+}
+
+/* The peer outside the tree: send stream 1 until stream 0 ends, check stream 0. */
+static _Noreturn void peer(const struct wl_sk *l, const char *result)
+{
+	uint64_t w = 0, r = 0;
+	int fd = client_of(l), ok = 1;
+	char why[160] = "";
+	FILE *f;
+
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	for (int i = 0; i < 60000; i++) {
+		unsigned char buf[4096];
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+
+		if (w < 2000000) {
+			unsigned char out[100];
+
+			for (int k = 0; k < 100; k++)
+				out[k] = pattern(1, w + (uint64_t)k);
+			n = send(fd, out, sizeof(out), MSG_NOSIGNAL);
+			if (n > 0)
+				w += (uint64_t)n;
+			else if (n < 0 && errno != EAGAIN) {
+				snprintf(why, sizeof(why), "send at %llu: %s", (unsigned long long)w,
+					 strerror(errno));
+				ok = 0;
+				break;
+			}
+		}
+		if (poll(&p, 1, 10) != 1)
+			continue;
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n == 0)
+			break;
+		if (n < 0 && errno == EAGAIN)
+			continue;
+		if (n < 0) {
+			snprintf(why, sizeof(why), "recv at %llu: %s", (unsigned long long)r,
+				 strerror(errno));
+			ok = 0;
+			break;
+		}
+		for (ssize_t k = 0; k < n && ok; k++)
+			if (buf[k] != pattern(0, r + (uint64_t)k)) {
+				snprintf(why, sizeof(why), "stream 0: byte %llu differs",
+					 (unsigned long long)(r + (uint64_t)k));
+				ok = 0;
+			}
+		r += (uint64_t)n;
+		if (!ok)
+			break;
+	}
+	f = fopen(result, "we");
+	if (f) {
+		if (ok)
+			fprintf(f, "ok %llu %llu\n", (unsigned long long)r, (unsigned long long)w);
+		else
+			fprintf(f, "FAIL %s\n", why);
+		fclose(f);
+	}
+	if (ok)
+		shutdown(fd, SHUT_WR);
+	_exit(0);
+}
+
+static void mode_outside(void)
+{
+	struct wl_sk l = {0}, s = {0};
+	uint64_t w = 0, r = 0;
+	char result[512], text[256] = "";
+	unsigned long long got = 0, sent = 0;
+	pid_t child;
+	int st;
+
+	snprintf(result, sizeof(result), "%s/wl-tcp-peer.%d", wl_tmpdir(), (int)getpid());
+	unlink(result);
+	l.fd = listener(AF_INET, "127.0.0.1", 4);
+	wl_sk_names(&l);
+	child = fork();
+	if (child < 0)
+		wl_fail("fork: %s", strerror(errno));
+	if (child == 0) {
+		if (setsid() < 0 || fork() != 0)
+			_exit(0);
+		close(l.fd);
+		peer(&l, result);
+	}
+	if (waitpid(child, &st, 0) != child)
+		wl_fail("waitpid: %s", strerror(errno));
+	s.fd = accept4(l.fd, NULL, NULL, SOCK_CLOEXEC);
+	if (s.fd < 0)
+		wl_fail("accept: %s", strerror(errno));
+	close(l.fd);
+	wl_setint(s.fd, SOL_TCP, TCP_NODELAY, 1);
+	wl_sk_record(&s);
+	wr(s.fd, 0, &w, 3000);
+	rd(s.fd, 1, &r, 2000);
+	wl_ready();
+	wl_wait_verify();
+	wl_sk_check(&s, 0);
+	rd(s.fd, 1, &r, 20000);
+	wr(s.fd, 0, &w, 3000);
+	shutdown(s.fd, SHUT_WR);
+	for (;;) {
+		unsigned char buf[4096];
+		ssize_t n = recv(s.fd, buf, sizeof(buf), MSG_PEEK);
+
+		if (n < 0)
+			wl_fail("stream 1: read at %llu: %s", (unsigned long long)r, strerror(errno));
+		if (n == 0)
+			break;
+		rd(s.fd, 1, &r, (size_t)n);
+	}
+	if (wl_read_file(result, text, sizeof(text)) < 0)
+		wl_fail("the peer outside the tree left no verdict in %s", result);
+	unlink(result);
+	if (sscanf(text, "ok %llu %llu", &got, &sent) != 2)
+		wl_fail("the peer outside the tree: %s", text);
+	if (got != w || sent != r)
+		wl_fail("the peer got %llu bytes of %llu, sent %llu of which %llu arrived", got,
+			(unsigned long long)w, sent, (unsigned long long)r);
+	wl_note("a connection to a peer outside the tree that kept sending: %llu and %llu "
+		"bytes, no reset, no gap, no repeat",
+		(unsigned long long)w, (unsigned long long)r);
+}
+
+static void mode_pending_skip(void)
+{
+	struct wl_sk l = {0};
+	char path[512], text[32] = "";
+	pid_t child, helper = 0;
+	int st, s;
+
+	snprintf(path, sizeof(path), "%s/wl-tcp-pending.%d", wl_tmpdir(), (int)getpid());
+	unlink(path);
+	l.fd = listener(AF_INET, "127.0.0.1", 5);
+	wl_sk_names(&l);
+	wl_sk_record(&l);
+	child = fork();
+	if (child < 0)
+		wl_fail("fork: %s", strerror(errno));
+	if (child == 0) {
+		FILE *f;
+
+		if (setsid() < 0 || fork() != 0)
+			_exit(0);
+		close(l.fd);
+		st = client_of(&l);
+		f = fopen(path, "we");
+		if (f) {
+			fprintf(f, "%d\n", (int)getpid());
+			fclose(f);
+		}
+		sleep(120);
+		_exit(0);
+	}
+	if (waitpid(child, &st, 0) != child)
+		wl_fail("waitpid: %s", strerror(errno));
+	for (int i = 0; i < 500 && wl_read_file(path, text, sizeof(text)) <= 0; i++)
+		usleep(10000);
+	helper = atoi(text);
+	if (helper <= 0)
+		wl_fail("the client outside the tree did not start");
+	wl_ready();
+	wl_wait_verify();
+	kill(helper, SIGKILL);
+	unlink(path);
+	wl_sk_check(&l, 0);
+	if (backlog_of(l.fd) != 5)
+		wl_fail("backlog %u", backlog_of(l.fd));
+	/* The connection left out (kill) or still queued (leave). */
+	s = poll(&(struct pollfd){.fd = l.fd, .events = POLLIN}, 1, 0) == 1
+		    ? accept4(l.fd, NULL, NULL, SOCK_CLOEXEC)
+		    : -1;
+	if (s >= 0)
+		close(s);
+	accepts(&l, 0);
+	wl_note("a listener with a connection not yet accepted: %s; accepts new ones",
+		s >= 0 ? "still queued" : "left out");
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "listen";
+
+	wl_init("tcp");
+	if (!strcmp(mode, "listen"))
+		mode_listen();
+	else if (!strcmp(mode, "established"))
+		mode_established();
+	else if (!strcmp(mode, "pending"))
+		mode_pending();
+	else if (!strcmp(mode, "pending-skip"))
+		mode_pending_skip();
+	else if (!strcmp(mode, "outside"))
+		mode_outside();
+	else
+		wl_fail("unknown mode %s", mode);
+	return 0;
+}

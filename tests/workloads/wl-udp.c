@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wl-udp: UDP sockets, IPv4 and IPv6, bound and connected, with datagrams
+ * waiting in their receive queues (one of them empty, from two sources),
+ * and common options set.
+ *
+ * After the restore: each socket's addresses, options and O_NONBLOCK are
+ * as they were; each queue gives exactly its datagrams, in order, with
+ * their source addresses, then nothing; new datagrams pass.
+ */
+#include "wl.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "wl-inet.h"
+
+#define N_SK 5
+
+struct queued {
+	int to;	  /* index of the receiving socket */
+	int from; /* index of the sending socket */
+	char data[1200];
+	size_t len;
+};
+
+static struct wl_sk sk[N_SK];
+static struct queued q[8];
+static int n_q;
+
+static int udp(int family, const char *addr)
+{
+	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		wl_fail("socket: %s", strerror(errno));
+	if (family == AF_INET6)
+		wl_setint(fd, SOL_IPV6, IPV6_V6ONLY, 1);
+	wl_bind(fd, family, addr, 0);
+	return fd;
+}
+
+static void queue(int from, int to, size_t len, char fill)
+{
+	struct queued *e = &q[n_q++];
+	struct sockaddr_storage ss = sk[to].at;
+	ssize_t n;
+
+	e->from = from;
+	e->to = to;
+	e->len = len;
+	for (size_t i = 0; i < len; i++)
+		e->data[i] = (char)(fill + i % 23);
+	n = sendto(sk[from].fd, e->data, len, 0, (struct sockaddr *)&ss, sk[to].at_len);
+	if (n != (ssize_t)len)
+		wl_fail("sendto: %s", strerror(errno));
+}
+
+static void check_queue(int i)
+{
+	struct sockaddr_storage from;
+	socklen_t fl;
+	char buf[2048];
+	ssize_t n;
+
+	for (int k = 0; k < n_q; k++) {
+		if (q[k].to != i)
+			continue;
+		fl = sizeof(from);
+		n = recvfrom(sk[i].fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+		if (n < 0)
+			wl_fail("socket %d: datagram %d missing: %s", i, k, strerror(errno));
+		if ((size_t)n != q[k].len || memcmp(buf, q[k].data, q[k].len))
+			wl_fail("socket %d: datagram %d: %zd bytes, wanted %zu, or other bytes", i, k,
+				n, q[k].len);
+		if (fl != sk[q[k].from].at_len || memcmp(&from, &sk[q[k].from].at, fl))
+			wl_fail("socket %d: datagram %d came from another address", i, k);
+	}
+	n = recv(sk[i].fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (n >= 0 || errno != EAGAIN)
+		wl_fail("socket %d: a datagram more than was queued (%zd)", i, n);
+}
+
+int main(void)
+{
+	struct linger lg = {.l_onoff = 1, .l_linger = 5};
+	char buf[16];
+	int i;
+
+	wl_init("udp");
+	sk[0].fd = udp(AF_INET, "127.0.0.1");	 /* receives from 1 and 2 */
+	sk[1].fd = udp(AF_INET, "127.0.0.1");	 /* connected to 0 */
+	sk[2].fd = udp(AF_INET, "0.0.0.0");	 /* wildcard, receives from 0 */
+	sk[3].fd = udp(AF_INET6, "::1");	 /* receives from 4 */
+	sk[4].fd = udp(AF_INET6, "::");		 /* connected to 3 */
+	wl_setint(sk[0].fd, SOL_SOCKET, SO_REUSEADDR, 1);
+	wl_setint(sk[0].fd, SOL_SOCKET, SO_RCVBUF, 300000);
+	wl_setint(sk[0].fd, SOL_SOCKET, SO_SNDBUF, 70000);
+	wl_setint(sk[0].fd, SOL_SOCKET, SO_PRIORITY, 3);
+	wl_setint(sk[0].fd, SOL_SOCKET, SO_MARK, 7);
+	wl_setint(sk[0].fd, SOL_IP, IP_TOS, 0x10);
+	wl_setint(sk[0].fd, SOL_IP, IP_TTL, 33);
+	wl_setint(sk[1].fd, SOL_SOCKET, SO_REUSEPORT, 1);
+	wl_setint(sk[1].fd, SOL_SOCKET, SO_KEEPALIVE, 1);
+	if (setsockopt(sk[1].fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)))
+		wl_fail("SO_LINGER: %s", strerror(errno));
+	if (setsockopt(sk[2].fd, SOL_SOCKET, SO_BINDTODEVICE, "lo", 3))
+		wl_fail("SO_BINDTODEVICE: %s", strerror(errno));
+	wl_setint(sk[3].fd, SOL_IPV6, IPV6_TCLASS, 0x20);
+	wl_setint(sk[3].fd, SOL_IPV6, IPV6_UNICAST_HOPS, 9);
+	if (fcntl(sk[3].fd, F_SETFL, O_NONBLOCK))
+		wl_fail("O_NONBLOCK: %s", strerror(errno));
+	for (i = 0; i < N_SK; i++)
+		wl_sk_names(&sk[i]);
+	wl_connect(sk[1].fd, &sk[0]);
+	wl_connect(sk[4].fd, &sk[3]);
+	for (i = 0; i < N_SK; i++)
+		wl_sk_record(&sk[i]);
+
+	queue(1, 0, 5, 'a');
+	queue(1, 0, 0, 'b');
+	queue(2, 0, 1200, 'c');
+	queue(1, 0, 77, 'd');
+	queue(0, 2, 300, 'e');
+	queue(4, 3, 40, 'f');
+	queue(4, 3, 999, 'g');
+	wl_ready();
+	wl_wait_verify();
+
+	for (i = 0; i < N_SK; i++) {
+		wl_sk_check(&sk[i], i);
+		check_queue(i);
+	}
+	/* New traffic passes, through a connected socket and to a wildcard one. */
+	if (send(sk[1].fd, "new", 3, 0) != 3 || recv(sk[0].fd, buf, sizeof(buf), 0) != 3 ||
+	    memcmp(buf, "new", 3))
+		wl_fail("a new datagram from socket 1 to 0 did not pass: %s", strerror(errno));
+	if (send(sk[4].fd, "six", 3, 0) != 3 || recv(sk[3].fd, buf, sizeof(buf), MSG_WAITALL) != 3)
+		wl_fail("a new datagram from socket 4 to 3 did not pass: %s", strerror(errno));
+	wl_note("5 UDP sockets: addresses, options, 7 queued datagrams and new traffic as before");
+	return 0;
+}
