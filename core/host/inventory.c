@@ -250,7 +250,7 @@ int crf_inventory_check(struct crf_imgdir *dir, const struct crf_plugin_set *set
 	if (r < 0)
 		return r;
 	*root = inv->root_pid;
-	for (size_t i = 0; r >= 0 && i < inv->n_plugins; i++)
+	for (size_t i = 0; set && r >= 0 && i < inv->n_plugins; i++)
 		r = check_plugin(set, inv->plugins[i]);
 	for (size_t i = 0; r >= 0 && i < inv->n_files; i++) {
 		if (strchr(inv->files[i], '/')) {

@@ -6,15 +6,12 @@
  * groups or limits than the restorer takes, a duplicated signal) was found
  * out, or silently cut, only in the child, after the tree had started.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/user.h>
-
-#include <crf/cleanup.h>
 
 #include "cpu.h"
 #include "crf-layout.h"
@@ -122,36 +119,14 @@ static int check_core(const char *img, const struct crf_proc *p, const Crf__Core
 }
 
 /* Every core-PID.img is a live process of the tree. */
-static int check_names(struct crf_imgdir *dir, const struct crf_pstree *t)
+static int check_name(struct crf_imgdir *dir, const char *name, pid_t pid, void *arg)
 {
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
-	char name[64];
-	int fd, pid;
+	const struct crf_proc *p = crf_pstree_find(arg, pid);
 
-	fd = openat(crf_imgdir_fd(dir), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = fd < 0 ? NULL : fdopendir(fd);
-	if (!d) {
-		int r = crf_error_errno(errno, "%s", crf_imgdir_path(dir));
-
-		if (fd >= 0)
-			close(fd);
-		return r;
-	}
-	while ((errno = 0, de = readdir(d))) {
-		const struct crf_proc *p;
-
-		if (sscanf(de->d_name, "core-%d.img", &pid) != 1)
-			continue;
-		snprintf(name, sizeof(name), "core-%d.img", pid);
-		if (strcmp(name, de->d_name))
-			continue;
-		p = crf_pstree_find(t, pid);
-		if (!p || p->zombie)
-			return crf_error_errno(EBADMSG, "%s/%s: PID %d is not a live process of %s",
-					       crf_imgdir_path(dir), name, pid, CRF_IMG_PSTREE);
-	}
-	return errno ? crf_error_errno(errno, "%s", crf_imgdir_path(dir)) : 0;
+	if (!p || p->zombie)
+		return crf_error_errno(EBADMSG, "%s/%s: PID %d is not a live process of %s",
+				       crf_imgdir_path(dir), name, (int)pid, CRF_IMG_PSTREE);
+	return 0;
 }
 
 int rst_validate_cores(struct crf_imgdir *dir, const struct crf_pstree *t,
@@ -167,7 +142,7 @@ int rst_validate_cores(struct crf_imgdir *dir, const struct crf_pstree *t,
 			 (int)t->procs[i].pid);
 		r = check_core(img, &t->procs[i], tcs[i]);
 	}
-	return r < 0 ? r : check_names(dir, t);
+	return r < 0 ? r : crf_img_each_pid(dir, "core", check_name, (void *)t);
 }
 
 int crf_restore_validate(struct crf_imgdir *dir, pid_t root)

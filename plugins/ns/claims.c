@@ -217,6 +217,13 @@ static size_t kind_index(const char *kind)
 	return N_KINDS;
 }
 
+int ns_kind_index(const char *kind)
+{
+	size_t i = kind_index(kind);
+
+	return i < N_KINDS ? (int)i : -1;
+}
+
 /* Open ns-PID.img; 0 with *@img NULL when the process has no claimed namespace. */
 static int open_claims(struct crf_ctx *ctx, pid_t pid, struct crf_img **img)
 {
@@ -313,8 +320,10 @@ int ns_restore_prepare(struct crf_ctx *ctx)
 	struct dirent *de;
 	char name[64];
 	DIR *d;
-	int fd, pid, r = 0;
+	int fd, pid, r = ns_validate(crf_ctx_images(ctx));
 
+	if (r < 0)
+		return r;
 	fd = openat(crf_imgdir_fd(crf_ctx_images(ctx)), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	d = fd < 0 ? NULL : fdopendir(fd);
 	if (!d) {

@@ -146,6 +146,20 @@ int crf_img_read_raw(struct crf_img *img, uint8_t **buf, size_t *len);
 /* Walk a whole open image (any kind), verifying everything; 0 or -errno. */
 int crf_img_verify(struct crf_img *img);
 
+/*
+ * ABI 1.5: for a restore's checks before the first fork (docs/image-format.md,
+ * "What restore validates").  crf_img_each_pid() calls @fn for every image
+ * of @dir named PREFIX-PID.img, PID written as crf writes it ("mm" finds
+ * mm-42.img), in no particular order, until one returns < 0; returns that,
+ * or 0.  crf_img_check_task(): is @pid, named by image @img, a live process
+ * of the dump (the core checked that exactly those have a core-PID.img)?
+ * 0, or -EBADMSG after logging @img and the PID.
+ */
+int crf_img_each_pid(struct crf_imgdir *dir, const char *prefix,
+		     int (*fn)(struct crf_imgdir *dir, const char *name, pid_t pid, void *arg),
+		     void *arg);
+int crf_img_check_task(struct crf_imgdir *dir, const char *img, pid_t pid);
+
 /* CRC32C (Castagnoli), as used in every image: crc = crf_crc32c(0, p, n). */
 uint32_t crf_crc32c(uint32_t crc, const void *buf, size_t len);
 
