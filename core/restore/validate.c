@@ -92,10 +92,12 @@ static int check_thread(const char *img, const struct crf_proc *p, const Crf__Co
 	if (i > 0 && th->xsave.len && (th->xsave.len < XSAVE_MIN || th->xsave.len > XSAVE_MAX))
 		return bad(img, "%s.xsave: %zu bytes, expected 0 or %u to %u", field,
 			   th->xsave.len, XSAVE_MIN, XSAVE_MAX);
-	if (th->n_ns_tid != crf_proc_levels(p) || th->n_ns_tid > CRF_RST_MAX_LEVELS ||
-	    th->ns_tid[0] != th->tid)
+	if (th->n_ns_tid != crf_proc_levels(p) || th->n_ns_tid > CRF_RST_MAX_LEVELS)
 		return bad(img, "%s.ns_tid: %zu PIDs, the process has %u namespace levels", field,
 			   th->n_ns_tid, crf_proc_levels(p));
+	if (th->ns_tid[0] != th->tid)
+		return bad(img, "%s.ns_tid[0]: %d, not the thread's TID %d", field,
+			   (int)th->ns_tid[0], (int)th->tid);
 	for (size_t l = 0; l < th->n_ns_tid; l++)
 		if (th->ns_tid[l] <= 0)
 			return bad(img, "%s.ns_tid[%zu]: %d", field, l, (int)th->ns_tid[l]);

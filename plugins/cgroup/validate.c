@@ -62,7 +62,10 @@ static int check_members(struct crf_imgdir *dir, size_t i, const char *field,
 static int check_record(struct crf_imgdir *dir, size_t i, const Crf__Cgroup__TaskCgroups *t)
 {
 	char field[64];
-	int r = crf_img_check_task(dir, CG_IMG, t->pid);
+	int r;
+
+	snprintf(field, sizeof(field), "%s: record %zu", CG_IMG, i);
+	r = crf_img_check_task(dir, field, t->pid);
 
 	if (r >= 0)
 		r = check_members(dir, i, "TaskCgroups.members", t->members, t->n_members);

@@ -151,7 +151,8 @@ int crf_img_verify(struct crf_img *img);
  * "What restore validates").  crf_img_each_pid() calls @fn for every image
  * of @dir named PREFIX-PID.img, PID written as crf writes it ("mm" finds
  * mm-42.img), in no particular order, until one returns < 0; returns that,
- * or 0.  crf_img_check_task(): is @pid, named by image @img, a live process
+ * or 0.  crf_img_check_task(): is @pid, named by @img (the image, and the
+ * record if it is one of several: "cgroup.img: record 3"), a live process
  * of the dump (the core checked that exactly those have a core-PID.img)?
  * 0, or -EBADMSG after logging @img and the PID.
  */

@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The plugins the fuzzer drives (fuzz-plugins.h). */
+#include <crf/plugin.h>
+
+#include "cgroup.pb-c.h"
+#include "fuzz-plugins.h"
+#include "ns.h"
+#include "ns.pb-c.h"
+#include "../../plugins/cgroup/validate.h"
+
+const struct fuzz_plugin fuzz_plugins[] = {
+	{"cgroup", CRF_SCHEMAS(&crf__cgroup__task_cgroups__descriptor), cgroup_validate},
+	{"ns", CRF_SCHEMAS(&crf__ns__ns_claim__descriptor), ns_validate},
+	{0},
+};
