@@ -7,6 +7,8 @@ pkgs=(
 	libinih-dev libprotobuf-c-dev protobuf-c-compiler
 	libcap-dev libnl-3-dev libnl-route-3-dev
 	libcmocka-dev python3
+	# the fuzzer (tests/fuzz/): clang's libFuzzer and sanitizers
+	clang
 )
 missing=()
 for p in "${pkgs[@]}"; do

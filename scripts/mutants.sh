@@ -453,6 +453,20 @@ mutant core-sync-leave core/dump/dump.c 'e2e-counter-leave-sync' \
 	'dump --leave-running --sync returns before its images are on disk' \
 	'	if (r >= 0 && (o->sync || !o->leave_running))' '	if (r >= 0 && !o->leave_running)'
 
+# --- the restore: hostile images refused before the first fork (issue 15) ---
+mutant validate-thread-twice core/restore/validate.c 'e2e-hostile-images' \
+	'a core image whose process lists one thread twice is only refused in the forked tree' \
+	'		if (tc->threads[j]->tid == th->tid)' '		if (0)'
+mutant validate-core-stranger core/restore/validate.c 'e2e-hostile-images' \
+	'a core-PID.img of a PID the tree lacks is not refused' \
+	'	if (!p || p->zombie)
+		return crf_error_errno(EBADMSG,' \
+	'	if (0)
+		return crf_error_errno(EBADMSG,'
+mutant validate-cgroup-path plugins/cgroup/validate.c 'e2e-hostile-images' \
+	'a cgroup path with ".." components (outside its hierarchy'"'"'s mount) is not refused' \
+	'		if (!path_ok(m[j]->path))' '		if (0)'
+
 # --- the core: the device stages of plugin ABI 1.5 (issue 10) ---
 mutant dev-undo-missing core/dump/dump.c 'e2e-device-stages' \
 	'a failed dump gives no device back: dump-undo is never called' \
