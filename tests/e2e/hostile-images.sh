@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Hostile images are refused before the first fork.  One real dump of a
-# small tree (rich-tree.py: a thread, a child, pipes, epoll, inotify,
+# small tree (rich-tree.c: a thread, a child, pipes, epoll, inotify,
 # memfd, an unlinked file...) is copied once per case, and one record of
 # one image rewritten by img-tamper (re-framed: every checksum right) into
 # what a hostile image would hold.  Each must be refused by crf restore:
@@ -40,7 +40,7 @@ fail() {
 # The dump: the tree in a session of its own, with no fd of ours.
 rm -rf "$BASE" "$BASE".*
 setsid python3 -c 'import os, sys; os.closerange(3, 4096); os.execvp(sys.argv[1], sys.argv[1:])' \
-	python3 "$TREE" </dev/null >/dev/null 2>&1 &
+	"$TREE" </dev/null >/dev/null 2>&1 &
 root=$!
 for _ in $(seq 100); do
 	[[ $(cat /proc/$root/task/*/children 2>/dev/null) ]] && break

@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# mkcorpus.sh CRF [OUT]: make the fuzzer's seed corpus (default
-# tests/fuzz/corpus) from real dumps, as root: a sleeper, and a small tree
-# of Python processes holding most kinds of state the plugins save
-# (tests/e2e/rich-tree.py).  Each dump becomes one input
+# mkcorpus.sh BUILD [OUT]: make the fuzzer's seed corpus (default
+# tests/fuzz/corpus) from real dumps with BUILD's crf (build-test), as root:
+# a sleeper, and a small tree holding most kinds of state the plugins save
+# (tests/e2e/rich-tree.c).  Each dump becomes one input
 # (mkseed.py); the dumped processes are killed by the dump.
 set -euo pipefail
-CRF=$(realpath "$1")
+CRF=$(realpath "$1/core/crf")
+RICH_TREE=$(realpath "$1/tests/e2e/rich-tree")
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${2:-$HERE/corpus}
 TMP=$(mktemp -d /tmp/crf-mkcorpus-XXXXXX)
@@ -30,4 +31,4 @@ seed() {
 }
 
 seed sleeper sleep 1000
-seed tree python3 "$HERE/../e2e/rich-tree.py"
+seed tree "$RICH_TREE"
