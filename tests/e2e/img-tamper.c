@@ -204,30 +204,37 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	snprintf(tmp, sizeof(tmp), "%s/.tamper", argv[1]);
-	if (crf_imgdir_open(argv[1], CRF_IMGDIR_READ, &dir) < 0 ||
-	    crf_img_open_any(dir, argv[2], &img) < 0)
+	if (crf_imgdir_open(argv[1], CRF_IMGDIR_READ, &dir) < 0)
 		return 1;
+	if (crf_img_open_any(dir, argv[2], &img) < 0) {
+		crf_imgdir_close(dir);
+		return 1;
+	}
 	d = schema(crf_img_type(img));
 	crf_img_close(img);
 	if (!d || crf_img_open(dir, argv[2], d, &img) < 0) {
 		fprintf(stderr, "img-tamper: %s: no schema here\n", argv[2]);
+		crf_imgdir_close(dir);
 		return 1;
 	}
 	while ((rr = crf_img_read(img, &m)) > 0) {
 		ProtobufCMessage **v = realloc(r.v, (r.n + 1) * sizeof(*v));
 
-		if (!v)
-			return 1;
+		if (!v) {
+			protobuf_c_message_free_unpacked(m, NULL);
+			rr = -1;
+			break;
+		}
 		r.v = v;
 		r.v[r.n++] = m;
 	}
 	crf_img_close(img);
 	if (rr < 0)
-		return 1;
+		goto done;
 	for (int i = 3; i < argc; i++)
 		if (edit(&r, argv[i]) < 0) {
 			fprintf(stderr, "img-tamper: %s: cannot apply '%s'\n", argv[2], argv[i]);
-			return 1;
+			goto done;
 		}
 	if (crf_imgdir_open(tmp, CRF_IMGDIR_WRITE, &out) < 0 ||
 	    crf_img_create(out, argv[2], d, &img) < 0)
