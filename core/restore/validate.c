@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/user.h>
 
@@ -33,6 +34,18 @@ static int check_creds(const char *img, const char *field, const Crf__Core__Cred
 		return bad(img, "%s.groups: %zu groups, the restorer takes %d", field, c->n_groups,
 			   CRF_RST_MAX_GROUPS);
 	return 0;
+}
+
+/* Is @tid a thread of @tc, by its TID at any namespace level? */
+static bool is_thread(const Crf__Core__TaskCore *tc, int32_t tid)
+{
+	if (tid == tc->pid)
+		return true;
+	for (size_t i = 0; i < tc->n_threads; i++)
+		for (size_t l = 0; l < tc->threads[i]->n_ns_tid; l++)
+			if (tc->threads[i]->ns_tid[l] == tid)
+				return true;
+	return false;
 }
 
 /* Each signal once, 1-64; each resource once, below RLIM_NLIMITS. */
@@ -59,11 +72,21 @@ static int check_tables(const char *img, const Crf__Core__TaskCore *tc)
 	if (tc->n_itimers > CRF_ITIMER_VALUES)
 		return bad(img, "TaskCore.itimers: %zu values, expected at most %d", tc->n_itimers,
 			   CRF_ITIMER_VALUES);
-	for (size_t i = 0; i < tc->n_timers; i++)
+	for (size_t i = 0; i < tc->n_timers; i++) {
+		const Crf__Core__PosixTimer *p = tc->timers[i];
+
 		for (size_t j = 0; j < i; j++)
-			if (tc->timers[i]->id == tc->timers[j]->id)
+			if (p->id == tc->timers[j]->id)
 				return bad(img, "TaskCore.timers[%zu].id: timer %d twice", i,
-					   (int)tc->timers[i]->id);
+					   (int)p->id);
+		if (p->id < 0 || p->signo < 0 || p->signo > CRF_RST_NSIG)
+			return bad(img, "TaskCore.timers[%zu]: id %d, signal %d", i, (int)p->id,
+				   (int)p->signo);
+		/* The restorer makes it last, past the point of no return: its thread must be. */
+		if ((p->notify & SIGEV_THREAD_ID) && !is_thread(tc, p->notify_tid))
+			return bad(img, "TaskCore.timers[%zu].notify_tid: %d is no thread of it", i,
+				   (int)p->notify_tid);
+	}
 	if (tc->xsave.len < XSAVE_MIN || tc->xsave.len > XSAVE_MAX)
 		return bad(img, "TaskCore.xsave: %zu bytes, expected %u to %u", tc->xsave.len,
 			   XSAVE_MIN, XSAVE_MAX);

@@ -13,7 +13,8 @@
 #   plugins' restore-prepare hooks (tree ready, restore-task...);
 #   no process at any PID of the dump afterwards.
 #
-# The control: the untouched dump restores.
+# The control: the untouched dump restores, its POSIX timer signalling the
+# same thread.
 #
 # usage: hostile-images.sh CRF IMG_TAMPER RICH_TREE IMAGE_DIR_BASE
 set -u
@@ -47,6 +48,7 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 sleep 0.3
+timers=$(grep -E '^(notify|signal):' /proc/$root/timers)
 if ! "$CRF" dump -t "$root" -D "$BASE" >"$OUT" 2>&1; then
 	fail "crf dump of the tree"
 	kill -KILL "$root" 2>/dev/null
@@ -88,6 +90,11 @@ refused() {
 	status=$?
 	if [[ $status -ne 1 ]] || grep -Eq 'Sanitizer|runtime error' "$OUT"; then
 		fail "$name: crf restore exited with $status (not 1) or crashed"
+		# What it made goes, for the cases after it.
+		for pid in $pids; do
+			kill -KILL "$pid" 2>/dev/null
+		done
+		sleep 0.5
 		return
 	fi
 	# A plugin's error is followed by the core's "plugin 'X': restore-prepare failed".
@@ -131,18 +138,70 @@ refused core-rlimit "$core" "$core: record 0: TaskCore.rlimits\\[0\\].resource: 
 	"0:rlimits[0].resource=99"
 refused core-sigaction "$core" "$core: record 0: TaskCore.sigactions\\[0\\].sig: 65 is out of range" \
 	"0:sigactions[0].sig=65"
+refused core-timer-thread "$core" "$core: record 0: TaskCore.timers\\[0\\].notify_tid: $stranger is no thread of it" \
+	"0:timers[0].notify_tid=$stranger"
 # The cgroup plugin: cgroup.img.
 refused cgroup-pid cgroup.img "cgroup.img: record 0: PID $stranger is not a live process of the dump" \
 	"0:pid=$stranger"
 refused cgroup-path cgroup.img "cgroup.img: record 0: TaskCgroups.members\\[0\\].path: '/../../etc' is not a cgroup path" \
 	"0:members[0].path=/../../etc"
 
+# first FILE COND: the index of the first record of FILE for which the
+# Python expression COND (on record x, as crf show prints it) holds.
+first() {
+	"$CRF" show "$BASE" "$1" | python3 -c "import json, sys
+print(next(i for i, x in enumerate(json.load(sys.stdin)['records']) if $2))"
+}
+
+# The mem plugin: mm-PID.img, shmem-*.img.
+mm=mm-$root.img
+vma=$(first "$mm" "'vma' in x")
+runs=$(first "$mm" "'pages' in x and x['pages']['runs']")
+refused mem-vma-overlap "$mm" "$mm: record $((vma + 1)): Vma.start: .* overlaps the mapping before it" \
+	"dup:$vma:$((vma + 1))"
+refused mem-run-outside "$mm" "$mm: record $runs: PageRuns.runs\\[0\\]: .* is not inside its mapping" \
+	"$runs:pages.runs[0].vaddr+=0x100000000"
+refused mem-run-offset "$mm" "$mm: record $runs: PageRuns.runs\\[0\\].off: .* is past the [0-9]+ bytes of the pages image" \
+	"$runs:pages.runs[0].off=0x7ffffff000"
+refused mem-n-vmas "$mm" "$mm: Mm.n_vmas: [0-9]+ mappings announced, [0-9]+ found" "0:mm.n_vmas+=1"
+shmem=$(cd "$BASE" && ls shmem-[0-9]*.img | head -1)
+refused mem-shmem-size "$shmem" "$shmem: record 0: ShmemObject: kind .* not the object the file is named for" \
+	"0:object.size=0"
+# The files plugin: files-PID.img and the images its records refer to.
+files=files-$root.img
+n=$("$CRF" show "$BASE" "$files" | python3 -c "import json, sys
+print(len(json.load(sys.stdin)['records']))")
+pipe=$(first "$files" "'pipe' in x")
+epoll=$(first "$files" "'epoll' in x")
+dup=$(first "$files" "'same_as' in x")
+unl=$(first "$files" "'unlinked' in x and 'file' in x['unlinked']")
+refused files-fd-limit "$files" "$files: record $((n - 1)): Fd.fd: 99999999, above the fd limit" \
+	"$((n - 1)):fd=99999999"
+refused files-fd-order "$files" "$files: record $((n - 1)): Fd.fd: 0 after fd [0-9]+: not in increasing order" \
+	"$((n - 1)):fd=0"
+refused files-pipe-index "$files" "$files: record $pipe: Fd.pipe: pipe 7, pipes.img has 1" \
+	"$pipe:pipe=7"
+refused files-epoll-target "$files" "$files: record $epoll: Fd.epoll.targets\\[0\\]: fd 900, which pid $root does not have" \
+	"$epoll:epoll.targets[0].tfd=900"
+refused files-dup "$files" "$files: record $dup: Fd.same_as: fd 900 is not an earlier fd" \
+	"$dup:same_as=900"
+refused files-same-pid "$files" "$files: record $dup: Fd.same_pid: PID $stranger is not a live process" \
+	"$dup:same_pid=$stranger"
+refused files-unlinked-index "$files" "$files: record $unl: Fd.unlinked.file: file 9, unlinked.img has 1" \
+	"$unl:unlinked.file=9"
+refused files-shared-pid shared-fds.img "shared-fds.img: record 0: PID $stranger is not a live process" \
+	"0:pid=$stranger"
+
 # The control: the untouched dump restores.
 cases=$((cases + 1))
-if "$CRF" restore -D "$BASE" -d >"$OUT" 2>&1 && [[ -e /proc/$root ]]; then
-	passed=$((passed + 1))
-else
+if ! "$CRF" restore -D "$BASE" -d >"$OUT" 2>&1 || [[ ! -e /proc/$root ]]; then
 	fail "control: the untouched dump did not restore"
+elif [[ $(grep -E '^(notify|signal):' /proc/$root/timers) != "$timers" ]]; then
+	echo "$timers" >"$OUT"
+	grep -E '^(notify|signal):' /proc/$root/timers >>"$OUT"
+	fail "control: the POSIX timer signals another target (before, after)"
+else
+	passed=$((passed + 1))
 fi
 restored=($pids)
 

@@ -4,7 +4,7 @@
  * for dumps that are taken apart (hostile-images.sh, tests/fuzz/mkcorpus.sh):
  * a thread, a child, a pipe with bytes in it and epoll on it, inotify,
  * eventfd, timerfd, signalfd, a shared memfd and a shared anonymous mapping,
- * an unlinked file.  It closes every fd it did not make, sleeps until
+ * an unlinked file, a POSIX timer that signals the main thread.  It closes every fd it did not make, sleeps until
  * killed, and verifies nothing.  Small on purpose: its dump is a fuzzer seed.
  */
 #include <fcntl.h>
@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 static void *sleeper(void *arg)
@@ -36,7 +37,9 @@ static void die(const char *what)
 
 int main(void)
 {
+	struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGUSR2};
 	struct epoll_event ev = {.events = EPOLLIN};
+	timer_t timer;
 	int p[2], ep, in, mfd, fd;
 	pthread_t th;
 	sigset_t set;
@@ -74,6 +77,9 @@ int main(void)
 	fd = open("/tmp", O_TMPFILE | O_RDWR, 0600);
 	if (fd < 0 || write(fd, "unlinked", 8) != 8)
 		die("O_TMPFILE");
+	sev._sigev_un._tid = gettid();
+	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) < 0)
+		die("timer_create");
 	if (pthread_create(&th, NULL, sleeper, NULL))
 		die("pthread_create");
 	if (fork() == 0)
