@@ -26,7 +26,7 @@
 #include <linux/prctl.h>
 #include <linux/uio.h>
 
-#include "crf-layout.h"
+#include <crf/layout.h>
 #include "crf-restorer.h"
 #include "crf-syscall.h"
 #include "restorer-kabi.h"

@@ -81,13 +81,17 @@ mutant mem-shared-private plugins/mem/restore.c 'e2e-shmem-kill' \
 	'} else if (v->has_shm_dev && v->has_shm_inode && v->kind != CRF__MEM__VMA_KIND__ANON_SHARED) {'
 mutant mem-brk plugins/mem/restore.c 'e2e-memory-kill' \
 	'the brk comes back at the start of the heap' \
-	'		.brk = f->brk,' '		.brk = f->start_brk,'
+	'	memcpy(mm.auxv, f->auxv, f->n_auxv * sizeof(mm.auxv[0]));' \
+	'	mm.brk = f->start_brk;
+	memcpy(mm.auxv, f->auxv, f->n_auxv * sizeof(mm.auxv[0]));'
 mutant mem-exe plugins/mem/restore.c 'e2e-mm-kill' \
 	'/proc/self/exe is left naming crf (no exe file handed to the restorer)' \
 	'	if (f->exe) {' '	if (0) {'
 mutant mem-environ plugins/mem/restore.c 'e2e-mm-kill' \
 	'the environment starts where the command line does' \
-	'		.env_start = f->env_start,' '		.env_start = f->arg_start,'
+	'	mm.auxv_len = f->n_auxv;' \
+	'	mm.auxv_len = f->n_auxv;
+	mm.env_start = f->arg_start;'
 
 mutant mem-madv-dontfork plugins/mem/smaps.c 'e2e-madvise-kill' \
 	'a mapping with MADV_DONTFORK ("dc") comes back without it' \
@@ -306,7 +310,7 @@ mutant core-amx-perm core/task/cpu.c 'e2e-amx' \
 	'	uint64_t want = 0;'
 mutant core-amx-live core/dump/task-dump.c 'e2e-amx' \
 	'a thread with live AMX tile data is dumped, its tiles lost on restore (AMX CPUs only)' \
-	'	if (!(crf_xsave_used(xsave->data, xsave->len) & CRF_XFEATURES_DYNAMIC))' \
+	'	if (!(xsave_used(xsave->data, xsave->len) & CRF_XFEATURES_DYNAMIC))' \
 	'	if (1)'
 mutant core-cpu-features core/task/cpu.c 'e2e-core-refused' \
 	'a dump made on a CPU with a feature this one lacks is restored' \
@@ -347,7 +351,7 @@ mutant vmans-ns-inherited plugins/ns/claims.c 'e2e-special-uts-kill' \
 	'	claim_object(c, pid, false, &ni, desc, sizeof(desc), &obj);'
 mutant vmans-ns-upfront plugins/ns/claims.c 'e2e-special-uts-kind-off-refused' \
 	'a restore whose namespace'"'"'s handler is switched off is not refused before the fork' \
-	'			r = each_claim(ctx, pid, check_claim, NULL);' '			r = 0;'
+	'	return each_claim(ctx, pid, check_claim, NULL);' '	return 0;'
 mutant core-plugin-refusal core/host/plugin-set.c 'e2e-plugins-mem-off-refused e2e-cgroup-off-refused' \
 	'an object no enabled plugin handles is let through (a dump with --disable mem has no memory)' \
 	'	if (!e)
@@ -358,7 +362,7 @@ mutant core-plugin-refusal core/host/plugin-set.c 'e2e-plugins-mem-off-refused e
 	if (!e->kind->dump)'
 mutant core-inventory-plugins core/cli/cmd-restore.c 'e2e-plugins-subset-kill' \
 	'the restore takes the plugin set from its options, not from the inventory' \
-	'		r = crf_inventory_plugins(dir, &o->sel.image);' '		r = 0;'
+	'		r = inventory_plugins(dir, &o->sel.image);' '		r = 0;'
 mutant core-loginuid core/restore/task-attrs-restore.c 'e2e-taskattr-kill' \
 	'the loginuid stays crf restore'"'"'s' \
 	'		r = set_proc("loginuid", tc->loginuid);' '		r = 0;'
@@ -397,9 +401,9 @@ mutant core-pending-64 core/task/task-pending.c 'e2e-taskattr-kill' \
 mutant core-sigsuspend-mask core/dump/dump.c 'e2e-sigwait-kill' \
 	'a leader stopped in sigsuspend comes back with the call'"'"'s temporary mask' \
 	'	if (r >= 0)
-		tc.blocked = crf_parasite_blocked(p);' \
+		tc.blocked = parasite_blocked(p);' \
 	'	if (0)
-		tc.blocked = crf_parasite_blocked(p);'
+		tc.blocked = parasite_blocked(p);'
 mutant core-clone-files core/restore/rst-tree.c 'e2e-clonefiles-kill' \
 	'processes that shared an fd table are forked with tables of their own' \
 	'		flags |= CLONE_FILES;' '		flags |= 0;'
@@ -437,13 +441,13 @@ mutant core-stop-request core/host/stop.c 'e2e-fault-walk' \
 mutant core-dump-data-order core/dump/dump.c 'e2e-fault-walk' \
 	'the plugins'"'"' dump-task-data (the page copy) runs with the parasite still in the task' \
 	'					    p);
-	crf_seccomp_free(&tc);' \
+	seccomp_free(&tc);' \
 	'					    p);
 	if (r >= 0)
-		r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_TASK_DATA, dir, pid, NULL, NULL);
-	crf_seccomp_free(&tc);' \
+		r = plugin_set_run_task(set, CRF_STAGE_DUMP_TASK_DATA, dir, pid, NULL, NULL);
+	seccomp_free(&tc);' \
 	'	if (r >= 0)
-		r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_TASK_DATA, dir, pid, NULL, NULL);
+		r = plugin_set_run_task(set, CRF_STAGE_DUMP_TASK_DATA, dir, pid, NULL, NULL);
 	return r;' \
 	'	return r;'
 mutant core-sync-kill core/dump/dump.c 'e2e-memory-kill e2e-counter-kill' \
@@ -471,50 +475,50 @@ mutant validate-cgroup-path plugins/cgroup/validate.c 'e2e-hostile-images' \
 mutant dev-undo-missing core/dump/dump.c 'e2e-device-stages' \
 	'a failed dump gives no device back: dump-undo is never called' \
 	'	if (r < 0 || o->leave_running) {
-		c = crf_plugin_set_run(set,' \
+		c = plugin_set_run(set,' \
 	'	if (r >= 0 && o->leave_running) {
-		c = crf_plugin_set_run(set,'
+		c = plugin_set_run(set,'
 mutant dev-undo-after-thaw core/dump/dump.c 'e2e-device-stages' \
 	'dump-undo and dump-resume run once the tree is thawed (the program runs before its device)' \
 	'	if (r < 0 || o->leave_running) {
-		c = crf_plugin_set_run(set, r < 0 ? CRF_STAGE_DUMP_UNDO : CRF_STAGE_DUMP_RESUME, dir,
+		c = plugin_set_run(set, r < 0 ? CRF_STAGE_DUMP_UNDO : CRF_STAGE_DUMP_RESUME, dir,
 				       o->pid);
 		if (r >= 0)
 			r = c;
 	}
 	if (frozen && (r < 0' \
 	'	if (frozen && (r < 0' \
-	'	crf_pstree_free(&tree);' \
+	'	pstree_free(&tree);' \
 	'	if (r < 0 || o->leave_running) {
-		c = crf_plugin_set_run(set, r < 0 ? CRF_STAGE_DUMP_UNDO : CRF_STAGE_DUMP_RESUME, dir,
+		c = plugin_set_run(set, r < 0 ? CRF_STAGE_DUMP_UNDO : CRF_STAGE_DUMP_RESUME, dir,
 				       o->pid);
 		if (r >= 0)
 			r = c;
 	}
-	crf_pstree_free(&tree);'
+	pstree_free(&tree);'
 mutant dev-pause-after-freeze core/dump/dump.c 'e2e-device-stages' \
 	'dump-pause runs once the tree is frozen' \
-	'		r = crf_plugin_set_run(set, CRF_STAGE_DUMP_PAUSE, dir, o->pid);
+	'		r = plugin_set_run(set, CRF_STAGE_DUMP_PAUSE, dir, o->pid);
 	if (r >= 0)
-		r = crf_pstree_freeze(o->pid, crf_freeze_mode_parse(o->freeze), &tree);' \
-	'		r = crf_pstree_freeze(o->pid, crf_freeze_mode_parse(o->freeze), &tree);
+		r = pstree_freeze(o->pid, freeze_mode_parse(o->freeze), &tree);' \
+	'		r = pstree_freeze(o->pid, freeze_mode_parse(o->freeze), &tree);
 	if (r >= 0)
-		r = crf_plugin_set_run(set, CRF_STAGE_DUMP_PAUSE, dir, o->pid);'
+		r = plugin_set_run(set, CRF_STAGE_DUMP_PAUSE, dir, o->pid);'
 mutant dev-frozen-after-parasite core/dump/dump.c 'e2e-device-stages' \
 	'dump-frozen runs after the parasite was in the tasks' \
 	'	for (size_t i = 0; r >= 0 && i < t->n; i++)
 		if (!t->procs[i].zombie)
-			r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_FROZEN, dir, t->procs[i].pid,
+			r = plugin_set_run_task(set, CRF_STAGE_DUMP_FROZEN, dir, t->procs[i].pid,
 						    NULL, NULL);' \
 	'' \
 	'	if (r >= 0)
-		r = crf_pstree_write(dir, t);' \
+		r = pstree_write(dir, t);' \
 	'	for (size_t i = 0; r >= 0 && i < t->n; i++)
 		if (!t->procs[i].zombie)
-			r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_FROZEN, dir, t->procs[i].pid,
+			r = plugin_set_run_task(set, CRF_STAGE_DUMP_FROZEN, dir, t->procs[i].pid,
 						    NULL, NULL);
 	if (r >= 0)
-		r = crf_pstree_write(dir, t);'
+		r = pstree_write(dir, t);'
 mutant dev-resume-after-release core/restore/restore.c 'e2e-device-stages' \
 	'restore-resume runs once the tree was let go (the program runs before its device)' \
 	'	if (r >= 0)
@@ -527,11 +531,11 @@ mutant dev-resume-after-release core/restore/restore.c 'e2e-device-stages' \
 		r = rst_tree_release(rt);
 	for (size_t i = 0; r >= 0 && i < rt->t->n; i++)
 		if (!rt->t->procs[i].zombie)
-			r = crf_plugin_set_run_task(set, CRF_STAGE_RESTORE_RESUME, dir,
+			r = plugin_set_run_task(set, CRF_STAGE_RESTORE_RESUME, dir,
 						    rt->t->procs[i].pid, NULL, NULL);' \
 	'	for (size_t i = 0; r >= 0 && i < rt->t->n; i++)
 		if (!rt->t->procs[i].zombie)
-			r = crf_plugin_set_run_task(set, CRF_STAGE_RESTORE_RESUME, dir,
+			r = plugin_set_run_task(set, CRF_STAGE_RESTORE_RESUME, dir,
 						    rt->t->procs[i].pid, NULL, NULL);
 	if (r >= 0)
 		r = crf__fault("releasing the tree", false);' \
@@ -539,7 +543,7 @@ mutant dev-resume-after-release core/restore/restore.c 'e2e-device-stages' \
 		r = crf__fault("releasing the tree", false);'
 mutant dev-restore-undo-missing core/restore/restore.c 'e2e-device-stages' \
 	'a failed restore never calls restore-undo' \
-	'		crf_plugin_set_run(set, CRF_STAGE_RESTORE_UNDO, dir, root);' ''
+	'		plugin_set_run(set, CRF_STAGE_RESTORE_UNDO, dir, root);' ''
 mutant dev-undo-everyone core/host/plugin-set.c 'loader e2e-device-stages' \
 	'dump-undo goes to every plugin, also those that paused nothing' \
 	'			if (!*owes)
@@ -586,7 +590,7 @@ mutant files-pipe-size plugins/files/pipe.c 'e2e-pipes-kill' \
 	'	if (fcntl(p->ends[O_WRONLY], F_GETPIPE_SZ) != (int)m->capacity &&' '	if (0 &&'
 mutant files-eventfd plugins/files/anonfd-restore.c 'e2e-anonfds-kill' \
 	'an eventfd counter comes back zero' \
-	'	if (count && write(fd, &count, sizeof(count)) != sizeof(count)) {' '	if (0) {'
+	'	if (count && write(fd, &count, sizeof(count)) != sizeof(count))' '	if (0)'
 mutant files-timerfd-interval plugins/files/anonfd-restore.c 'e2e-anonfds-kill' \
 	'a timerfd loses its interval' \
 	'.it_interval = ns_ts(t->interval_ns)' '.it_interval = ns_ts(0)'

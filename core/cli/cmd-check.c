@@ -18,7 +18,7 @@ int cmd_check(struct crf_opts *o, int argc, char **argv)
 	char lacks[128];
 	int r, missing = 0;
 
-	r = crf_parse_command(o, argc, argv, NULL, NULL, help, NULL, NULL);
+	r = parse_command(o, argc, argv, NULL, NULL, help, NULL, NULL);
 	if (r)
 		return r > 0 ? CRF_EXIT_OK : CRF_EXIT_USAGE;
 	if (optind < argc)
@@ -29,7 +29,7 @@ int cmd_check(struct crf_opts *o, int argc, char **argv)
 			 lacks);
 	r = crf_setup(o, &conf, &set, 0);
 	if (r >= 0)
-		missing = crf_plugin_set_probe(&set, false);
+		missing = plugin_set_probe(&set, false);
 	for (size_t i = 0; r >= 0 && missing >= 0 && i < set.graph.n_order; i++) {
 		const struct crf_plugin_info *pi = &set.p[set.graph.order[CRF_ORDER_DUMP][i]];
 
@@ -52,7 +52,7 @@ int cmd_check(struct crf_opts *o, int argc, char **argv)
 	else if (r >= 0 && missing > 0)
 		printf("crf check: %d required kernel feature%s missing\n", missing,
 		       missing == 1 ? " is" : "s are");
-	crf_plugin_set_free(&set);
-	crf_config_free(&conf);
+	plugin_set_free(&set);
+	config_free(&conf);
 	return r < 0 || missing != 0 ? CRF_EXIT_FAIL : CRF_EXIT_OK;
 }

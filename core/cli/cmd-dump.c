@@ -122,7 +122,7 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 	struct crf_plugin_set set = { 0 };
 	int r;
 
-	r = crf_parse_command(o, argc, argv, "t:D:", longopts, help, handle, &a);
+	r = parse_command(o, argc, argv, "t:D:", longopts, help, handle, &a);
 	if (r)
 		return r > 0 ? CRF_EXIT_OK : CRF_EXIT_USAGE;
 	if (optind < argc)
@@ -135,10 +135,10 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 		crf_error("no process with PID %d", (int)a.pid);
 		return CRF_EXIT_FAIL;
 	}
-	if (crf_require_privileges("crf dump") < 0 || crf_stop_handlers_install() < 0)
+	if (crf_require_privileges("crf dump") < 0 || stop_handlers_install() < 0)
 		return CRF_EXIT_FAIL;
 	r = crf_setup(o, &conf, &set, 0);
-	if (r >= 0 && crf_plugin_set_probe(&set, false) != 0)
+	if (r >= 0 && plugin_set_probe(&set, false) != 0)
 		r = -ENOTSUP;
 	if (r >= 0) {
 		struct crf_dump_opts d = {
@@ -152,7 +152,7 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 
 		r = crf_dump(&d, &set);
 	}
-	crf_plugin_set_free(&set);
-	crf_config_free(&conf);
+	plugin_set_free(&set);
+	config_free(&conf);
 	return r < 0 ? CRF_EXIT_FAIL : CRF_EXIT_OK;
 }

@@ -147,7 +147,7 @@ int cmd_plugins(struct crf_opts *o, int argc, char **argv)
 	bool dot = false;
 	int r, probe = 0;
 
-	r = crf_parse_command(o, argc, argv, NULL, longopts, help, handle, &dot);
+	r = parse_command(o, argc, argv, NULL, longopts, help, handle, &dot);
 	if (r)
 		return r > 0 ? CRF_EXIT_OK : CRF_EXIT_USAGE;
 	if (optind < argc)
@@ -155,12 +155,12 @@ int cmd_plugins(struct crf_opts *o, int argc, char **argv)
 	r = crf_setup(o, &conf, &set, CRF_SET_TOLERANT);
 	/* A broken graph still lists: unordered plugins show '-' positions. */
 	if (set.n && r >= 0)
-		probe = crf_plugin_set_probe(&set, true);
+		probe = plugin_set_probe(&set, true);
 	if (set.n && dot)
-		crf_graph_dot(&set.graph, stdout);
+		graph_dot(&set.graph, stdout);
 	else if (set.n)
 		print_table(&set);
-	crf_plugin_set_free(&set);
-	crf_config_free(&conf);
+	plugin_set_free(&set);
+	config_free(&conf);
 	return r < 0 || probe < 0 ? CRF_EXIT_FAIL : CRF_EXIT_OK;
 }

@@ -122,7 +122,7 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv)
 	pid_t root = 0;
 	int r;
 
-	r = crf_parse_command(o, argc, argv, "D:d", longopts, help, handle, &a);
+	r = parse_command(o, argc, argv, "D:d", longopts, help, handle, &a);
 	if (r)
 		return r > 0 ? CRF_EXIT_OK : CRF_EXIT_USAGE;
 	if (optind < argc)
@@ -144,13 +144,13 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv)
 	 */
 	r = crf_imgdir_open(a.ro.dir, CRF_IMGDIR_READ, &dir);
 	if (r >= 0)
-		r = crf_inventory_plugins(dir, &o->sel.image);
+		r = inventory_plugins(dir, &o->sel.image);
 	o->sel.image_set = true;
 	if (r >= 0)
 		r = crf_setup(o, &conf, &set, CRF_SET_DEFER_LOAD);
 	if (r >= 0)
-		r = crf_inventory_check(dir, &set, &root);
-	if (r >= 0 && crf_plugin_set_probe(&set, false) != 0)
+		r = inventory_check(dir, &set, &root);
+	if (r >= 0 && plugin_set_probe(&set, false) != 0)
 		r = -ENOTSUP;
 	if (r >= 0) {
 		crf_info("%s: inventory and every image verified", a.ro.dir);
@@ -158,8 +158,8 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv)
 	}
 	if (dir)
 		crf_imgdir_close(dir);
-	crf_plugin_set_free(&set);
-	crf_config_free(&conf);
+	plugin_set_free(&set);
+	config_free(&conf);
 	if (r < 0)
 		return CRF_EXIT_FAIL;
 	return r;

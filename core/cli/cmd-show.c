@@ -48,7 +48,7 @@ static int show(int argc, char **argv, const ProtobufCMessageDescriptor *const *
 	if (r < 0)
 		return r;
 	if (optind + 1 == argc) {
-		r = crf_show_dir(stdout, dir, schemas);
+		r = show_dir(stdout, dir, schemas);
 	} else {
 		for (int i = optind + 1; i < argc && r >= 0; i++) {
 			r = crf_show_image(stdout, dir, argv[i], schemas);
@@ -66,7 +66,7 @@ int cmd_show(struct crf_opts *o, int argc, char **argv)
 	const ProtobufCMessageDescriptor **schemas = NULL;
 	int r;
 
-	r = crf_parse_command(o, argc, argv, NULL, NULL, help, NULL, NULL);
+	r = parse_command(o, argc, argv, NULL, NULL, help, NULL, NULL);
 	if (r)
 		return r > 0 ? CRF_EXIT_OK : CRF_EXIT_USAGE;
 	if (optind >= argc)
@@ -76,7 +76,7 @@ int cmd_show(struct crf_opts *o, int argc, char **argv)
 	schemas = all_schemas(&set);
 	r = schemas ? show(argc, argv, schemas) : crf_error_errno(ENOMEM, "show");
 	free(schemas);
-	crf_plugin_set_free(&set);
-	crf_config_free(&conf);
+	plugin_set_free(&set);
+	config_free(&conf);
 	return r < 0 ? CRF_EXIT_FAIL : CRF_EXIT_OK;
 }

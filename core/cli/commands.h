@@ -17,7 +17,7 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv);
  * common, @handle is called; it returns 0, or < 0 for a usage error.
  * Returns 0, 1 when --help was given (help already printed), or -EINVAL.
  */
-int crf_parse_command(struct crf_opts *o, int argc, char **argv, const char *shortopts,
+int parse_command(struct crf_opts *o, int argc, char **argv, const char *shortopts,
 		      const struct option *longopts, const char *help,
 		      int (*handle)(void *data, int c, const char *arg), void *data);
 

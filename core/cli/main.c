@@ -31,7 +31,7 @@ static void usage(FILE *f)
 		crf_common_help);
 }
 
-int crf_parse_command(struct crf_opts *o, int argc, char **argv, const char *shortopts,
+int parse_command(struct crf_opts *o, int argc, char **argv, const char *shortopts,
 		      const struct option *longopts, const char *help,
 		      int (*handle)(void *data, int c, const char *arg), void *data)
 {
@@ -51,7 +51,7 @@ int crf_parse_command(struct crf_opts *o, int argc, char **argv, const char *sho
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, shorts, all, NULL)) != -1) {
-		int r = crf_opts_common(o, c, optarg, argv);
+		int r = opts_common(o, c, optarg, argv);
 
 		if (r < 0)
 			return r;
@@ -65,7 +65,7 @@ int crf_parse_command(struct crf_opts *o, int argc, char **argv, const char *sho
 		printf("%s\n%s", help, crf_common_help);
 		return 1;
 	}
-	return crf_opts_apply_logging(o) < 0 ? -EIO : 0;
+	return opts_apply_logging(o) < 0 ? -EIO : 0;
 }
 
 int main(int argc, char **argv)
@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 			continue;
 		o.cmd = commands[i].name;
 		r = commands[i].fn(&o, argc - 1, argv + 1);
-		crf_opts_free(&o);
+		opts_free(&o);
 		return r;
 	}
 	fprintf(stderr, "crf: unknown command '%s' (see 'crf --help')\n", argv[1]);

@@ -43,7 +43,7 @@ int crf_usage_error(const struct crf_opts *o, const char *fmt, ...)
 	return -EINVAL;
 }
 
-int crf_opts_common(struct crf_opts *o, int c, const char *arg, char *const argv[])
+int opts_common(struct crf_opts *o, int c, const char *arg, char *const argv[])
 {
 	switch (c) {
 	case 'h':
@@ -95,7 +95,7 @@ int crf_opts_common(struct crf_opts *o, int c, const char *arg, char *const argv
 	return 0;
 }
 
-int crf_opts_apply_logging(const struct crf_opts *o)
+int opts_apply_logging(const struct crf_opts *o)
 {
 	enum crf_log_level level = CRF_LOG_WARN;
 
@@ -165,15 +165,15 @@ static int load_config(const struct crf_opts *o, struct crf_config *conf)
 	if (stat(dir, &st) < 0)
 		return crf_error_errno(errno, "configuration directory %s", dir);
 	if (access(main_conf, F_OK) == 0) {
-		r = crf_config_load_file(conf, main_conf);
+		r = config_load_file(conf, main_conf);
 		if (r < 0)
 			return r;
 	}
-	r = crf_config_load_dir(conf, dropins, 1);
+	r = config_load_dir(conf, dropins, 1);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < o->config_files.n; i++) {
-		r = crf_config_load_file(conf, o->config_files.v[i]);
+		r = config_load_file(conf, o->config_files.v[i]);
 		if (r < 0)
 			return r;
 	}
@@ -191,7 +191,7 @@ static int set_files_list(struct crf_config *conf, const char *key, const struct
 	value = strv_join(v, " ");
 	if (!value)
 		return crf_error_errno(ENOMEM, "%s", option);
-	return crf_config_set(conf, "files", key, value, option);
+	return config_set(conf, "files", key, value, option);
 }
 
 /*
@@ -204,11 +204,11 @@ static int set_files_keys(const struct crf_opts *o, struct crf_config *conf)
 	int r = 0;
 
 	if (o->shell_job)
-		r = crf_config_set(conf, "files", "shell-job", "yes", "--shell-job");
+		r = config_set(conf, "files", "shell-job", "yes", "--shell-job");
 	if (r >= 0 && o->inherit_stdio)
-		r = crf_config_set(conf, "files", "inherit-stdio", "yes", "--inherit-stdio");
+		r = config_set(conf, "files", "inherit-stdio", "yes", "--inherit-stdio");
 	if (r >= 0 && o->file_validation)
-		r = crf_config_set(conf, "files", "file-validation", o->file_validation,
+		r = config_set(conf, "files", "file-validation", o->file_validation,
 				   "--file-validation");
 	if (r >= 0)
 		r = set_files_list(conf, "external", &o->external, "--external");
@@ -231,7 +231,7 @@ int crf_setup(const struct crf_opts *o, struct crf_config *conf, struct crf_plug
 		return r;
 	for (size_t i = 0; i < o->plugin_dirs.n && r >= 0; i++)
 		r = strv_push(&dirs, o->plugin_dirs.v[i]);
-	extra = crf_config_get(conf, CRF_CONF_GLOBAL, "plugin-dir");
+	extra = config_get(conf, CRF_CONF_GLOBAL, "plugin-dir");
 	if (r >= 0 && extra)
 		r = strv_split(&dirs, extra->value);
 	if (r >= 0)
@@ -240,12 +240,12 @@ int crf_setup(const struct crf_opts *o, struct crf_config *conf, struct crf_plug
 		strv_free(&dirs);
 		return crf_error_errno(r, "plugin directories");
 	}
-	r = crf_plugin_set_build(set, conf, &dirs, &o->sel, flags);
+	r = plugin_set_build(set, conf, &dirs, &o->sel, flags);
 	strv_free(&dirs);
 	return r;
 }
 
-void crf_opts_free(struct crf_opts *o)
+void opts_free(struct crf_opts *o)
 {
 	free(o->log_file);
 	free(o->config_dir);

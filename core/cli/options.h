@@ -71,10 +71,10 @@ extern const char crf_common_help[];
  * 0 if the command must handle it, < 0 on error (reported).  '?' and ':'
  * (unknown option, missing argument) are reported as usage errors here.
  */
-int crf_opts_common(struct crf_opts *o, int c, const char *arg, char *const argv[]);
+int opts_common(struct crf_opts *o, int c, const char *arg, char *const argv[]);
 
 /* Set up logging from -v/-q/--log-file; 0 or -errno. */
-int crf_opts_apply_logging(const struct crf_opts *o);
+int opts_apply_logging(const struct crf_opts *o);
 
 /*
  * Load the configuration (crf.conf, plugins.d/, --config) and build the
@@ -87,7 +87,7 @@ int crf_setup(const struct crf_opts *o, struct crf_config *conf, struct crf_plug
 const char *crf_default_config_dir(void);
 int crf_default_plugin_dirs(struct strv *dirs);
 
-void crf_opts_free(struct crf_opts *o);
+void opts_free(struct crf_opts *o);
 
 /* Report a usage error for the command and return CRF_EXIT_USAGE. */
 int crf_usage_error(const struct crf_opts *o, const char *fmt, ...)

@@ -34,7 +34,7 @@ int crf_show_image(FILE *out, struct crf_imgdir *dir, const char *name,
  * @dir in name order, and a newline.  Stops at the first error and returns
  * it (logged); then nothing is printed.
  */
-int crf_show_dir(FILE *out, struct crf_imgdir *dir,
+int show_dir(FILE *out, struct crf_imgdir *dir,
 		 const ProtobufCMessageDescriptor *const *schemas);
 
 #endif

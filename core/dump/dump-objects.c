@@ -52,7 +52,7 @@ static int dispatch(struct objects *o, enum crf_object_class cls, const char *ki
 		.id = id,
 	};
 
-	return crf_plugin_set_dispatch(o->set, o->dir, &obj);
+	return plugin_set_dispatch(o->set, o->dir, &obj);
 }
 
 /* readlinkat() into @buf; -ENOENT for a namespace kind this kernel does not have. */
@@ -103,7 +103,7 @@ static int check_ns(struct objects *o, pid_t tid, const char *kind, const char *
 		return 0;
 	ni.id = ns_inode(link);
 	crf_ns_object(&ni, link, o->pid, desc, sizeof(desc), &obj);
-	return crf_plugin_set_dispatch(o->set, o->dir, &obj);
+	return plugin_set_dispatch(o->set, o->dir, &obj);
 }
 
 static int thread_ns(struct objects *o, pid_t tid)
@@ -146,7 +146,7 @@ static int read_self(struct objects *o)
 	return 0;
 }
 
-int crf_cgroup_line_split(char *line, const char **controllers, const char **path)
+int cgroup_line_split(char *line, const char **controllers, const char **path)
 {
 	char *c = strchr(line, ':');
 	char *p = c ? strchr(c + 1, ':') : NULL;
@@ -169,7 +169,7 @@ static const char *self_path(const struct objects *o, const char *controllers, c
 		size_t n = strcspn(l, "\n");
 
 		snprintf(buf, len, "%.*s", (int)n, l);
-		if (crf_cgroup_line_split(buf, &c, &p) == 0 && !strcmp(c, controllers))
+		if (cgroup_line_split(buf, &c, &p) == 0 && !strcmp(c, controllers))
 			return p;
 		l += n + (l[n] == '\n');
 	}
@@ -191,7 +191,7 @@ static int thread_cgroups(struct objects *o, pid_t tid)
 		return crf_error_errno(r, "pid %d: %s", (int)o->pid, path);
 	for (line = strtok_r(text, "\n", &save); r >= 0 && line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		if (crf_cgroup_line_split(line, &c, &p) < 0)
+		if (cgroup_line_split(line, &c, &p) < 0)
 			return crf_error_errno(EINVAL, "pid %d: %s: cannot parse '%s'", (int)o->pid,
 					       path, line);
 		own = self_path(o, c, mine, sizeof(mine));
@@ -288,7 +288,7 @@ static int vma(struct objects *o, char *line, int idx)
 	vi.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 	vi.path = line + name_at;
 	crf_vma_object(&vi, o->pid, idx, desc, sizeof(desc), &obj);
-	return crf_plugin_set_dispatch(o->set, o->dir, &obj);
+	return plugin_set_dispatch(o->set, o->dir, &obj);
 }
 
 static int mappings(struct objects *o)

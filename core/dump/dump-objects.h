@@ -30,6 +30,6 @@ int crf_dump_task_objects(struct crf_plugin_set *set, struct crf_imgdir *dir, pi
  * removed) in place: @controllers is "" for cgroup v2, @path starts with
  * '/'.  0 or -EINVAL.
  */
-int crf_cgroup_line_split(char *line, const char **controllers, const char **path);
+int cgroup_line_split(char *line, const char **controllers, const char **path);
 
 #endif

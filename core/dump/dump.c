@@ -92,7 +92,7 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 		r = task_collect_proc(pid, &tc);
 	/* Before the infection: crf's code may only run where seccomp is suspended. */
 	if (r >= 0)
-		r = crf_seccomp_dump(pr, &tc);
+		r = seccomp_dump(pr, &tc);
 	if (r >= 0)
 		r = crf_infect(pid, &p);
 	if (r >= 0)
@@ -101,21 +101,21 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 		r = task_regs(p, &tc);
 	/* Its own mask, not one a sigsuspend it is stopped in has put in place. */
 	if (r >= 0)
-		tc.blocked = crf_parasite_blocked(p);
+		tc.blocked = parasite_blocked(p);
 	if (r >= 0)
 		r = task_collect_parasite(pid, p, &tc);
 	if (r >= 0)
 		r = task_collect_threads(pr, p, &tc);
 	if (r >= 0)
-		r = crf_attrs_dump(t, pr, p, &tc);
+		r = attrs_dump(t, pr, p, &tc);
 	if (r >= 0)
-		r = crf_cpu_dump_task(p, &tc);
+		r = cpu_dump_task(p, &tc);
 	if (r >= 0)
 		r = task_write(dir, &tc);
 	if (r >= 0)
-		r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_TASK, dir, pid, &crf_dump_host_ops,
+		r = plugin_set_run_task(set, CRF_STAGE_DUMP_TASK, dir, pid, &crf_dump_host_ops,
 					    p);
-	crf_seccomp_free(&tc);
+	seccomp_free(&tc);
 	task_free(&tc);
 	if (p) {
 		c = crf_cure(p);
@@ -126,7 +126,7 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 	if (r >= 0)
 		r = crf__fault("cured", false);
 	if (r >= 0)
-		r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_TASK_DATA, dir, pid, NULL, NULL);
+		r = plugin_set_run_task(set, CRF_STAGE_DUMP_TASK_DATA, dir, pid, NULL, NULL);
 	return r;
 }
 
@@ -161,27 +161,27 @@ static int dump_frozen(const struct crf_dump_opts *o, struct crf_plugin_set *set
 	int r = check_zombies(t);
 
 	if (r >= 0)
-		r = crf_pstree_fdtables(t);
+		r = pstree_fdtables(t);
 
 	if (r >= 0)
-		r = crf_pstree_check_fs(t);
+		r = pstree_check_fs(t);
 	/* What the restore would refuse is refused now, while the tree runs. */
 	if (r >= 0 && o->check_tree)
 		r = o->check_tree(t);
 	if (r >= 0)
-		r = crf_cpu_write(dir);
+		r = cpu_write(dir);
 	/* Device state (ABI 1.5): every task of the tree frozen, no parasite in any yet. */
 	for (size_t i = 0; r >= 0 && i < t->n; i++)
 		if (!t->procs[i].zombie)
-			r = crf_plugin_set_run_task(set, CRF_STAGE_DUMP_FROZEN, dir, t->procs[i].pid,
+			r = plugin_set_run_task(set, CRF_STAGE_DUMP_FROZEN, dir, t->procs[i].pid,
 						    NULL, NULL);
 	for (size_t i = 0; r >= 0 && i < t->n; i++)
-		if (!t->procs[i].zombie && (r = crf_stop_check()) >= 0)
+		if (!t->procs[i].zombie && (r = stop_check()) >= 0)
 			r = dump_task(set, dir, t, &t->procs[i]);
 	if (r >= 0)
-		r = crf_pstree_write(dir, t);
+		r = pstree_write(dir, t);
 	if (r >= 0)
-		r = crf_plugin_set_run(set, CRF_STAGE_DUMP_FINISH, dir, o->pid);
+		r = plugin_set_run(set, CRF_STAGE_DUMP_FINISH, dir, o->pid);
 	return r;
 }
 
@@ -200,18 +200,18 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	if (r < 0)
 		return r;
 	/* Before the directory exists: a crf killed right after making it leaves none. */
-	crf_guardian_start(o->dir, created);
+	guardian_start(o->dir, created);
 	r = crf_imgdir_open(o->dir, CRF_IMGDIR_WRITE, &dir);
 	if (r < 0) {
-		crf_guardian_stop();
+		guardian_stop();
 		return r;
 	}
-	crf_guardian_owned();
-	r = crf_plugin_set_run(set, CRF_STAGE_DUMP_PREPARE, dir, o->pid);
+	guardian_owned();
+	r = plugin_set_run(set, CRF_STAGE_DUMP_PREPARE, dir, o->pid);
 	if (r >= 0)
-		r = crf_plugin_set_run(set, CRF_STAGE_DUMP_PAUSE, dir, o->pid);
+		r = plugin_set_run(set, CRF_STAGE_DUMP_PAUSE, dir, o->pid);
 	if (r >= 0)
-		r = crf_pstree_freeze(o->pid, crf_freeze_mode_parse(o->freeze), &tree);
+		r = pstree_freeze(o->pid, freeze_mode_parse(o->freeze), &tree);
 	if (r >= 0) {
 		frozen = true;
 		frozen_at = now_ms();
@@ -220,7 +220,7 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	if (r >= 0)
 		r = dump_frozen(o, set, dir, &tree);
 	if (r >= 0)
-		r = crf_inventory_write(dir, set, o->pid);
+		r = inventory_write(dir, set, o->pid);
 	if (r >= 0)
 		r = crf__fault("inventory written", false);
 	/*
@@ -232,9 +232,9 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	if (r >= 0)
 		r = crf__fault("images complete", false);
 	if (r >= 0)
-		r = crf_stop_check();
+		r = stop_check();
 	if (r >= 0) {
-		crf_guardian_complete();
+		guardian_complete();
 		complete = true;
 	}
 	/*
@@ -242,23 +242,23 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	 * still frozen, so that the device runs again before the program does.
 	 */
 	if (r < 0 || o->leave_running) {
-		c = crf_plugin_set_run(set, r < 0 ? CRF_STAGE_DUMP_UNDO : CRF_STAGE_DUMP_RESUME, dir,
+		c = plugin_set_run(set, r < 0 ? CRF_STAGE_DUMP_UNDO : CRF_STAGE_DUMP_RESUME, dir,
 				       o->pid);
 		if (r >= 0)
 			r = c;
 	}
 	if (frozen && (r < 0 || o->leave_running)) {
-		c = crf_pstree_unfreeze(&tree);
+		c = pstree_unfreeze(&tree);
 		if (r >= 0)
 			r = c;
 	} else if (frozen) {
-		r = crf_pstree_kill(&tree);
+		r = pstree_kill(&tree);
 	}
 	if (frozen)
 		crf_info("the tree of pid %d (%zu process%s) was frozen for %.1f ms", (int)o->pid,
 			 tree.n, tree.n == 1 ? "" : "es", now_ms() - frozen_at);
-	crf_pstree_free(&tree);
-	c = crf_plugin_set_run(set, CRF_STAGE_DUMP_CLEANUP, dir, o->pid);
+	pstree_free(&tree);
+	c = plugin_set_run(set, CRF_STAGE_DUMP_CLEANUP, dir, o->pid);
 	if (r >= 0)
 		r = c;
 	crf_imgdir_close(dir);
@@ -270,6 +270,6 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 			  o->dir);
 	else
 		crf_info("dump of pid %d done in %.1f ms", (int)o->pid, now_ms() - t0);
-	crf_guardian_stop();
+	guardian_stop();
 	return r;
 }

@@ -98,7 +98,7 @@ static int read_cg_file(const char *dir, const char *name, char **text)
 	return crf_read_file(path, text);
 }
 
-int crf_cgroup_of_lone(pid_t pid, char *dir, size_t len, char *why, size_t why_len)
+int cgroup_of_lone(pid_t pid, char *dir, size_t len, char *why, size_t why_len)
 {
 	_cleanup_free_ char *rel = NULL;
 	_cleanup_free_ char *freeze = NULL;
@@ -201,11 +201,11 @@ int crf_cgroup_freeze(const char *dir, int timeout_ms)
 		return r;
 	r = wait_frozen(events, timeout_ms);
 	if (r < 0)
-		crf_cgroup_thaw(dir);
+		cgroup_thaw(dir);
 	return r;
 }
 
-int crf_cgroup_thaw(const char *dir)
+int cgroup_thaw(const char *dir)
 {
 	return write_freeze(dir, "0");
 }

@@ -13,12 +13,12 @@
  * not frozen already.  0 with @dir filled; -EBUSY with the reason in @why
  * (no log: auto mode falls back to ptrace); other errors are logged.
  */
-int crf_cgroup_of_lone(pid_t pid, char *dir, size_t len, char *why, size_t why_len);
+int cgroup_of_lone(pid_t pid, char *dir, size_t len, char *why, size_t why_len);
 
 /* Write 1 to DIR/cgroup.freeze and wait until cgroup.events says frozen. */
 int crf_cgroup_freeze(const char *dir, int timeout_ms);
 
 /* Write 0 to DIR/cgroup.freeze (the kernel thaws at once). */
-int crf_cgroup_thaw(const char *dir);
+int cgroup_thaw(const char *dir);
 
 #endif

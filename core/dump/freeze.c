@@ -34,7 +34,7 @@
 #define CGROUP_TIMEOUT_MS 10000
 #define MAX_SCANS	  1000
 
-enum crf_freeze_mode crf_freeze_mode_parse(const char *s)
+enum crf_freeze_mode freeze_mode_parse(const char *s)
 {
 	if (!s || !strcmp(s, "auto"))
 		return CRF_FREEZE_AUTO;
@@ -45,7 +45,7 @@ enum crf_freeze_mode crf_freeze_mode_parse(const char *s)
 	return CRF_FREEZE_INVALID;
 }
 
-const char *crf_freeze_mode_name(enum crf_freeze_mode mode)
+const char *freeze_mode_name(enum crf_freeze_mode mode)
 {
 	switch (mode) {
 	case CRF_FREEZE_AUTO:
@@ -78,7 +78,7 @@ static int wait_stopped(pid_t tid, int *stop_sig)
 	int r;
 
 	for (;;) {
-		r = crf_ptrace_wait(tid, STOP_TIMEOUT_MS, &st);
+		r = ptrace_wait(tid, STOP_TIMEOUT_MS, &st);
 		if (r == -ETIMEDOUT)
 			return crf_error_errno(ETIMEDOUT, "thread %d did not stop within %d ms",
 					       (int)tid, STOP_TIMEOUT_MS);
@@ -92,10 +92,10 @@ static int wait_stopped(pid_t tid, int *stop_sig)
 				*stop_sig = st.sig;
 			return 0;
 		case CRF_STOP_SIGNAL: /* deliver it now: see the top of the file */
-			r = crf_ptrace_resume(tid, false, st.sig);
+			r = ptrace_resume(tid, false, st.sig);
 			break;
 		default:
-			r = crf_ptrace_resume(tid, false, 0);
+			r = ptrace_resume(tid, false, 0);
 			break;
 		}
 		if (r < 0)
@@ -110,7 +110,7 @@ static int wait_stopped(pid_t tid, int *stop_sig)
  */
 static void suspend_seccomp(struct crf_frozen *f, pid_t tid)
 {
-	int r = crf_ptrace_suspend_seccomp(tid);
+	int r = ptrace_suspend_seccomp(tid);
 
 	if (r < 0 && !f->seccomp_unsuspended) {
 		f->seccomp_unsuspended = r;
@@ -129,7 +129,7 @@ static int stop_new_threads(struct crf_frozen *f)
 	pid_t *grown;
 	int r;
 
-	r = crf_list_tids(f->pid, &tids, &n);
+	r = list_tids(f->pid, &tids, &n);
 	if (r < 0)
 		return r;
 	grown = realloc(f->tids, (f->n_tids + n) * sizeof(*grown));
@@ -147,13 +147,13 @@ static int stop_new_threads(struct crf_frozen *f)
 	for (size_t i = 0; i < n; i++) {
 		if (has_tid(f, tids[i]))
 			continue;
-		r = crf_ptrace_seize(tids[i]);
+		r = ptrace_seize(tids[i]);
 		if (r == -ESRCH)
 			continue;
 		if (r < 0)
 			return r;
 		f->tids[f->n_tids++] = tids[i];
-		r = crf_ptrace_interrupt(tids[i]);
+		r = ptrace_interrupt(tids[i]);
 		if (r < 0 && r != -ESRCH)
 			return r;
 	}
@@ -191,7 +191,7 @@ static int stop_all_threads(struct crf_frozen *f)
 static void detach_all(struct crf_frozen *f)
 {
 	for (size_t i = 0; i < f->n_tids; i++)
-		crf_ptrace_detach(f->tids[i], 0);
+		ptrace_detach(f->tids[i], 0);
 	f->n_tids = 0;
 }
 
@@ -209,7 +209,7 @@ static int choose_mode(pid_t pid, enum crf_freeze_mode mode, char *cg, size_t le
 
 	if (mode == CRF_FREEZE_PTRACE)
 		return CRF_FREEZE_PTRACE;
-	r = crf_cgroup_of_lone(pid, cg, len, why, sizeof(why));
+	r = cgroup_of_lone(pid, cg, len, why, sizeof(why));
 	if (r == -EBUSY && mode == CRF_FREEZE_AUTO) {
 		crf_debug("freeze: not using the cgroup freezer: %s", why);
 		return CRF_FREEZE_PTRACE;
@@ -263,13 +263,13 @@ int crf_freeze(pid_t pid, enum crf_freeze_mode mode, struct crf_frozen **out)
 	f->mode = m;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (m == CRF_FREEZE_CGROUP) {
-		crf_guardian_frozen(cg);
+		guardian_frozen(cg);
 		r = crf_cgroup_freeze(cg, CGROUP_TIMEOUT_MS);
 		/* The tests' one chance to kill crf with the cgroup frozen (its guardian thaws it). */
 		if (r >= 0 && (r = crf__fault("cgroup frozen", false)) < 0)
-			crf_cgroup_thaw(cg);
+			cgroup_thaw(cg);
 		if (r < 0) {
-			crf_guardian_thawed();
+			guardian_thawed();
 			frozen_free(f);
 			return r;
 		}
@@ -279,10 +279,10 @@ int crf_freeze(pid_t pid, enum crf_freeze_mode mode, struct crf_frozen **out)
 		stamp(f, &t0);
 	/* The threads stay in their ptrace-stops; the cgroup is not needed any more. */
 	if (m == CRF_FREEZE_CGROUP) {
-		int c = crf_cgroup_thaw(cg);
+		int c = cgroup_thaw(cg);
 
 		if (c >= 0)
-			crf_guardian_thawed();
+			guardian_thawed();
 		if (r >= 0)
 			r = c;
 	}
@@ -292,7 +292,7 @@ int crf_freeze(pid_t pid, enum crf_freeze_mode mode, struct crf_frozen **out)
 		return r;
 	}
 	crf_info("pid %d frozen with the %s freezer: %zu thread%s in %.2f ms", (int)pid,
-		 crf_freeze_mode_name(f->mode), f->n_tids, f->n_tids == 1 ? "" : "s", f->freeze_ms);
+		 freeze_mode_name(f->mode), f->n_tids, f->n_tids == 1 ? "" : "s", f->freeze_ms);
 	*out = f;
 	return 0;
 }
@@ -312,7 +312,7 @@ int crf_unfreeze(struct crf_frozen *f)
 	if (!f)
 		return 0;
 	for (size_t i = 0; i < f->n_tids; i++) {
-		int c = crf_ptrace_detach(f->tids[i], 0);
+		int c = ptrace_detach(f->tids[i], 0);
 
 		if (c == -ESRCH)
 			crf_warn("thread %d was gone at unfreeze", (int)f->tids[i]);
@@ -360,7 +360,7 @@ int crf_frozen_kill(struct crf_frozen *f)
 		if (ours && f->tids[k] == f->pid)
 			continue;
 		do {
-			if (crf_ptrace_wait(f->tids[k], STOP_TIMEOUT_MS, &st) < 0)
+			if (ptrace_wait(f->tids[k], STOP_TIMEOUT_MS, &st) < 0)
 				break;
 		} while (st.kind != CRF_STOP_EXITED);
 	}

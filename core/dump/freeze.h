@@ -53,8 +53,8 @@ struct crf_frozen {
 };
 
 /* "auto", "cgroup", "ptrace" (NULL: auto); CRF_FREEZE_INVALID otherwise. */
-enum crf_freeze_mode crf_freeze_mode_parse(const char *s);
-const char *crf_freeze_mode_name(enum crf_freeze_mode mode);
+enum crf_freeze_mode freeze_mode_parse(const char *s);
+const char *freeze_mode_name(enum crf_freeze_mode mode);
 
 /*
  * Freeze process @pid as @mode says, logging (info) the mode used.  On

@@ -154,7 +154,7 @@ static void __attribute__((noreturn)) guard(int fd, pid_t crf, const char *imgdi
 	_exit(0);
 }
 
-void crf_guardian_start(const char *imgdir, bool created)
+void guardian_start(const char *imgdir, bool created)
 {
 	pid_t crf;
 	int p[2];
@@ -196,7 +196,7 @@ static void say(const char *line)
 		crf_warn("the dump's guardian did not get its message: %s", strerror(errno));
 }
 
-void crf_guardian_frozen(const char *dir)
+void guardian_frozen(const char *dir)
 {
 	char line[PATH_MAX + 8];
 
@@ -204,22 +204,22 @@ void crf_guardian_frozen(const char *dir)
 		say(line);
 }
 
-void crf_guardian_thawed(void)
+void guardian_thawed(void)
 {
 	say("T\n");
 }
 
-void crf_guardian_owned(void)
+void guardian_owned(void)
 {
 	say("O\n");
 }
 
-void crf_guardian_complete(void)
+void guardian_complete(void)
 {
 	say("K\n");
 }
 
-void crf_guardian_stop(void)
+void guardian_stop(void)
 {
 	if (guard_fd < 0)
 		return;

@@ -19,19 +19,19 @@
 #include <stdbool.h>
 
 /* Start the guardian of a dump into @imgdir (@created: made by this dump). */
-void crf_guardian_start(const char *imgdir, bool created);
+void guardian_start(const char *imgdir, bool created);
 
 /* crf froze the cgroup v2 @dir / thawed it again. */
-void crf_guardian_frozen(const char *dir);
-void crf_guardian_thawed(void);
+void guardian_frozen(const char *dir);
+void guardian_thawed(void);
 
 /* The image directory is this dump's (not one that holds another dump's). */
-void crf_guardian_owned(void);
+void guardian_owned(void);
 
 /* The images are complete (the inventory is written): keep them. */
-void crf_guardian_complete(void);
+void guardian_complete(void);
 
 /* The dump is over, whatever its outcome: the guardian leaves. */
-void crf_guardian_stop(void);
+void guardian_stop(void);
 
 #endif

@@ -110,7 +110,7 @@ int crf__psite_wait(struct crf_parasite *p, bool trap)
 	int r;
 
 	for (;;) {
-		r = crf_ptrace_wait(p->pid, -1, &st);
+		r = ptrace_wait(p->pid, -1, &st);
 		if (r < 0)
 			return r;
 		switch (st.kind) {
@@ -122,7 +122,7 @@ int crf__psite_wait(struct crf_parasite *p, bool trap)
 				return 0;
 			break;
 		case CRF_STOP_SIGNAL:
-			r = crf_ptrace_get_siginfo(p->pid, &si);
+			r = ptrace_get_siginfo(p->pid, &si);
 			if (r < 0)
 				return r;
 			/* The blob's int3: a kernel-generated SIGTRAP. */
@@ -135,7 +135,7 @@ int crf__psite_wait(struct crf_parasite *p, bool trap)
 		default: /* a stale interrupt-stop or a group-stop: keep going */
 			break;
 		}
-		r = crf_ptrace_resume(p->pid, !trap, 0);
+		r = ptrace_resume(p->pid, !trap, 0);
 		if (r < 0)
 			return r;
 	}
@@ -173,15 +173,15 @@ static long bootstrap(struct crf_parasite *p, long nr, long a0, long a1, long a2
 	r = crf_parasite_rw(p, p->code, (void *)insn, sizeof(insn), true);
 	if (r < 0)
 		return r;
-	r = crf_ptrace_set_gp(p->pid, &g);
+	r = ptrace_set_gp(p->pid, &g);
 	p->moved = true;
 	for (int stop = 0; r >= 0 && stop < 2; stop++) { /* enter, exit */
-		r = crf_ptrace_resume(p->pid, true, 0);
+		r = ptrace_resume(p->pid, true, 0);
 		if (r >= 0)
 			r = crf__psite_wait(p, false);
 	}
 	if (r >= 0)
-		r = crf_ptrace_get_gp(p->pid, &g);
+		r = ptrace_get_gp(p->pid, &g);
 	/* Put the bytes back whatever happened (a dead task makes this fail too). */
 	crf_parasite_rw(p, p->code, p->code_orig, sizeof(p->code_orig), true);
 	if (r < 0)
@@ -253,9 +253,9 @@ static int map_area(struct crf_parasite *p)
 	p->args = p->stack_top;
 	p->scratch = p->args + CRF_PSITE_ARGS_SIZE;
 
-	r = crf_ptrace_get_sigmask(p->pid, &p->sigmask);
+	r = ptrace_get_sigmask(p->pid, &p->sigmask);
 	if (r >= 0)
-		r = crf_ptrace_set_sigmask(p->pid, all_but_trap);
+		r = ptrace_set_sigmask(p->pid, all_but_trap);
 	if (r < 0)
 		return r;
 	p->mask_set = true;
@@ -263,7 +263,7 @@ static int map_area(struct crf_parasite *p)
 	/*
 	 * A flag no neighbour has, so the area never merges with an adjacent
 	 * anonymous mapping of the task: a memory dump sees it as VMAs of its
-	 * own, exactly crf_parasite_area().
+	 * own, exactly parasite_area().
 	 */
 	ret = bootstrap(p, SYS_madvise, (long)p->area, (long)len, MADV_DONTDUMP, 0, 0, 0, &ok);
 	if (ok && ret < 0)
@@ -353,7 +353,7 @@ int crf_infect(pid_t pid, struct crf_parasite **out)
 	if (r >= 0)
 		r = find_code(p);
 	if (r >= 0)
-		r = crf_ptrace_set_exitkill(pid, true);
+		r = ptrace_set_exitkill(pid, true);
 	p->exitkill = r >= 0;
 	if (r >= 0)
 		r = map_area(p);
@@ -390,17 +390,17 @@ static int park(pid_t tid)
 	struct crf_stop st;
 	int r;
 
-	r = crf_ptrace_interrupt(tid);
+	r = ptrace_interrupt(tid);
 	if (r >= 0)
-		r = crf_ptrace_resume(tid, false, 0);
+		r = ptrace_resume(tid, false, 0);
 	while (r >= 0) {
-		r = crf_ptrace_wait(tid, 10000, &st);
+		r = ptrace_wait(tid, 10000, &st);
 		if (r < 0 || st.kind == CRF_STOP_EVENT)
 			break;
 		if (st.kind == CRF_STOP_EXITED)
 			return crf_error_errno(ESRCH, "pid %d died at the cure", (int)tid);
 		/* The original registers are back: a signal is delivered as without crf. */
-		r = crf_ptrace_resume(tid, false, st.kind == CRF_STOP_SIGNAL ? st.sig : 0);
+		r = ptrace_resume(tid, false, st.kind == CRF_STOP_SIGNAL ? st.sig : 0);
 	}
 	return r == -ETIMEDOUT ? crf_error_errno(ETIMEDOUT, "pid %d did not stop again", (int)tid)
 			       : r;
@@ -413,9 +413,9 @@ static int thread_step(pid_t tid)
 	int r, sig = 0;
 
 	for (int i = 0; i < 16; i++) {
-		r = crf_ptrace_resume(tid, true, sig);
+		r = ptrace_resume(tid, true, sig);
 		if (r >= 0)
-			r = crf_ptrace_wait(tid, 10000, &st);
+			r = ptrace_wait(tid, 10000, &st);
 		if (r < 0)
 			return r;
 		if (st.kind == CRF_STOP_SYSCALL)
@@ -443,16 +443,16 @@ static int thread_call(struct crf_parasite *p, pid_t tid, const struct user_regs
 	g.r10 = (uint64_t)c->args[3];
 	g.r8 = (uint64_t)c->args[4];
 	g.r9 = (uint64_t)c->args[5];
-	r = crf_ptrace_set_gp(tid, &g);
+	r = ptrace_set_gp(tid, &g);
 	for (int stop = 0; r >= 0 && stop < 2; stop++) /* enter, exit */
 		r = thread_step(tid);
 	if (r >= 0)
-		r = crf_ptrace_get_gp(tid, &g);
+		r = ptrace_get_gp(tid, &g);
 	c->ret = (long)g.rax;
 	return r;
 }
 
-int crf_parasite_thread_calls(struct crf_parasite *p, pid_t tid, struct crf_thread_call *c,
+int parasite_thread_calls(struct crf_parasite *p, pid_t tid, struct crf_thread_call *c,
 			      size_t n)
 {
 	static const uint8_t insn[2] = {0x0f, 0x05}; /* syscall */
@@ -460,19 +460,19 @@ int crf_parasite_thread_calls(struct crf_parasite *p, pid_t tid, struct crf_thre
 	uint64_t mask;
 	int r;
 
-	r = crf_ptrace_get_gp(tid, &saved);
+	r = ptrace_get_gp(tid, &saved);
 	if (r >= 0)
-		r = crf_ptrace_get_sigmask(tid, &mask);
+		r = ptrace_get_sigmask(tid, &mask);
 	if (r < 0)
 		return r;
-	r = crf_ptrace_set_sigmask(tid, ~UINT64_C(0));
+	r = ptrace_set_sigmask(tid, ~UINT64_C(0));
 	if (r >= 0)
 		r = crf_parasite_rw(p, p->code, (void *)insn, sizeof(insn), true);
 	for (size_t i = 0; r >= 0 && i < n; i++)
 		r = thread_call(p, tid, &saved, &c[i]);
 	crf_parasite_rw(p, p->code, p->code_orig, sizeof(p->code_orig), true);
-	keep_first(&r, crf_ptrace_set_gp(tid, &saved));
-	keep_first(&r, crf_ptrace_set_sigmask(tid, mask));
+	keep_first(&r, ptrace_set_gp(tid, &saved));
+	keep_first(&r, ptrace_set_sigmask(tid, mask));
 	keep_first(&r, park(tid));
 	return r;
 }
@@ -513,7 +513,7 @@ int crf_cure(struct crf_parasite *p)
 	if (p->area)
 		keep_first(&r, unmap_area(p));
 	if (p->mask_set)
-		keep_first(&r, crf_ptrace_set_sigmask(p->pid, p->sigmask));
+		keep_first(&r, ptrace_set_sigmask(p->pid, p->sigmask));
 	if (p->regs_saved && p->moved)
 		keep_first(&r, crf_regs_set(p->pid, &p->saved));
 	if (p->moved)
@@ -523,7 +523,7 @@ int crf_cure(struct crf_parasite *p)
 			keep_first(&r, crf_error_errno(errno, "pid %d: sending signal %d again",
 						       (int)p->pid, p->resend[i]));
 	if (p->exitkill)
-		keep_first(&r, crf_ptrace_set_exitkill(p->pid, false));
+		keep_first(&r, ptrace_set_exitkill(p->pid, false));
 	if (r < 0)
 		crf_error("pid %d: the cure was incomplete", (int)p->pid);
 	if (p->mem_fd >= 0)

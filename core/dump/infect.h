@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "crf-layout.h"
+#include <crf/layout.h>
 #include "crf-private.h"
 
 struct crf_parasite;
@@ -46,7 +46,7 @@ int crf_cure(struct crf_parasite *p);
  * (a negative errno when the call failed), or a negative errno when the
  * parasite could not run it (logged; the task died, say).
  */
-long crf_parasite_syscall_raw(struct crf_parasite *p, long nr, const long args[6]);
+long parasite_syscall_raw(struct crf_parasite *p, long nr, const long args[6]);
 
 /* A disposition as the kernel stores it (struct sigaction of the syscall ABI). */
 struct crf_sigaction_info {
@@ -57,14 +57,14 @@ struct crf_sigaction_info {
 };
 
 /* All 64 dispositions, out[sig - 1]; SIGKILL and SIGSTOP read as SIG_DFL. */
-int crf_parasite_get_sigactions(struct crf_parasite *p, struct crf_sigaction_info out[64]);
+int parasite_get_sigactions(struct crf_parasite *p, struct crf_sigaction_info out[64]);
 
 struct crf_sigaltstack_info {
 	uint64_t sp, size;
 	int flags;		/* SS_DISABLE, SS_AUTODISARM; SS_ONSTACK as of the freeze */
 };
 
-int crf_parasite_get_sigaltstack(struct crf_parasite *p, struct crf_sigaltstack_info *out);
+int parasite_get_sigaltstack(struct crf_parasite *p, struct crf_sigaltstack_info *out);
 
 struct crf_itimer_info {
 	int64_t interval_sec, interval_usec;
@@ -72,7 +72,7 @@ struct crf_itimer_info {
 };
 
 /* ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF, in that order. */
-int crf_parasite_get_itimers(struct crf_parasite *p, struct crf_itimer_info out[CRF_ITIMERS]);
+int parasite_get_itimers(struct crf_parasite *p, struct crf_itimer_info out[CRF_ITIMERS]);
 
 struct crf_posix_timer_info {
 	int id;			/* in: the kernel's timer id (/proc/PID/timers) */
@@ -83,17 +83,17 @@ struct crf_posix_timer_info {
 };
 
 /* @t[i].id given, the rest filled in; at most CRF_PSITE_MAX_TIMERS (256) at once. */
-int crf_parasite_get_posix_timers(struct crf_parasite *p, struct crf_posix_timer_info *t,
+int parasite_get_posix_timers(struct crf_parasite *p, struct crf_posix_timer_info *t,
 				  size_t n);
 
 /* prctl(PR_GET_SECUREBITS): the value, or -errno. */
-long crf_parasite_get_securebits(struct crf_parasite *p);
+long parasite_get_securebits(struct crf_parasite *p);
 
 /*
  * The scratch buffer in the task, for system call arguments: its address
  * there and its size.
  */
-int crf_parasite_scratch_area(struct crf_parasite *p, uint64_t *addr, size_t *size);
+int parasite_scratch_area(struct crf_parasite *p, uint64_t *addr, size_t *size);
 
 /* Move @len bytes between crf and any address of the task (/proc/PID/mem). */
 int crf_parasite_rw(struct crf_parasite *p, uint64_t addr, void *buf, size_t len, bool write);
@@ -102,20 +102,20 @@ int crf_parasite_rw(struct crf_parasite *p, uint64_t addr, void *buf, size_t len
  * The parasite's own mapping in the task (blob, stack, arguments and
  * scratch), which a memory dump must leave out.
  */
-void crf_parasite_area(const struct crf_parasite *p, uint64_t *start, size_t *len);
+void parasite_area(const struct crf_parasite *p, uint64_t *start, size_t *len);
 
 /* The registers as crf_infect() found them: what crf_cure() puts back. */
 struct crf_regs;
-const struct crf_regs *crf_parasite_saved_regs(const struct crf_parasite *p);
+const struct crf_regs *parasite_saved_regs(const struct crf_parasite *p);
 
 /*
  * The task's blocked signals, read after its first resume: the mask it
  * has of its own, where /proc/PID/status still shows the one a sigsuspend,
  * ppoll or pselect it was stopped in had put in its place.
  */
-uint64_t crf_parasite_blocked(const struct crf_parasite *p);
+uint64_t parasite_blocked(const struct crf_parasite *p);
 
-/* One system call for crf_parasite_thread_calls(); @ret is its %rax. */
+/* One system call for parasite_thread_calls(); @ret is its %rax. */
 struct crf_thread_call {
 	long nr;
 	long args[6];
@@ -132,7 +132,7 @@ struct crf_thread_call {
  * interrupt-stop again, as the freeze left it.  0 or -errno (logged) when
  * the thread could not run them; each call's own result is in @ret.
  */
-int crf_parasite_thread_calls(struct crf_parasite *p, pid_t tid, struct crf_thread_call *c,
+int parasite_thread_calls(struct crf_parasite *p, pid_t tid, struct crf_thread_call *c,
 			      size_t n);
 
 /*

@@ -49,9 +49,9 @@ long crf__psite_call(struct crf_parasite *p, int cmd, const void *in, size_t in_
 	g.rsi = p->args;
 	g.rsp = p->stack_top;
 	g.rax = 0;
-	r = crf_ptrace_set_gp(p->pid, &g);
+	r = ptrace_set_gp(p->pid, &g);
 	if (r >= 0)
-		r = crf_ptrace_resume(p->pid, false, 0);
+		r = ptrace_resume(p->pid, false, 0);
 	if (r >= 0)
 		r = crf__psite_wait(p, true);
 	if (r < 0)
@@ -81,7 +81,7 @@ static long command(struct crf_parasite *p, int cmd, const char *what, const voi
 	return r;
 }
 
-long crf_parasite_syscall_raw(struct crf_parasite *p, long nr, const long args[6])
+long parasite_syscall_raw(struct crf_parasite *p, long nr, const long args[6])
 {
 	int64_t sys[7] = {nr};
 	bool ok;
@@ -91,7 +91,7 @@ long crf_parasite_syscall_raw(struct crf_parasite *p, long nr, const long args[6
 	return crf__psite_call(p, CRF_PSITE_SYSCALL, sys, sizeof(sys), NULL, 0, &ok);
 }
 
-int crf_parasite_get_sigactions(struct crf_parasite *p, struct crf_sigaction_info out[64])
+int parasite_get_sigactions(struct crf_parasite *p, struct crf_sigaction_info out[64])
 {
 	struct crf_psite_sigaction sa[CRF_PSITE_NSIG];
 	long r;
@@ -105,7 +105,7 @@ int crf_parasite_get_sigactions(struct crf_parasite *p, struct crf_sigaction_inf
 	return 0;
 }
 
-int crf_parasite_get_sigaltstack(struct crf_parasite *p, struct crf_sigaltstack_info *out)
+int parasite_get_sigaltstack(struct crf_parasite *p, struct crf_sigaltstack_info *out)
 {
 	struct crf_psite_stack ss;
 	uint64_t sp = p->saved.gp.rsp;
@@ -125,7 +125,7 @@ int crf_parasite_get_sigaltstack(struct crf_parasite *p, struct crf_sigaltstack_
 	return 0;
 }
 
-int crf_parasite_get_itimers(struct crf_parasite *p, struct crf_itimer_info out[CRF_ITIMERS])
+int parasite_get_itimers(struct crf_parasite *p, struct crf_itimer_info out[CRF_ITIMERS])
 {
 	int64_t it[CRF_ITIMERS][2][2];
 	long r;
@@ -139,7 +139,7 @@ int crf_parasite_get_itimers(struct crf_parasite *p, struct crf_itimer_info out[
 	return 0;
 }
 
-int crf_parasite_get_posix_timers(struct crf_parasite *p, struct crf_posix_timer_info *t, size_t n)
+int parasite_get_posix_timers(struct crf_parasite *p, struct crf_posix_timer_info *t, size_t n)
 {
 	struct {
 		uint32_t n, pad;
@@ -171,12 +171,12 @@ int crf_parasite_get_posix_timers(struct crf_parasite *p, struct crf_posix_timer
 	return 0;
 }
 
-long crf_parasite_get_securebits(struct crf_parasite *p)
+long parasite_get_securebits(struct crf_parasite *p)
 {
 	return command(p, CRF_PSITE_GET_SECUREBITS, "PR_GET_SECUREBITS", NULL, 0, NULL, 0);
 }
 
-int crf_parasite_scratch_area(struct crf_parasite *p, uint64_t *addr, size_t *size)
+int parasite_scratch_area(struct crf_parasite *p, uint64_t *addr, size_t *size)
 {
 	if (!p->ready)
 		return -ENOTCONN;
@@ -185,30 +185,30 @@ int crf_parasite_scratch_area(struct crf_parasite *p, uint64_t *addr, size_t *si
 	return 0;
 }
 
-void crf_parasite_area(const struct crf_parasite *p, uint64_t *start, size_t *len)
+void parasite_area(const struct crf_parasite *p, uint64_t *start, size_t *len)
 {
 	*start = p->area;
 	*len = p->area_len;
 }
 
-const struct crf_regs *crf_parasite_saved_regs(const struct crf_parasite *p)
+const struct crf_regs *parasite_saved_regs(const struct crf_parasite *p)
 {
 	return &p->saved;
 }
 
-uint64_t crf_parasite_blocked(const struct crf_parasite *p)
+uint64_t parasite_blocked(const struct crf_parasite *p)
 {
 	return p->sigmask;
 }
 
 static long host_syscall(void *task, long nr, const long args[6])
 {
-	return crf_parasite_syscall_raw(task, nr, args);
+	return parasite_syscall_raw(task, nr, args);
 }
 
 static int host_scratch(void *task, uint64_t *addr, size_t *size)
 {
-	return crf_parasite_scratch_area(task, addr, size);
+	return parasite_scratch_area(task, addr, size);
 }
 
 static int host_rw(void *task, uint64_t addr, void *buf, size_t len, bool write)
@@ -223,7 +223,7 @@ static int host_mapping(void *task, uint64_t *start, uint64_t *len)
 
 	if (!p->area)
 		return -ENOTCONN;
-	crf_parasite_area(p, start, &n);
+	parasite_area(p, start, &n);
 	*len = n;
 	return 0;
 }

@@ -19,17 +19,17 @@
  * listed, not frozen.  On failure nothing stays frozen.  0 or -errno
  * (logged).
  */
-int crf_pstree_freeze(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *t);
+int pstree_freeze(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *t);
 
 /* Resume every frozen process; the first error, after trying them all. */
-int crf_pstree_unfreeze(struct crf_pstree *t);
+int pstree_unfreeze(struct crf_pstree *t);
 
 /*
  * SIGKILL every frozen process while it is still stopped, and collect crf's
  * exit reports as tracer.  Each is then reaped by its parent, or by the
  * reaper its orphans go to.
  */
-int crf_pstree_kill(struct crf_pstree *t);
+int pstree_kill(struct crf_pstree *t);
 
 /*
  * Find the fd tables processes of the tree share (kcmp(KCMP_FILES)) and
@@ -38,7 +38,7 @@ int crf_pstree_kill(struct crf_pstree *t);
  * a table of its own (unshare(CLONE_FILES)), and processes sharing one
  * cwd, root and umask (CLONE_FS), naming both.  0 or -errno (logged).
  */
-int crf_pstree_fdtables(struct crf_pstree *t);
+int pstree_fdtables(struct crf_pstree *t);
 
 /*
  * Refuse a tree with a process whose cwd or root the restore cannot enter
@@ -46,6 +46,6 @@ int crf_pstree_fdtables(struct crf_pstree *t);
  * that is not a live one of the tree, a root under /proc.  The message
  * names the process, the directory and why.  0 or -errno (logged).
  */
-int crf_pstree_check_fs(const struct crf_pstree *t);
+int pstree_check_fs(const struct crf_pstree *t);
 
 #endif

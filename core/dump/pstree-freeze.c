@@ -106,7 +106,7 @@ static int add_process(struct crf_pstree *t, pid_t pid, enum crf_freeze_mode mod
 			p.n_threads = (unsigned int)f->n_tids;
 	}
 	if (r >= 0)
-		r = crf_pstree_add(t, &p);
+		r = pstree_add(t, &p);
 	if (r < 0 && p.frozen)
 		crf_unfreeze(p.frozen);
 	if (r >= 0 && p.zombie)
@@ -125,12 +125,12 @@ static int add_children(struct crf_pstree *t, size_t i)
 		return 0;
 	r = list_children(&t->procs[i], &kids, &n);
 	for (size_t k = 0; r >= 0 && k < n; k++)
-		if (!crf_pstree_find(t, kids[k]))
+		if (!pstree_find(t, kids[k]))
 			r = add_process(t, kids[k], CRF_FREEZE_PTRACE);
 	return r < 0 ? r : (int)(t->n - before);
 }
 
-int crf_pstree_freeze(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *t)
+int pstree_freeze(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *t)
 {
 	struct crf_proc p;
 	int r, added;
@@ -146,7 +146,7 @@ int crf_pstree_freeze(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *
 		r = crf_freeze(root, mode, &p.frozen);
 	if (r >= 0) {
 		p.n_threads = (unsigned int)p.frozen->n_tids;
-		r = crf_pstree_add(t, &p);
+		r = pstree_add(t, &p);
 		if (r < 0)
 			crf_unfreeze(p.frozen);
 	}
@@ -165,15 +165,15 @@ int crf_pstree_freeze(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *
 			break;
 	}
 	if (r < 0) {
-		crf_pstree_unfreeze(t);
-		crf_pstree_free(t);
+		pstree_unfreeze(t);
+		pstree_free(t);
 		return r;
 	}
 	crf_info("tree of pid %d: %zu process%s frozen", (int)root, t->n, t->n == 1 ? "" : "es");
 	return 0;
 }
 
-int crf_pstree_unfreeze(struct crf_pstree *t)
+int pstree_unfreeze(struct crf_pstree *t)
 {
 	int r = 0;
 
@@ -191,7 +191,7 @@ int crf_pstree_unfreeze(struct crf_pstree *t)
  * Children before parents: a child killed first stays a zombie of its
  * stopped parent until that one dies too, and both then go to the reaper.
  */
-int crf_pstree_kill(struct crf_pstree *t)
+int pstree_kill(struct crf_pstree *t)
 {
 	int r = 0;
 

@@ -56,7 +56,7 @@ static const char *proc_dir_why(const struct crf_pstree *t, const char *path, co
 	n = strtol(path + 6, &end, 10);
 	if (*end && *end != '/')
 		return NULL;
-	p = n > 0 && n <= INT32_MAX ? crf_pstree_find(t, (pid_t)n) : NULL;
+	p = n > 0 && n <= INT32_MAX ? pstree_find(t, (pid_t)n) : NULL;
 	if (!p || p->zombie)
 		return "the /proc directory of a process that is not a live process of the tree "
 		       "(after the restore its PID may be another process's)";
@@ -92,7 +92,7 @@ static int check_dir(const struct crf_pstree *t, pid_t pid, const char *what)
 	return crf_error_errno(ENOTSUP, "pid %d: its %s %s is %s", (int)pid, what, path, why);
 }
 
-int crf_pstree_check_fs(const struct crf_pstree *t)
+int pstree_check_fs(const struct crf_pstree *t)
 {
 	int r = 0;
 
@@ -246,7 +246,7 @@ static int check_outsiders(const struct crf_pstree *t, const size_t *v, size_t n
 	while (r >= 0 && (e = readdir(d))) {
 		pid_t x = (pid_t)atoi(e->d_name);
 
-		if (x > 0 && x != getpid() && !crf_pstree_find(t, x))
+		if (x > 0 && x != getpid() && !pstree_find(t, x))
 			r = check_outsider(t, v, n, x);
 	}
 	closedir(d);
@@ -274,7 +274,7 @@ static int check_fs_shared(const struct crf_pstree *t, size_t *v, size_t n)
 	return bt.err ? crf_error_errno(bt.err, "kcmp(KCMP_FS) of the tree's processes") : 0;
 }
 
-int crf_pstree_fdtables(struct crf_pstree *t)
+int pstree_fdtables(struct crf_pstree *t)
 {
 	struct by_table bt = {t, KCMP_FILES, 0};
 	_cleanup_free_ size_t *v = calloc(t->n + 1, sizeof(*v));

@@ -42,7 +42,7 @@ static const char *mode_name(int mode)
 	return mode == SECCOMP_MODE_STRICT ? "strict" : "filter";
 }
 
-int crf_seccomp_parse_status(const char *text, int *mode, int *n_filters)
+int seccomp_parse_status(const char *text, int *mode, int *n_filters)
 {
 	const char *p = strstr(text, "\nSeccomp:");
 
@@ -64,7 +64,7 @@ static bool same_filter(const struct crf_seccomp_chain *x, const struct crf_secc
 	       !memcmp(x->code[i].data, y->code[i].data, x->code[i].len);
 }
 
-size_t crf_seccomp_common(const struct crf_seccomp_chain *c, size_t n)
+size_t seccomp_common(const struct crf_seccomp_chain *c, size_t n)
 {
 	size_t k = 0;
 
@@ -77,7 +77,7 @@ size_t crf_seccomp_common(const struct crf_seccomp_chain *c, size_t n)
 	}
 }
 
-int crf_seccomp_own_clash(const struct crf_seccomp_chain *c, size_t n, size_t k, size_t *a,
+int seccomp_own_clash(const struct crf_seccomp_chain *c, size_t n, size_t k, size_t *a,
 			  size_t *b)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -94,7 +94,7 @@ int crf_seccomp_own_clash(const struct crf_seccomp_chain *c, size_t n, size_t k,
 	return 0;
 }
 
-bool crf_seccomp_may_notify(const void *code, size_t len)
+bool seccomp_may_notify(const void *code, size_t len)
 {
 	const struct sock_filter *f = code;
 
@@ -136,7 +136,7 @@ static int read_mode(pid_t pid, struct thread_sc *th)
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)th->c.tid);
 	r = crf_read_file(path, &text);
 	if (r >= 0)
-		r = crf_seccomp_parse_status(text, &th->c.mode, &n);
+		r = seccomp_parse_status(text, &th->c.mode, &n);
 	if (r < 0)
 		return crf_error_errno(r, "%s: no seccomp mode", path);
 	if (th->c.mode < SECCOMP_MODE_DISABLED || th->c.mode > SECCOMP_MODE_FILTER || n < 0 ||
@@ -190,7 +190,7 @@ static int read_chain(pid_t pid, struct thread_sc *th)
 	for (size_t i = 0; r >= 0 && i < n; i++)
 		r = read_filter(pid, th->c.tid, i, &th->code[i], &th->flags[i]);
 	for (size_t i = 0; r >= 0 && i < n; i++)
-		if (crf_seccomp_may_notify(th->code[i].data, th->code[i].len))
+		if (seccomp_may_notify(th->code[i].data, th->code[i].len))
 			r = crf_error_errno(
 				EOPNOTSUPP,
 				"pid %d: thread %d: seccomp filter %zu of %zu (from the "
@@ -301,8 +301,8 @@ static int split(pid_t pid, struct thread_sc *th, size_t n, Crf__Core__TaskCore 
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		c[i] = th[i].c;
-	k = crf_seccomp_common(c, n);
-	r = crf_seccomp_own_clash(c, n, k, &a, &b);
+	k = seccomp_common(c, n);
+	r = seccomp_own_clash(c, n, k, &a, &b);
 	free(c);
 	if (r < 0)
 		return crf_error_errno(
@@ -324,7 +324,7 @@ static int split(pid_t pid, struct thread_sc *th, size_t n, Crf__Core__TaskCore 
 	return r;
 }
 
-int crf_seccomp_dump(const struct crf_proc *pr, Crf__Core__TaskCore *tc)
+int seccomp_dump(const struct crf_proc *pr, Crf__Core__TaskCore *tc)
 {
 	size_t n = pr->frozen->n_tids;
 	struct thread_sc *th = calloc(n, sizeof(*th));
@@ -353,7 +353,7 @@ static void filters_free(Crf__Core__SeccompFilter **f, size_t n)
 	free(f);
 }
 
-void crf_seccomp_free(Crf__Core__TaskCore *tc)
+void seccomp_free(Crf__Core__TaskCore *tc)
 {
 	Crf__Core__Seccomp *s = tc->seccomp;
 

@@ -37,7 +37,7 @@ static long psys(struct crf_parasite *p, long nr, long a0, long a1, long a2, lon
 {
 	const long args[6] = {a0, a1, a2, a3};
 
-	return crf_parasite_syscall_raw(p, nr, args);
+	return parasite_syscall_raw(p, nr, args);
 }
 
 /* -ENOENT (not logged) when the file does not exist (loginuid: a kernel without audit). */
@@ -167,7 +167,7 @@ static int prctls(struct crf_parasite *p, pid_t pid, Crf__Core__TaskCore *tc)
 	size_t size;
 	int r;
 
-	r = crf_parasite_scratch_area(p, &scratch, &size);
+	r = parasite_scratch_area(p, &scratch, &size);
 	if (r >= 0)
 		r = crf_parasite_rw(p, scratch, mem, sizeof(mem), true);
 	if (r < 0)
@@ -246,7 +246,7 @@ static int stopped_children(const struct crf_pstree *t, const struct crf_proc *p
 	unsigned int level = crf_proc_levels(pr) - 1;
 	uint64_t scratch;
 	size_t size;
-	int r = crf_parasite_scratch_area(p, &scratch, &size);
+	int r = parasite_scratch_area(p, &scratch, &size);
 
 	for (size_t i = 0; r >= 0 && i < t->n; i++) {
 		const struct crf_proc *c = &t->procs[i];
@@ -300,7 +300,7 @@ static bool listed(const char *children, pid_t pid)
  * exits, and the restore forks every process from its parent's leader: a
  * process whose parent thread was another is refused when one of its
  * threads has such a signal.  The root's parent is not in the tree (the
- * restore decides about it, crf_attrs_check_restore()).
+ * restore decides about it, attrs_check_restore()).
  */
 static int pdeath_parent(const struct crf_pstree *t, const struct crf_proc *pr,
 			 const Crf__Core__TaskCore *tc)
@@ -327,7 +327,7 @@ static int pdeath_parent(const struct crf_pstree *t, const struct crf_proc *pr,
 			       (int)pr->pid, strsignal((int)sig), (int)pr->ppid);
 }
 
-int crf_attrs_dump(const struct crf_pstree *t, const struct crf_proc *pr, struct crf_parasite *p,
+int attrs_dump(const struct crf_pstree *t, const struct crf_proc *pr, struct crf_parasite *p,
 		   Crf__Core__TaskCore *tc)
 {
 	int r;

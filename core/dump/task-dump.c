@@ -55,7 +55,7 @@ static int regs_to_record(const struct crf_regs *regs, ProtobufCBinaryData *gp,
 
 int task_regs(const struct crf_parasite *p, Crf__Core__TaskCore *tc)
 {
-	return regs_to_record(crf_parasite_saved_regs(p), &tc->regs, &tc->xsave);
+	return regs_to_record(parasite_saved_regs(p), &tc->regs, &tc->xsave);
 }
 
 static int sigactions(struct crf_parasite *p, Crf__Core__TaskCore *tc)
@@ -63,7 +63,7 @@ static int sigactions(struct crf_parasite *p, Crf__Core__TaskCore *tc)
 	struct crf_sigaction_info ka[CRF_PSITE_NSIG];
 	int r;
 
-	r = crf_parasite_get_sigactions(p, ka);
+	r = parasite_get_sigactions(p, ka);
 	if (r < 0)
 		return r;
 	tc->sigactions = calloc(CRF_PSITE_NSIG, sizeof(*tc->sigactions));
@@ -94,9 +94,9 @@ static int altstack_itimers(struct crf_parasite *p, Crf__Core__TaskCore *tc)
 	struct crf_itimer_info it[CRF_ITIMERS];
 	long ret;
 
-	ret = crf_parasite_get_sigaltstack(p, &ss);
+	ret = parasite_get_sigaltstack(p, &ss);
 	if (ret >= 0)
-		ret = crf_parasite_get_itimers(p, it);
+		ret = parasite_get_itimers(p, it);
 	if (ret < 0)
 		return (int)ret;
 	tc->sas_sp = ss.sp;
@@ -114,7 +114,7 @@ static int altstack_itimers(struct crf_parasite *p, Crf__Core__TaskCore *tc)
 		v[2] = it[which].value_sec;
 		v[3] = it[which].value_usec;
 	}
-	ret = crf_parasite_get_securebits(p);
+	ret = parasite_get_securebits(p);
 	if (ret < 0)
 		return (int)ret;
 	tc->creds->securebits = (uint32_t)ret;
@@ -136,14 +136,14 @@ static int posix_timers(struct crf_parasite *p, pid_t pid, Crf__Core__TaskCore *
 	}
 	snprintf(path, sizeof(path), "/proc/%d/timers", (int)pid);
 	ret = crf_read_file(path, &text);
-	n = ret < 0 ? ret : crf_parse_timers(text, pt, CRF_PSITE_MAX_TIMERS);
+	n = ret < 0 ? ret : parse_timers(text, pt, CRF_PSITE_MAX_TIMERS);
 	if (n < 0) {
 		ret = crf_error_errno(n, "%s", path);
 		goto out;
 	}
 	for (int i = 0; i < n; i++)
 		ti[i].id = pt[i].id;
-	ret = n ? crf_parasite_get_posix_timers(p, ti, (size_t)n) : 0;
+	ret = n ? parasite_get_posix_timers(p, ti, (size_t)n) : 0;
 	if (ret < 0)
 		goto out;
 	tc->timers = calloc((size_t)n + 1, sizeof(*tc->timers));
@@ -190,7 +190,7 @@ out:
 	return ret;
 }
 
-int crf_creds_from_status(const struct crf_proc_status *st, Crf__Core__Creds **out)
+int creds_from_status(const struct crf_proc_status *st, Crf__Core__Creds **out)
 {
 	Crf__Core__Creds *c = malloc(sizeof(*c));
 
@@ -230,7 +230,7 @@ static int limits(pid_t pid, Crf__Core__TaskCore *tc)
 	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
 	r = crf_read_file(path, &text);
 	if (r >= 0)
-		r = crf_parse_limits(text, lim);
+		r = parse_limits(text, lim);
 	if (r < 0)
 		return crf_error_errno(r, "%s", path);
 	tc->rlimits = calloc(CRF_NLIMITS, sizeof(*tc->rlimits));
@@ -374,12 +374,12 @@ int task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc)
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	r = crf_read_file(path, &text);
 	if (r >= 0)
-		r = crf_parse_status(text, &st);
+		r = parse_status(text, &st);
 	if (r < 0)
 		return crf_error_errno(r, "%s", path);
 	tc->blocked = st.sig_blk;
 	tc->umask = st.umask;
-	r = crf_creds_from_status(&st, &tc->creds);
+	r = creds_from_status(&st, &tc->creds);
 	if (r >= 0)
 		r = limits(pid, tc);
 	if (r >= 0)
@@ -415,9 +415,9 @@ static int check_live(pid_t pid, pid_t tid, const ProtobufCBinaryData *xsave)
 {
 	char name[64];
 
-	if (!(crf_xsave_used(xsave->data, xsave->len) & CRF_XFEATURES_DYNAMIC))
+	if (!(xsave_used(xsave->data, xsave->len) & CRF_XFEATURES_DYNAMIC))
 		return 0;
-	crf_xfeature_name(CRF_XFEATURE_XTILEDATA, name, sizeof(name));
+	xfeature_name(CRF_XFEATURE_XTILEDATA, name, sizeof(name));
 	crf_error("pid %d: thread %d holds live %s (its tile registers are in use): crf cannot "
 		  "restore them yet",
 		  (int)pid, (int)tid, name);
@@ -432,10 +432,10 @@ static int read_perm(struct crf_parasite *p, pid_t pid, uint64_t *perm)
 	long ret;
 	int r;
 
-	r = crf_parasite_scratch_area(p, &scratch, &size);
+	r = parasite_scratch_area(p, &scratch, &size);
 	if (r < 0)
 		return r;
-	ret = crf_parasite_syscall_raw(p, SYS_arch_prctl,
+	ret = parasite_syscall_raw(p, SYS_arch_prctl,
 				       (const long[6]){ARCH_GET_XCOMP_PERM, (long)scratch});
 	if (ret == -EINVAL || ret == -ENOSYS) {
 		*perm = 0; /* a kernel or CPU without dynamic features */
@@ -447,7 +447,7 @@ static int read_perm(struct crf_parasite *p, pid_t pid, uint64_t *perm)
 	return crf_parasite_rw(p, scratch, perm, sizeof(*perm), false);
 }
 
-int crf_cpu_dump_task(struct crf_parasite *p, Crf__Core__TaskCore *tc)
+int cpu_dump_task(struct crf_parasite *p, Crf__Core__TaskCore *tc)
 {
 	uint64_t perm;
 	int r;

@@ -53,13 +53,13 @@ int task_pending_private(pid_t tid, uint64_t cap, Crf__Core__ThreadCore *th, boo
 
 struct crf_proc_status;
 /* Credentials as /proc/PID[/task/TID]/status gives them (securebits: 0). */
-int crf_creds_from_status(const struct crf_proc_status *st, Crf__Core__Creds **out);
+int creds_from_status(const struct crf_proc_status *st, Crf__Core__Creds **out);
 
 /*
  * During the dump of a process, after its threads are in @tc: refuse state
  * a restore could not give back (live AMX tile data), naming the thread;
  * record the process's XSAVE permissions (ARCH_GET_XCOMP_PERM, through @p).
  */
-int crf_cpu_dump_task(struct crf_parasite *p, Crf__Core__TaskCore *tc);
+int cpu_dump_task(struct crf_parasite *p, Crf__Core__TaskCore *tc);
 
 #endif

@@ -7,7 +7,7 @@
  * thread itself can read, its alternate signal stack, its clear_child_tid
  * address (PR_GET_TID_ADDRESS), its parent-death signal and its timer
  * slack: crf makes that very thread run the system calls
- * (crf_parasite_thread_calls), the leader through its parasite.
+ * (parasite_thread_calls), the leader through its parasite.
  */
 #include <errno.h>
 #include <signal.h>
@@ -38,7 +38,7 @@ static int ns_tids(const char *text, const char *path, Crf__Core__ThreadCore *th
 	th->ns_tid = calloc(MAX_LEVELS, sizeof(*th->ns_tid));
 	if (!th->ns_tid)
 		return -ENOMEM;
-	n = crf_parse_nspid(text, th->ns_tid, MAX_LEVELS);
+	n = parse_nspid(text, th->ns_tid, MAX_LEVELS);
 	if (n <= 0 || th->ns_tid[0] != th->tid)
 		return crf_error_errno(EINVAL, "%s: bad NSpid line", path);
 	th->n_ns_tid = (size_t)n;
@@ -92,7 +92,7 @@ static int thread_status(pid_t pid, pid_t tid, const Crf__Core__Creds *c,
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
 	r = crf_read_file(path, &text);
 	if (r >= 0)
-		r = crf_parse_status(text, &st);
+		r = parse_status(text, &st);
 	if (r < 0)
 		return crf_error_errno(r, "%s", path);
 	r = ns_tids(text, path, th);
@@ -100,7 +100,7 @@ static int thread_status(pid_t pid, pid_t tid, const Crf__Core__Creds *c,
 		return r;
 	if (same_creds(&st, c))
 		return 0;
-	r = crf_creds_from_status(&st, &th->creds);
+	r = creds_from_status(&st, &th->creds);
 	if (r < 0)
 		return crf_error_errno(r, "thread %d of pid %d: credentials", (int)tid, (int)pid);
 	th->creds->securebits = c->securebits;
@@ -146,7 +146,7 @@ static int thread_self(struct crf_parasite *p, pid_t tid, bool leader, Crf__Core
 	size_t size;
 	int r;
 
-	r = crf_parasite_scratch_area(p, &scratch, &size);
+	r = parasite_scratch_area(p, &scratch, &size);
 	if (r < 0)
 		return r;
 	c[0] = (struct crf_thread_call){ SYS_prctl, { PR_GET_TID_ADDRESS, (long)scratch } };
@@ -154,9 +154,9 @@ static int thread_self(struct crf_parasite *p, pid_t tid, bool leader, Crf__Core
 	c[2] = (struct crf_thread_call){SYS_prctl, {PR_GET_PDEATHSIG, (long)scratch + 128}};
 	c[3] = (struct crf_thread_call){SYS_prctl, {PR_GET_TIMERSLACK}};
 	if (leader)
-		c[0].ret = crf_parasite_syscall_raw(p, c[0].nr, c[0].args);
+		c[0].ret = parasite_syscall_raw(p, c[0].nr, c[0].args);
 	else
-		r = crf_parasite_thread_calls(p, tid, c, ARRAY_SIZE(c));
+		r = parasite_thread_calls(p, tid, c, ARRAY_SIZE(c));
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < (leader ? 1 : ARRAY_SIZE(c)); i++)
@@ -197,7 +197,7 @@ static int collect_thread(const struct crf_proc *pr, pid_t tid, struct crf_paras
 	if (r >= 0 && !leader)
 		r = task_read_thread_regs(tid, th);
 	if (r >= 0 && !leader)
-		r = crf_ptrace_get_sigmask(tid, &th->blocked);
+		r = ptrace_get_sigmask(tid, &th->blocked);
 	if (r >= 0 && !leader)
 		r = task_pending_private(tid, task_pending_cap(tc), th, &stop);
 	if (stop)

@@ -73,7 +73,7 @@ static int handle_key(void *user, const char *section, const char *key, const ch
 		return 0;
 	}
 	origin = xasprintf("%s:%d", ps->path, ps->line);
-	r = origin ? crf_config_set(ps->conf, section, key, value, origin) : -ENOMEM;
+	r = origin ? config_set(ps->conf, section, key, value, origin) : -ENOMEM;
 	if (r < 0) {
 		snprintf(ps->message, sizeof(ps->message), "%s:%d: %s", ps->path, ps->line,
 			 strerror(-r));
@@ -84,7 +84,7 @@ static int handle_key(void *user, const char *section, const char *key, const ch
 	return 1;
 }
 
-int crf_config_load_file(struct crf_config *conf, const char *path)
+int config_load_file(struct crf_config *conf, const char *path)
 {
 	struct parse_state ps = { .conf = conf, .path = path };
 	int r;
@@ -117,7 +117,7 @@ static int conf_filter(const struct dirent *d)
 	return d->d_name[0] != '.' && n > 5 && !strcmp(d->d_name + n - 5, ".conf");
 }
 
-int crf_config_load_dir(struct crf_config *conf, const char *dir, int missing_ok)
+int config_load_dir(struct crf_config *conf, const char *dir, int missing_ok)
 {
 	struct dirent **list;
 	int n, r = 0;
@@ -133,7 +133,7 @@ int crf_config_load_dir(struct crf_config *conf, const char *dir, int missing_ok
 
 		if (r >= 0) {
 			path = xasprintf("%s/%s", dir, list[i]->d_name);
-			r = path ? crf_config_load_file(conf, path) : -ENOMEM;
+			r = path ? config_load_file(conf, path) : -ENOMEM;
 		}
 		free(list[i]);
 	}
@@ -141,7 +141,7 @@ int crf_config_load_dir(struct crf_config *conf, const char *dir, int missing_ok
 	return r;
 }
 
-struct crf_conf_section *crf_config_section(const struct crf_config *conf, const char *name)
+struct crf_conf_section *config_section(const struct crf_config *conf, const char *name)
 {
 	for (size_t i = 0; i < conf->n; i++)
 		if (!strcmp(conf->sections[i].name, name))
@@ -168,10 +168,10 @@ static struct crf_conf_section *add_section(struct crf_config *conf, const char 
 	return s;
 }
 
-int crf_config_set(struct crf_config *conf, const char *section, const char *key,
+int config_set(struct crf_config *conf, const char *section, const char *key,
 		   const char *value, const char *origin)
 {
-	struct crf_conf_section *s = crf_config_section(conf, section);
+	struct crf_conf_section *s = config_section(conf, section);
 	struct crf_conf_key *k = NULL;
 	char *v, *o;
 
@@ -209,10 +209,10 @@ nomem:
 	return -ENOMEM;
 }
 
-const struct crf_conf_key *crf_config_get(const struct crf_config *conf, const char *section,
+const struct crf_conf_key *config_get(const struct crf_config *conf, const char *section,
 					  const char *key)
 {
-	const struct crf_conf_section *s = crf_config_section(conf, section);
+	const struct crf_conf_section *s = config_section(conf, section);
 
 	if (!s)
 		return NULL;
@@ -222,7 +222,7 @@ const struct crf_conf_key *crf_config_get(const struct crf_config *conf, const c
 	return NULL;
 }
 
-void crf_config_free(struct crf_config *conf)
+void config_free(struct crf_config *conf)
 {
 	for (size_t i = 0; i < conf->n; i++) {
 		struct crf_conf_section *s = &conf->sections[i];
@@ -241,7 +241,7 @@ void crf_config_free(struct crf_config *conf)
 	conf->n = 0;
 }
 
-int crf_parse_bool(const char *s)
+int parse_bool(const char *s)
 {
 	static const char *const yes[] = { "yes", "true", "on", "1" };
 	static const char *const no[] = { "no", "false", "off", "0" };

@@ -32,23 +32,23 @@ struct crf_config {
 #define CRF_CONF_GLOBAL "crf"
 
 /* Parse one file.  A malformed line is an error naming file:line. */
-int crf_config_load_file(struct crf_config *conf, const char *path);
+int config_load_file(struct crf_config *conf, const char *path);
 /*
  * Parse every *.conf of @dir in name order.  @missing_ok: a directory that
  * does not exist is not an error.
  */
-int crf_config_load_dir(struct crf_config *conf, const char *dir, int missing_ok);
+int config_load_dir(struct crf_config *conf, const char *dir, int missing_ok);
 
 /* Set (or replace) a key; @origin says who set it. */
-int crf_config_set(struct crf_config *conf, const char *section, const char *key,
+int config_set(struct crf_config *conf, const char *section, const char *key,
 		   const char *value, const char *origin);
-struct crf_conf_section *crf_config_section(const struct crf_config *conf,
+struct crf_conf_section *config_section(const struct crf_config *conf,
 					    const char *name);
-const struct crf_conf_key *crf_config_get(const struct crf_config *conf,
+const struct crf_conf_key *config_get(const struct crf_config *conf,
 					  const char *section, const char *key);
-void crf_config_free(struct crf_config *conf);
+void config_free(struct crf_config *conf);
 
 /* Parse a boolean ("yes", "no", "true", "false", "on", "off", "1", "0"). */
-int crf_parse_bool(const char *s);
+int parse_bool(const char *s);
 
 #endif

@@ -140,7 +140,7 @@ static int sort_order(struct crf_graph *g, enum crf_order o)
 	return 0;
 }
 
-int crf_graph_resolve(struct crf_graph *g)
+int graph_resolve(struct crf_graph *g)
 {
 	int r;
 
@@ -160,7 +160,7 @@ int crf_graph_resolve(struct crf_graph *g)
 	return 0;
 }
 
-void crf_graph_dot(const struct crf_graph *g, FILE *out)
+void graph_dot(const struct crf_graph *g, FILE *out)
 {
 	static const char *const colour[CRF_ORDER__COUNT] = { "blue", "darkgreen" };
 
@@ -189,7 +189,7 @@ void crf_graph_dot(const struct crf_graph *g, FILE *out)
 	fprintf(out, "}\n");
 }
 
-void crf_graph_clear(struct crf_graph *g)
+void graph_clear(struct crf_graph *g)
 {
 	for (size_t i = 0; i < g->n; i++) {
 		strv_free(&g->nodes[i].requires);

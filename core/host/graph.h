@@ -45,12 +45,12 @@ const char *crf_order_name(enum crf_order o);
  * -ENOENT a required plugin is not configured, -EPERM it is disabled,
  * -ELOOP a cycle (the message lists it in order: "a -> b -> a").
  */
-int crf_graph_resolve(struct crf_graph *g);
+int graph_resolve(struct crf_graph *g);
 
 /* Graphviz description of the whole graph, disabled plugins included. */
-void crf_graph_dot(const struct crf_graph *g, FILE *out);
+void graph_dot(const struct crf_graph *g, FILE *out);
 
 /* Frees the orders and the nodes' lists (the nodes array is the caller's). */
-void crf_graph_clear(struct crf_graph *g);
+void graph_clear(struct crf_graph *g);
 
 #endif

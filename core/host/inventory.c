@@ -41,7 +41,7 @@ static int list_images(struct crf_imgdir *dir, struct strv *files)
 	return r;
 }
 
-int crf_inventory_write(struct crf_imgdir *dir, const struct crf_plugin_set *set, pid_t root)
+int inventory_write(struct crf_imgdir *dir, const struct crf_plugin_set *set, pid_t root)
 {
 	Crf__Core__Inventory inv = CRF__CORE__INVENTORY__INIT;
 	Crf__Core__PluginVersion *pv = NULL, **pvp = NULL;
@@ -137,7 +137,7 @@ static bool parse_version(const char *v, unsigned long *major, unsigned long *mi
 	return true;
 }
 
-bool crf_plugin_version_reads(const char *here, const char *written)
+bool plugin_version_reads(const char *here, const char *written)
 {
 	unsigned long hmaj, hmin, wmaj, wmin;
 
@@ -176,7 +176,7 @@ static int check_plugin(const struct crf_plugin_set *set, const Crf__Core__Plugi
 			  pi->st.desc->abi_minor);
 		return -EPROTO;
 	}
-	if (!crf_plugin_version_reads(pi->st.desc->version, pv->version)) {
+	if (!plugin_version_reads(pi->st.desc->version, pv->version)) {
 		crf_error(
 			"the dump was written with plugin '%s' %s; %s is version %s, which cannot "
 			"read it (a plugin reads the images of its own major version and of its "
@@ -187,7 +187,7 @@ static int check_plugin(const struct crf_plugin_set *set, const Crf__Core__Plugi
 	return 0;
 }
 
-int crf_inventory_plugins(struct crf_imgdir *dir, struct strv *names)
+int inventory_plugins(struct crf_imgdir *dir, struct strv *names)
 {
 	Crf__Core__Inventory *inv = NULL;
 	int r = read_inventory(dir, &inv);
@@ -242,7 +242,7 @@ static int verify_file(struct crf_imgdir *dir, const char *name)
 	return r;
 }
 
-int crf_inventory_check(struct crf_imgdir *dir, const struct crf_plugin_set *set, pid_t *root)
+int inventory_check(struct crf_imgdir *dir, const struct crf_plugin_set *set, pid_t *root)
 {
 	Crf__Core__Inventory *inv = NULL;
 	int r = read_inventory(dir, &inv);

@@ -9,14 +9,14 @@
 #include "plugin-set.h"
 
 /* Write inventory.img naming the enabled plugins (dump order) and @root. */
-int crf_inventory_write(struct crf_imgdir *dir, const struct crf_plugin_set *set, pid_t root);
+int inventory_write(struct crf_imgdir *dir, const struct crf_plugin_set *set, pid_t root);
 
 /*
  * The names of the plugins that wrote the dump in @dir, from its inventory
  * (read and verified), appended to @names: a restore runs exactly these.
  * 0 or -errno (logged).
  */
-int crf_inventory_plugins(struct crf_imgdir *dir, struct strv *names);
+int inventory_plugins(struct crf_imgdir *dir, struct strv *names);
 
 /*
  * May a plugin of version @here restore the images a version @written
@@ -25,18 +25,18 @@ int crf_inventory_plugins(struct crf_imgdir *dir, struct strv *names);
  * format not settled yet), the same minor.  The patch level never
  * matters.  Versions not of that form must be equal.
  */
-bool crf_plugin_version_reads(const char *here, const char *written);
+bool plugin_version_reads(const char *here, const char *written);
 
 /*
  * Check a dump directory before restoring: the inventory exists and is
  * intact, every plugin that wrote the dump is enabled and loaded here, with
  * the same ABI major and a version that reads its images
- * (crf_plugin_version_reads), and every image file it lists verifies (all
+ * (plugin_version_reads), and every image file it lists verifies (all
  * checksums), and the core's own images hold their types.  @set NULL (the
  * fuzzer): the plugins are not checked.
  * Returns 0 and the root PID of the saved tree in @root, or -errno after
  * one error naming what is wrong.
  */
-int crf_inventory_check(struct crf_imgdir *dir, const struct crf_plugin_set *set, pid_t *root);
+int inventory_check(struct crf_imgdir *dir, const struct crf_plugin_set *set, pid_t *root);
 
 #endif

@@ -14,7 +14,7 @@
 /* The smallest descriptor ABI 1.0 ever had: everything up to schemas. */
 #define DESC_MIN_SIZE (offsetof(struct crf_plugin, schemas) + sizeof(void *))
 
-int crf_plugin_check_abi(const struct crf_plugin *d, const char *file, char *err, size_t len)
+int plugin_check_abi(const struct crf_plugin *d, const char *file, char *err, size_t len)
 {
 	if (d->abi_major != CRF_PLUGIN_ABI_MAJOR || d->abi_minor > CRF_PLUGIN_ABI_MINOR) {
 		snprintf(err, len, "%s: built against plugin ABI %u.%u, crf provides %u.%u", file,
@@ -108,7 +108,7 @@ static void copy_descriptor(struct crf_plugin_info *pi, const struct crf_plugin 
 	pi->st.desc = &pi->desc;
 }
 
-int crf_plugin_load(struct crf_plugin_info *pi, const struct strv *dirs, bool report)
+int plugin_load(struct crf_plugin_info *pi, const struct strv *dirs, bool report)
 {
 	const struct crf_plugin *d;
 	char msg[1024];
@@ -142,7 +142,7 @@ int crf_plugin_load(struct crf_plugin_info *pi, const struct strv *dirs, bool re
 			 e ? e : "no " CRF_PLUGIN_SYMBOL);
 		return fail(pi, report, -ENOEXEC, msg);
 	}
-	r = crf_plugin_check_abi(d, pi->path, msg, sizeof(msg));
+	r = plugin_check_abi(d, pi->path, msg, sizeof(msg));
 	if (r < 0)
 		return fail(pi, report, r, msg);
 	if (strcmp(d->name, pi->st.name)) {
@@ -154,7 +154,7 @@ int crf_plugin_load(struct crf_plugin_info *pi, const struct strv *dirs, bool re
 	return 0;
 }
 
-void crf_plugin_unload(struct crf_plugin_info *pi)
+void plugin_unload(struct crf_plugin_info *pi)
 {
 	pi->st.desc = NULL;
 	if (pi->handle)

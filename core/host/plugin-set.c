@@ -32,7 +32,7 @@ static bool declared_key(const struct crf_plugin *d, const char *key)
 	return false;
 }
 
-struct crf_plugin_info *crf_plugin_set_find(struct crf_plugin_set *set, const char *name)
+struct crf_plugin_info *plugin_set_find(struct crf_plugin_set *set, const char *name)
 {
 	for (size_t i = 0; i < set->n; i++)
 		if (!strcmp(set->p[i].st.name, name))
@@ -73,7 +73,7 @@ static int check_selection(const struct crf_config *conf, const struct crf_selec
 			if (colon && !plugin)
 				return -ENOMEM;
 			known = strcmp(plugin ? plugin : name, CRF_CONF_GLOBAL) &&
-				crf_config_section(conf, plugin ? plugin : name);
+				config_section(conf, plugin ? plugin : name);
 			free(plugin);
 			if (!known || (colon && !colon[1])) {
 				crf_error("%s: unknown plugin '%.*s'", lists[l].option,
@@ -96,7 +96,7 @@ static int set_enabled(struct crf_plugin_info *pi, const struct crf_conf_section
 
 		if (strcmp(k->key, "enabled"))
 			continue;
-		b = crf_parse_bool(k->value);
+		b = parse_bool(k->value);
 		if (b < 0) {
 			crf_error("%s: 'enabled' must be yes or no, not '%s'", k->origin, k->value);
 			return -EINVAL;
@@ -282,7 +282,7 @@ static int plugin_keys(struct crf_plugin_info *pi, const struct crf_conf_section
 
 static void check_global_keys(const struct crf_config *conf)
 {
-	const struct crf_conf_section *s = crf_config_section(conf, CRF_CONF_GLOBAL);
+	const struct crf_conf_section *s = config_section(conf, CRF_CONF_GLOBAL);
 
 	for (size_t i = 0; s && i < s->n_keys; i++)
 		if (!in_list(global_keys, ARRAY_SIZE(global_keys), s->keys[i].key))
@@ -339,7 +339,7 @@ static int load_all(struct crf_plugin_set *set, const struct crf_config *conf,
 	for (size_t i = 0; i < set->n; i++) {
 		struct crf_plugin_info *pi = &set->p[i];
 		bool defer = flags & CRF_SET_DEFER_LOAD;
-		int r = crf_plugin_load(pi, dirs, pi->st.enabled && !defer);
+		int r = plugin_load(pi, dirs, pi->st.enabled && !defer);
 
 		if (r < 0 && pi->st.enabled && !defer) {
 			if (!(flags & CRF_SET_TOLERANT))
@@ -347,10 +347,10 @@ static int load_all(struct crf_plugin_set *set, const struct crf_config *conf,
 			if (!first)
 				first = r;
 		}
-		r = plugin_keys(pi, crf_config_section(conf, pi->st.name));
+		r = plugin_keys(pi, config_section(conf, pi->st.name));
 		if (r < 0)
 			return crf_error_errno(r, "plugin '%s'", pi->st.name);
-		r = kinds_off(pi, crf_config_section(conf, pi->st.name), sel);
+		r = kinds_off(pi, config_section(conf, pi->st.name), sel);
 		if (r == -ENOMEM)
 			return crf_error_errno(r, "plugin '%s'", pi->st.name);
 		if (r < 0)
@@ -359,7 +359,7 @@ static int load_all(struct crf_plugin_set *set, const struct crf_config *conf,
 	return first;
 }
 
-int crf_plugin_set_build(struct crf_plugin_set *set, const struct crf_config *conf,
+int plugin_set_build(struct crf_plugin_set *set, const struct crf_config *conf,
 			 const struct strv *dirs, const struct crf_select *sel, unsigned flags)
 {
 	size_t n = 0;
@@ -385,7 +385,7 @@ int crf_plugin_set_build(struct crf_plugin_set *set, const struct crf_config *co
 	first = load_all(set, conf, dirs, sel, flags);
 	if (first < 0 && !(flags & CRF_SET_TOLERANT))
 		return first;
-	r = crf_graph_resolve(&set->graph);
+	r = graph_resolve(&set->graph);
 	if (r < 0)
 		return first < 0 ? first : r;
 	r = fill_registry(set);
@@ -396,12 +396,12 @@ int crf_plugin_set_build(struct crf_plugin_set *set, const struct crf_config *co
 	return first;
 }
 
-void crf_plugin_set_free(struct crf_plugin_set *set)
+void plugin_set_free(struct crf_plugin_set *set)
 {
 	for (size_t i = 0; i < set->n; i++) {
 		struct crf_plugin_info *pi = &set->p[i];
 
-		crf_plugin_unload(pi);
+		plugin_unload(pi);
 		crf__probe_results_free(&pi->st);
 		free(pi->so);
 		free(pi->path);
@@ -414,7 +414,7 @@ void crf_plugin_set_free(struct crf_plugin_set *set)
 		}
 		free(pi->off);
 	}
-	crf_graph_clear(&set->graph);
+	graph_clear(&set->graph);
 	free(set->graph.nodes);
 	free(set->p);
 	crf__registry_free(&set->registry);
@@ -433,7 +433,7 @@ static struct crf_ctx make_ctx(struct crf_plugin_set *set, enum crf_stage stage,
 	};
 }
 
-int crf_plugin_set_probe(struct crf_plugin_set *set, bool quiet)
+int plugin_set_probe(struct crf_plugin_set *set, bool quiet)
 {
 	struct crf_ctx ctx = make_ctx(set, CRF_STAGE_PROBE, NULL, 0);
 	int missing = 0;
@@ -465,10 +465,10 @@ int crf_plugin_set_probe(struct crf_plugin_set *set, bool quiet)
 	return missing;
 }
 
-int crf_plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage,
+int plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage,
 		       struct crf_imgdir *images, pid_t pid)
 {
-	return crf_plugin_set_run_task(set, stage, images, pid, NULL, NULL);
+	return plugin_set_run_task(set, stage, images, pid, NULL, NULL);
 }
 
 /* Hooks that run inside restored tasks count no fault points: crf's clock is its own. */
@@ -524,7 +524,7 @@ static int hook_fault(enum crf_stage stage, const char *plugin)
 	return crf__fault(name, stage == CRF_STAGE_DUMP_TASK);
 }
 
-int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
+int plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 			    struct crf_imgdir *images, pid_t pid,
 			    const struct crf_host_ops *ops, void *task)
 {
@@ -555,7 +555,7 @@ int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 		 * A stop request ends a dump between two hooks; cleanups still run,
 		 * every one of them, their fault point failing after the hook.
 		 */
-		r = reverse || crf__stage_is_restore(stage) ? 0 : crf_stop_check();
+		r = reverse || crf__stage_is_restore(stage) ? 0 : stop_check();
 		if (r >= 0 && point && !reverse)
 			r = hook_fault(stage, pi->st.name);
 		if (r < 0)
@@ -569,7 +569,7 @@ int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 			continue;
 		/* A hook that gave up because crf was asked to stop: say why once. */
 		if (r == -EINTR)
-			crf_stop_check();
+			stop_check();
 		crf_error("plugin '%s': %s failed: %s", pi->st.name, crf_stage_name(stage),
 			  strerror(-r));
 		if (!reverse)
@@ -580,7 +580,7 @@ int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 	return first;
 }
 
-int crf_plugin_set_dispatch(struct crf_plugin_set *set, struct crf_imgdir *images,
+int plugin_set_dispatch(struct crf_plugin_set *set, struct crf_imgdir *images,
 			    const struct crf_object *obj)
 {
 	struct crf_ctx ctx = make_ctx(set, CRF_STAGE_DUMP_TASK, images, obj->pid);

@@ -70,17 +70,17 @@ enum {
 	CRF_SET_DEFER_LOAD = 1 << 1,
 };
 
-int crf_plugin_set_build(struct crf_plugin_set *set, const struct crf_config *conf,
+int plugin_set_build(struct crf_plugin_set *set, const struct crf_config *conf,
 			 const struct strv *plugin_dirs, const struct crf_select *sel,
 			 unsigned flags);
-void crf_plugin_set_free(struct crf_plugin_set *set);
+void plugin_set_free(struct crf_plugin_set *set);
 
 /*
  * Run every enabled plugin's probe in dump order.  Returns the number of
  * required features found missing (each logged as an error unless @quiet),
  * or a negative errno when a probe failed to run.
  */
-int crf_plugin_set_probe(struct crf_plugin_set *set, bool quiet);
+int plugin_set_probe(struct crf_plugin_set *set, bool quiet);
 
 /*
  * Run a stage's hooks in its order (dump order for probe and dump stages,
@@ -90,10 +90,10 @@ int crf_plugin_set_probe(struct crf_plugin_set *set, bool quiet);
  * restore-undo) call only the plugins that hold the device (owes_dump,
  * owes_restore), once each, and clear that.
  */
-int crf_plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage,
+int plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage,
 		       struct crf_imgdir *images, pid_t pid);
 /* The same for a per-task stage, with the core's services for that task. */
-int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
+int plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 			    struct crf_imgdir *images, pid_t pid,
 			    const struct crf_host_ops *ops, void *task);
 
@@ -104,20 +104,20 @@ int crf_plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
  * error naming the object when no enabled handler claims it, or the
  * handler's error.
  */
-int crf_plugin_set_dispatch(struct crf_plugin_set *set, struct crf_imgdir *images,
+int plugin_set_dispatch(struct crf_plugin_set *set, struct crf_imgdir *images,
 			    const struct crf_object *obj);
 
 /* The plugin named @name, or NULL. */
-struct crf_plugin_info *crf_plugin_set_find(struct crf_plugin_set *set, const char *name);
+struct crf_plugin_info *plugin_set_find(struct crf_plugin_set *set, const char *name);
 
 /* Load one plugin's object and check its descriptor (loader.c). */
-int crf_plugin_load(struct crf_plugin_info *pi, const struct strv *dirs, bool report);
+int plugin_load(struct crf_plugin_info *pi, const struct strv *dirs, bool report);
 /*
  * Check a descriptor read from @file.  0, or -EPROTO with a message in @err
  * ("FILE: built against plugin ABI 2.0, crf provides 1.0").
  */
-int crf_plugin_check_abi(const struct crf_plugin *d, const char *file, char *err,
+int plugin_check_abi(const struct crf_plugin *d, const char *file, char *err,
 			 size_t len);
-void crf_plugin_unload(struct crf_plugin_info *pi);
+void plugin_unload(struct crf_plugin_info *pi);
 
 #endif

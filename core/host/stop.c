@@ -16,7 +16,7 @@ static void on_stop(int sig)
  * Without SA_RESTART: a wait in progress (poll on cgroup.events, waitpid
  * for a stopping thread) returns EINTR and fails its step at once.
  */
-int crf_stop_handlers_install(void)
+int stop_handlers_install(void)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	struct sigaction sa = { .sa_handler = on_stop };
@@ -28,7 +28,7 @@ int crf_stop_handlers_install(void)
 	return 0;
 }
 
-int crf_stop_check(void)
+int stop_check(void)
 {
 	static bool said;
 	int sig = crf__stop_signal();

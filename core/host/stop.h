@@ -10,9 +10,9 @@
 #define CRF_STOP_H
 
 /* Note SIGINT, SIGTERM and SIGHUP instead of dying of them. */
-int crf_stop_handlers_install(void);
+int stop_handlers_install(void);
 
 /* 0, or -EINTR once a stop was asked for (said once, naming the signal). */
-int crf_stop_check(void);
+int stop_check(void);
 
 #endif

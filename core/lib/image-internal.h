@@ -17,7 +17,7 @@
 #include <crf/cleanup.h>
 #include <crf/image.h>
 
-#include "crf-layout.h"
+#include <crf/layout.h>
 
 #define IMG_MAGIC     "CRFI"
 #define IMG_FIXED_HDR 12u /* magic, major, minor, kind, type-name length */

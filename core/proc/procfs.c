@@ -114,7 +114,7 @@ static int groups(const char *text, struct crf_proc_status *st)
 	}
 }
 
-int crf_parse_status(const char *text, struct crf_proc_status *st)
+int parse_status(const char *text, struct crf_proc_status *st)
 {
 	const char *f;
 	uint64_t nnp = 0;
@@ -143,7 +143,7 @@ int crf_parse_status(const char *text, struct crf_proc_status *st)
 	return 0;
 }
 
-int crf_parse_nspid(const char *text, pid_t *ids, size_t max)
+int parse_nspid(const char *text, pid_t *ids, size_t max)
 {
 	const char *line = field(text, "NSpid");
 	size_t n = 0;
@@ -205,7 +205,7 @@ static int limit_value(const char *s, uint64_t *v, const char **end)
 	return 0;
 }
 
-int crf_parse_limits(const char *text, struct crf_proc_limit lim[CRF_NLIMITS])
+int parse_limits(const char *text, struct crf_proc_limit lim[CRF_NLIMITS])
 {
 	for (int i = 0; i < CRF_NLIMITS; i++) {
 		const char *p = strstr(text, limit_names[i]), *end;
@@ -258,7 +258,7 @@ static const char *next_timer(const char *text, const char *from)
 	return p ? p + 1 : NULL;
 }
 
-int crf_parse_timers(const char *text, struct crf_proc_timer *t, size_t max)
+int parse_timers(const char *text, struct crf_proc_timer *t, size_t max)
 {
 	size_t n = 0;
 
@@ -278,7 +278,7 @@ int crf_parse_timers(const char *text, struct crf_proc_timer *t, size_t max)
 	return (int)n;
 }
 
-int crf_list_tids(pid_t pid, pid_t **tids, size_t *n)
+int list_tids(pid_t pid, pid_t **tids, size_t *n)
 {
 	char path[64];
 	struct dirent *e;

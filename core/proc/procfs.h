@@ -25,7 +25,7 @@ struct crf_proc_status {
 };
 
 /* Parse the text of /proc/PID/status; 0 or -EINVAL (a required field missing). */
-int crf_parse_status(const char *text, struct crf_proc_status *st);
+int parse_status(const char *text, struct crf_proc_status *st);
 
 #define CRF_NLIMITS 16
 struct crf_proc_limit {
@@ -33,7 +33,7 @@ struct crf_proc_limit {
 };
 
 /* Parse /proc/PID/limits into limits indexed by RLIMIT_*; 0 or -EINVAL. */
-int crf_parse_limits(const char *text, struct crf_proc_limit lim[CRF_NLIMITS]);
+int parse_limits(const char *text, struct crf_proc_limit lim[CRF_NLIMITS]);
 
 struct crf_proc_timer {
 	int id;
@@ -45,19 +45,19 @@ struct crf_proc_timer {
 };
 
 /* Parse /proc/PID/timers; returns the number of timers (at most @max) or -EINVAL. */
-int crf_parse_timers(const char *text, struct crf_proc_timer *t, size_t max);
+int parse_timers(const char *text, struct crf_proc_timer *t, size_t max);
 
 /*
  * The NSpid line of /proc/PID[/task/TID]/status: the ID in each PID
  * namespace level, the reader's own first, into @ids.  Returns the number
  * of levels (0: no such line, a kernel without it) or -EINVAL (more than @max).
  */
-int crf_parse_nspid(const char *text, pid_t *ids, size_t max);
+int parse_nspid(const char *text, pid_t *ids, size_t max);
 
 /* Read a whole (small) file into a malloc'd NUL-terminated buffer; 0 or -errno. */
 int crf_read_file(const char *path, char **text);
 
 /* Threads listed in /proc/@pid/task (freeze, the restore's release); malloc'd. */
-int crf_list_tids(pid_t pid, pid_t **tids, size_t *n);
+int list_tids(pid_t pid, pid_t **tids, size_t *n);
 
 #endif

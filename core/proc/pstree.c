@@ -18,7 +18,7 @@
 #define STAT_FIRST_AFTER_COMM 3
 #define STAT_EXIT_CODE	      52
 
-int crf_pstree_add(struct crf_pstree *t, const struct crf_proc *p)
+int pstree_add(struct crf_pstree *t, const struct crf_proc *p)
 {
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 16;
@@ -33,7 +33,7 @@ int crf_pstree_add(struct crf_pstree *t, const struct crf_proc *p)
 	return 0;
 }
 
-ssize_t crf_pstree_index(const struct crf_pstree *t, pid_t pid)
+ssize_t pstree_index(const struct crf_pstree *t, pid_t pid)
 {
 	for (size_t i = 0; i < t->n; i++)
 		if (t->procs[i].pid == pid)
@@ -41,14 +41,14 @@ ssize_t crf_pstree_index(const struct crf_pstree *t, pid_t pid)
 	return -1;
 }
 
-struct crf_proc *crf_pstree_find(const struct crf_pstree *t, pid_t pid)
+struct crf_proc *pstree_find(const struct crf_pstree *t, pid_t pid)
 {
-	ssize_t i = crf_pstree_index(t, pid);
+	ssize_t i = pstree_index(t, pid);
 
 	return i < 0 ? NULL : &t->procs[i];
 }
 
-void crf_pstree_free(struct crf_pstree *t)
+void pstree_free(struct crf_pstree *t)
 {
 	free(t->procs);
 	*t = (struct crf_pstree){0};
@@ -85,7 +85,7 @@ static int read_ns_pids(pid_t pid, struct crf_proc *p)
 		return 0;
 	if (r < 0)
 		return crf_error_errno(r, "%s", path);
-	n = crf_parse_nspid(text, p->ns_pid, CRF_PIDNS_LEVELS);
+	n = parse_nspid(text, p->ns_pid, CRF_PIDNS_LEVELS);
 	if (n < 0 || (n > 0 && p->ns_pid[0] != pid))
 		return crf_error_errno(EINVAL, "%s: bad NSpid line", path);
 	if (n > 0)
@@ -120,7 +120,7 @@ int crf_proc_read_stat(pid_t pid, struct crf_proc *p)
 	return read_ns_pids(pid, p);
 }
 
-int crf_pstree_write(struct crf_imgdir *dir, const struct crf_pstree *t)
+int pstree_write(struct crf_imgdir *dir, const struct crf_pstree *t)
 {
 	struct crf_img *img;
 	int r;
@@ -161,7 +161,7 @@ int crf_pstree_write(struct crf_imgdir *dir, const struct crf_pstree *t)
 static int check_fdtable(const struct crf_pstree *t, size_t i)
 {
 	const struct crf_proc *p = &t->procs[i];
-	ssize_t j = p->files_of ? crf_pstree_index(t, p->files_of) : -1;
+	ssize_t j = p->files_of ? pstree_index(t, p->files_of) : -1;
 
 	if (p->fd_table_end < 0 || (p->files_of && p->fd_table_end))
 		return crf_error_errno(EBADMSG, "%s: PID %d: bad fd table end %d", CRF_IMG_PSTREE,
@@ -240,10 +240,10 @@ static int add_record(struct crf_pstree *t, const Crf__Core__Process *m)
 		p.ns_pid[l] = m->ns_pid[l];
 		p.n_levels = (unsigned int)m->n_ns_pid;
 	}
-	return crf_pstree_add(t, &p);
+	return pstree_add(t, &p);
 }
 
-int crf_pstree_read(struct crf_imgdir *dir, pid_t root, struct crf_pstree *t)
+int pstree_read(struct crf_imgdir *dir, pid_t root, struct crf_pstree *t)
 {
 	ProtobufCMessage *msg;
 	struct crf_img *img;
@@ -255,7 +255,7 @@ int crf_pstree_read(struct crf_imgdir *dir, pid_t root, struct crf_pstree *t)
 
 		crf_debug("%s: no %s: restoring PID %d alone", crf_imgdir_path(dir), CRF_IMG_PSTREE,
 			  (int)root);
-		return crf_pstree_add(t, &alone);
+		return pstree_add(t, &alone);
 	}
 	r = crf_img_open(dir, CRF_IMG_PSTREE, &crf__core__process__descriptor, &img);
 	if (r < 0)
@@ -270,6 +270,6 @@ int crf_pstree_read(struct crf_imgdir *dir, pid_t root, struct crf_pstree *t)
 	if (r >= 0)
 		r = check_tree(t, root);
 	if (r < 0)
-		crf_pstree_free(t);
+		pstree_free(t);
 	return r;
 }

@@ -3,9 +3,9 @@
  * pstree.h - the process tree of a dump: who is whose child, in which
  * session and process group, alive or a zombie.
  *
- * Dump: crf_pstree_freeze() (dump/freeze.h) collects the tree below a
- * process, freezing each process as it is found, and crf_pstree_write() saves it
- * (pstree.img).  Restore: crf_pstree_read() loads it back.  In both, the
+ * Dump: pstree_freeze() (dump/freeze.h) collects the tree below a
+ * process, freezing each process as it is found, and pstree_write() saves it
+ * (pstree.img).  Restore: pstree_read() loads it back.  In both, the
  * root comes first and every parent before its children.
  */
 #ifndef CRF_PSTREE_H
@@ -58,12 +58,12 @@ struct crf_pstree {
 };
 
 /* Append a copy of @p; 0 or -ENOMEM (logged). */
-int crf_pstree_add(struct crf_pstree *t, const struct crf_proc *p);
+int pstree_add(struct crf_pstree *t, const struct crf_proc *p);
 /* The process with PID @pid, or NULL; its index, or -1. */
-struct crf_proc *crf_pstree_find(const struct crf_pstree *t, pid_t pid);
-ssize_t crf_pstree_index(const struct crf_pstree *t, pid_t pid);
+struct crf_proc *pstree_find(const struct crf_pstree *t, pid_t pid);
+ssize_t pstree_index(const struct crf_pstree *t, pid_t pid);
 /* Frees the list (not the frozen processes: unfreeze or kill them first). */
-void crf_pstree_free(struct crf_pstree *t);
+void pstree_free(struct crf_pstree *t);
 
 /*
  * Fill @p from /proc/@pid/stat: parent, group, session, and whether it is a
@@ -73,7 +73,7 @@ void crf_pstree_free(struct crf_pstree *t);
 int crf_proc_read_stat(pid_t pid, struct crf_proc *p);
 
 /* Write pstree.img; 0 or -errno (logged). */
-int crf_pstree_write(struct crf_imgdir *dir, const struct crf_pstree *t);
+int pstree_write(struct crf_imgdir *dir, const struct crf_pstree *t);
 
 /*
  * Read pstree.img into @t (empty).  A dump without one (made before trees
@@ -81,6 +81,6 @@ int crf_pstree_write(struct crf_imgdir *dir, const struct crf_pstree *t);
  * Checks that @root comes first, that PIDs are unique and every other
  * process's parent is listed before it.  0 or -errno (logged).
  */
-int crf_pstree_read(struct crf_imgdir *dir, pid_t root, struct crf_pstree *t);
+int pstree_read(struct crf_imgdir *dir, pid_t root, struct crf_pstree *t);
 
 #endif

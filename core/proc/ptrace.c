@@ -19,7 +19,7 @@
 /* Larger than any XSAVE layout the kernel exposes (AMX included is ~11 KiB). */
 #define XSAVE_ASK (64u << 10)
 
-int crf_ptrace_seize(pid_t tid)
+int ptrace_seize(pid_t tid)
 {
 	if (ptrace(PTRACE_SEIZE, tid, 0, PTRACE_O_TRACESYSGOOD) < 0) {
 		if (errno == ESRCH)
@@ -29,7 +29,7 @@ int crf_ptrace_seize(pid_t tid)
 	return 0;
 }
 
-int crf_ptrace_interrupt(pid_t tid)
+int ptrace_interrupt(pid_t tid)
 {
 	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0) {
 		if (errno == ESRCH)
@@ -71,7 +71,7 @@ static long elapsed_us(const struct timespec *t0)
  * growing sleep: a stop normally arrives within microseconds, and only a
  * thread stuck in an uninterruptible sleep needs the long end.
  */
-int crf_ptrace_wait(pid_t tid, int timeout_ms, struct crf_stop *st)
+int ptrace_wait(pid_t tid, int timeout_ms, struct crf_stop *st)
 {
 	struct timespec t0, nap = {0, 20000};
 	int status;
@@ -96,7 +96,7 @@ int crf_ptrace_wait(pid_t tid, int timeout_ms, struct crf_stop *st)
 	return 0;
 }
 
-int crf_ptrace_resume(pid_t tid, bool syscall, int sig)
+int ptrace_resume(pid_t tid, bool syscall, int sig)
 {
 	if (ptrace(syscall ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig) < 0)
 		return crf_error_errno(errno, "thread %d: %s", (int)tid,
@@ -104,7 +104,7 @@ int crf_ptrace_resume(pid_t tid, bool syscall, int sig)
 	return 0;
 }
 
-int crf_ptrace_detach(pid_t tid, int sig)
+int ptrace_detach(pid_t tid, int sig)
 {
 	if (ptrace(PTRACE_DETACH, tid, 0, sig) < 0) {
 		if (errno == ESRCH)
@@ -116,12 +116,12 @@ int crf_ptrace_detach(pid_t tid, int sig)
 
 /*
  * PTRACE_SETOPTIONS replaces every option at once, so each call asks for
- * PTRACE_O_SUSPEND_SECCOMP again: once a thread has it (crf_ptrace_suspend_seccomp),
+ * PTRACE_O_SUSPEND_SECCOMP again: once a thread has it (ptrace_suspend_seccomp),
  * dropping it here would let its filters judge crf's injected system calls.
  * Where the kernel refuses it (crf under seccomp itself, no CAP_SYS_ADMIN,
  * no CONFIG_CHECKPOINT_RESTORE) the thread never had it: ask without.
  */
-int crf_ptrace_set_exitkill(pid_t tid, bool on)
+int ptrace_set_exitkill(pid_t tid, bool on)
 {
 	long opts = PTRACE_O_TRACESYSGOOD | (on ? PTRACE_O_EXITKILL : 0);
 
@@ -132,35 +132,35 @@ int crf_ptrace_set_exitkill(pid_t tid, bool on)
 	return crf_error_errno(errno, "thread %d: PTRACE_SETOPTIONS", (int)tid);
 }
 
-int crf_ptrace_suspend_seccomp(pid_t tid)
+int ptrace_suspend_seccomp(pid_t tid)
 {
 	if (ptrace(PTRACE_SETOPTIONS, tid, 0, PTRACE_O_TRACESYSGOOD | PTRACE_O_SUSPEND_SECCOMP) < 0)
 		return -errno;
 	return 0;
 }
 
-int crf_ptrace_get_sigmask(pid_t tid, uint64_t *mask)
+int ptrace_get_sigmask(pid_t tid, uint64_t *mask)
 {
 	if (ptrace(PTRACE_GETSIGMASK, tid, sizeof(*mask), mask) < 0)
 		return crf_error_errno(errno, "thread %d: PTRACE_GETSIGMASK", (int)tid);
 	return 0;
 }
 
-int crf_ptrace_set_sigmask(pid_t tid, uint64_t mask)
+int ptrace_set_sigmask(pid_t tid, uint64_t mask)
 {
 	if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(mask), &mask) < 0)
 		return crf_error_errno(errno, "thread %d: PTRACE_SETSIGMASK", (int)tid);
 	return 0;
 }
 
-int crf_ptrace_get_siginfo(pid_t tid, siginfo_t *si)
+int ptrace_get_siginfo(pid_t tid, siginfo_t *si)
 {
 	if (ptrace(PTRACE_GETSIGINFO, tid, 0, si) < 0)
 		return crf_error_errno(errno, "thread %d: PTRACE_GETSIGINFO", (int)tid);
 	return 0;
 }
 
-int crf_ptrace_get_gp(pid_t tid, struct user_regs_struct *gp)
+int ptrace_get_gp(pid_t tid, struct user_regs_struct *gp)
 {
 	struct iovec iov = {gp, sizeof(*gp)};
 
@@ -169,7 +169,7 @@ int crf_ptrace_get_gp(pid_t tid, struct user_regs_struct *gp)
 	return 0;
 }
 
-int crf_ptrace_set_gp(pid_t tid, const struct user_regs_struct *gp)
+int ptrace_set_gp(pid_t tid, const struct user_regs_struct *gp)
 {
 	struct iovec iov = {(void *)gp, sizeof(*gp)};
 
@@ -190,7 +190,7 @@ int crf_regs_get(pid_t tid, struct crf_regs *r)
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	ret = crf_ptrace_get_gp(tid, &r->gp);
+	ret = ptrace_get_gp(tid, &r->gp);
 	if (ret < 0)
 		return ret;
 	xs = malloc(XSAVE_ASK);
@@ -212,7 +212,7 @@ int crf_regs_set(pid_t tid, const struct crf_regs *r)
 
 	if (r->xsave && ptrace(PTRACE_SETREGSET, tid, NT_X86_XSTATE, &iov) < 0)
 		return crf_error_errno(errno, "thread %d: writing the XSAVE area", (int)tid);
-	return crf_ptrace_set_gp(tid, &r->gp);
+	return ptrace_set_gp(tid, &r->gp);
 }
 
 void crf_regs_free(struct crf_regs *r)

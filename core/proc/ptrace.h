@@ -34,28 +34,28 @@ struct crf_stop {
  * option that outlives nothing: PTRACE_O_TRACESYSGOOD.  -ESRCH: no such
  * thread (not logged).
  */
-int crf_ptrace_seize(pid_t tid);
+int ptrace_seize(pid_t tid);
 
 /* Ask the seized @tid to stop (PTRACE_INTERRUPT); -ESRCH is not logged. */
-int crf_ptrace_interrupt(pid_t tid);
+int ptrace_interrupt(pid_t tid);
 
 /*
  * Wait for the next report of the traced @tid.  @timeout_ms < 0 waits
  * without limit; otherwise -ETIMEDOUT (not logged) when nothing came.
  */
-int crf_ptrace_wait(pid_t tid, int timeout_ms, struct crf_stop *st);
+int ptrace_wait(pid_t tid, int timeout_ms, struct crf_stop *st);
 
 /* PTRACE_CONT (@syscall false) or PTRACE_SYSCALL, delivering @sig (0: none). */
-int crf_ptrace_resume(pid_t tid, bool syscall, int sig);
+int ptrace_resume(pid_t tid, bool syscall, int sig);
 
 /* PTRACE_DETACH, resuming @tid; -ESRCH when it is gone (not logged). */
-int crf_ptrace_detach(pid_t tid, int sig);
+int ptrace_detach(pid_t tid, int sig);
 
 /*
  * PTRACE_O_EXITKILL on or off (PTRACE_O_TRACESYSGOOD stays on).  It is on
  * only while the parasite is in the task: see infect.c.
  */
-int crf_ptrace_set_exitkill(pid_t tid, bool on);
+int ptrace_set_exitkill(pid_t tid, bool on);
 
 /*
  * Add PTRACE_O_SUSPEND_SECCOMP to the stopped, seized @tid: its seccomp
@@ -66,18 +66,18 @@ int crf_ptrace_set_exitkill(pid_t tid, bool on);
  * filters.  0 or -errno, not logged: -EPERM (crf itself is under seccomp, or
  * lacks CAP_SYS_ADMIN), -EINVAL (a kernel without CONFIG_CHECKPOINT_RESTORE).
  */
-int crf_ptrace_suspend_seccomp(pid_t tid);
+int ptrace_suspend_seccomp(pid_t tid);
 
 /* The blocked-signal mask of a stopped thread (PTRACE_GETSIGMASK/SETSIGMASK). */
-int crf_ptrace_get_sigmask(pid_t tid, uint64_t *mask);
-int crf_ptrace_set_sigmask(pid_t tid, uint64_t mask);
+int ptrace_get_sigmask(pid_t tid, uint64_t *mask);
+int ptrace_set_sigmask(pid_t tid, uint64_t mask);
 
 /* The siginfo of the current stop. */
-int crf_ptrace_get_siginfo(pid_t tid, siginfo_t *si);
+int ptrace_get_siginfo(pid_t tid, siginfo_t *si);
 
 /* General-purpose registers (NT_PRSTATUS; includes fs_base and gs_base). */
-int crf_ptrace_get_gp(pid_t tid, struct user_regs_struct *gp);
-int crf_ptrace_set_gp(pid_t tid, const struct user_regs_struct *gp);
+int ptrace_get_gp(pid_t tid, struct user_regs_struct *gp);
+int ptrace_set_gp(pid_t tid, const struct user_regs_struct *gp);
 
 /* Everything a thread's user code can see in its registers. */
 struct crf_regs {

@@ -105,7 +105,7 @@ static int add_thread(struct crf_rst_task *t, const Crf__Core__ThreadCore *th)
 		a.own_creds = 1;
 		fill_creds(&a.creds, th->creds);
 	}
-	crf_attrs_fill_thread(&a, th);
+	attrs_fill_thread(&a, th);
 	if (th->n_pending_private) {
 		buf = calloc(th->n_pending_private, sizeof(*buf));
 		if (!buf)
@@ -181,7 +181,7 @@ static int fill_state(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
 	if (r >= 0)
 		r = fill_threads(t, tc);
 	if (r >= 0)
-		r = crf_attrs_fill(t, tc);
+		r = attrs_fill(t, tc);
 	return r;
 }
 
@@ -267,7 +267,7 @@ static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd,
 			const struct crf_rst_fdtable *fdt)
 {
 	struct task_ctx *c = arg;
-	const Crf__Core__TaskCore *tc = c->tcs[crf_pstree_index(c->t, pid)];
+	const Crf__Core__TaskCore *tc = c->tcs[pstree_index(c->t, pid)];
 	struct crf_rst_task t;
 	int r;
 
@@ -280,14 +280,14 @@ static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd,
 	if (r >= 0)
 		r = task_apply(tc);
 	if (r >= 0)
-		r = crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_TASK, c->dir, pid,
+		r = plugin_set_run_task(c->set, CRF_STAGE_RESTORE_TASK, c->dir, pid,
 					    &crf_restore_host_ops, &t);
 	if (r >= 0)
 		r = task_apply_root(&t, tc);
 	if (r >= 0)
 		r = fill_state(&t, tc);
 	if (r >= 0)
-		r = crf_seccomp_fill(&t, tc);
+		r = seccomp_fill(&t, tc);
 	if (r >= 0)
 		r = rst_exec(&t, status_fd, go_fd);
 	report(status_fd, r,
@@ -301,14 +301,14 @@ static int restore_session(void *arg, pid_t pid)
 {
 	const struct task_ctx *c = arg;
 
-	return crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_SESSION, c->dir, pid, NULL, NULL);
+	return plugin_set_run_task(c->set, CRF_STAGE_RESTORE_SESSION, c->dir, pid, NULL, NULL);
 }
 
 static int restore_premap(void *arg, pid_t pid)
 {
 	const struct task_ctx *c = arg;
 
-	return crf_plugin_set_run_task(c->set, CRF_STAGE_RESTORE_PREMAP, c->dir, pid, NULL, NULL);
+	return plugin_set_run_task(c->set, CRF_STAGE_RESTORE_PREMAP, c->dir, pid, NULL, NULL);
 }
 
 static int exit_status(int status)
@@ -341,7 +341,7 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 	if (r >= 0)
 		r = crf__fault("tree ready", false);
 	if (r >= 0)
-		r = crf_plugin_set_run(set, CRF_STAGE_RESTORE_FINISH, dir, root);
+		r = plugin_set_run(set, CRF_STAGE_RESTORE_FINISH, dir, root);
 	/*
 	 * Every task holds what it needs by now.  crf's copies go before the
 	 * tree runs: a writable fd on a memfd would make the program's
@@ -351,7 +351,7 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 	/* Device state (ABI 1.5): each task in its restorer, none let go yet. */
 	for (size_t i = 0; r >= 0 && i < rt->t->n; i++)
 		if (!rt->t->procs[i].zombie)
-			r = crf_plugin_set_run_task(set, CRF_STAGE_RESTORE_RESUME, dir,
+			r = plugin_set_run_task(set, CRF_STAGE_RESTORE_RESUME, dir,
 						    rt->t->procs[i].pid, NULL, NULL);
 	if (r >= 0)
 		r = crf__fault("releasing the tree", false);
@@ -359,7 +359,7 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 		r = rst_tree_release(rt);
 	if (r < 0) {
 		/* What restore-resume set up goes before the processes it was for. */
-		crf_plugin_set_run(set, CRF_STAGE_RESTORE_UNDO, dir, root);
+		plugin_set_run(set, CRF_STAGE_RESTORE_UNDO, dir, root);
 		rst_tree_kill(rt);
 		crf_error("restore of the tree of pid %d failed; every process it created was "
 			  "killed",
@@ -376,7 +376,7 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 	struct crf_pstree t;
 	int r, c;
 
-	r = crf_pstree_read(dir, root, &t);
+	r = pstree_read(dir, root, &t);
 	if (r < 0)
 		return r;
 	ctx.t = &t;
@@ -386,11 +386,11 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 	if (r >= 0)
 		r = rst_validate_cores(dir, &t, ctx.tcs);
 	if (r >= 0)
-		r = crf_attrs_check_restore(&t, ctx.tcs, o->detach);
+		r = attrs_check_restore(&t, ctx.tcs, o->detach);
 	if (r >= 0)
-		r = crf_cpu_check_tree(dir, ctx.tcs, t.n);
+		r = cpu_check_tree(dir, ctx.tcs, t.n);
 	if (r >= 0)
-		r = crf_seccomp_restore_check(ctx.tcs, t.n);
+		r = seccomp_restore_check(ctx.tcs, t.n);
 	if (r >= 0)
 		r = crf__fault("restore planned", false);
 	if (r >= 0)
@@ -401,13 +401,13 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 		rt.session_fn = restore_session;
 		rt.premap_fn = restore_premap;
 		rt.task_arg = &ctx;
-		r = crf_plugin_set_run_task(set, CRF_STAGE_RESTORE_PREPARE, dir, root,
+		r = plugin_set_run_task(set, CRF_STAGE_RESTORE_PREPARE, dir, root,
 					    &prepare_host_ops, &ctx.objects);
 	}
 	if (r >= 0)
 		r = run_tree(&rt, set, dir, &ctx.objects);
 	/* Whatever happened: plugins let go of what restore-prepare took. */
-	c = crf_plugin_set_run(set, CRF_STAGE_RESTORE_CLEANUP, dir, root);
+	c = plugin_set_run(set, CRF_STAGE_RESTORE_CLEANUP, dir, root);
 	if (r >= 0)
 		r = c;
 	crf__objects_free(&ctx.objects);
@@ -416,7 +416,7 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 			 t.n == 1 ? "" : "es");
 	rst_tree_free(&rt);
 	free_cores(&ctx);
-	crf_pstree_free(&t);
+	pstree_free(&t);
 	if (r < 0 || o->detach)
 		return r < 0 ? r : 0;
 	return wait_root(root);

@@ -15,7 +15,7 @@ struct crf_restore_opts {
 
 /*
  * Restore the tree saved in @dir (already verified with
- * crf_inventory_check).  Returns, when detached, 0 once the tree runs;
+ * inventory_check).  Returns, when detached, 0 once the tree runs;
  * otherwise the exit status crf should exit with (the root's, or 128+signal);
  * -errno on failure, after killing whatever was created.
  */

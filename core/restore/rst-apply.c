@@ -60,12 +60,12 @@ int task_apply(const Crf__Core__TaskCore *tc)
 {
 	int r;
 
-	/* The personality is the restorer's to set (crf_attrs_fill). */
+	/* The personality is the restorer's to set (attrs_fill). */
 	r = apply_sched(tc);
 	if (r >= 0)
-		r = crf_attrs_apply(tc);
+		r = attrs_apply(tc);
 	if (r >= 0)
-		r = crf_cpu_apply_task(tc);
+		r = cpu_apply_task(tc);
 	if (r < 0)
 		return r;
 	umask((mode_t)tc->umask);

@@ -8,7 +8,7 @@
 /*
  * In the forked task, before the restorer: what crf's own code can set for
  * the task itself (scheduling, nice, affinity, the attributes of
- * crf_attrs_apply(), umask, cwd, comm; the root comes last, with
+ * attrs_apply(), umask, cwd, comm; the root comes last, with
  * task_apply_root()).  Resource limits, signals, timers, rseq,
  * credentials and the personality are left to the restorer, which sets
  * them once crf's code is gone.  0 or -errno (logged).

@@ -72,7 +72,7 @@ static void link_kids(const struct crf_pstree *t, struct crf_rst_proc *rp)
 	rp[0] = proc_init(&t->procs[0], -1);
 	/* Keep the children in the order of the image, the order they were found. */
 	for (size_t i = 1; i < t->n; i++) {
-		rp[i] = proc_init(&t->procs[i], crf_pstree_index(t, t->procs[i].ppid));
+		rp[i] = proc_init(&t->procs[i], pstree_index(t, t->procs[i].ppid));
 		append_kid(rp, rp[i].forker, (ssize_t)i);
 	}
 }
@@ -87,7 +87,7 @@ static ssize_t target_session(const struct crf_pstree *t, size_t i)
 		return (ssize_t)i;
 	if (i == 0 || p->sid == root->sid)
 		return root->sid == root->pid ? 0 : SESSION_INHERITED;
-	leader = crf_pstree_index(t, p->sid);
+	leader = pstree_index(t, p->sid);
 	if (leader >= 0 && t->procs[leader].sid == p->sid)
 		return leader;
 	return SESSION_GONE;
@@ -130,7 +130,7 @@ static int born_in_session(struct crf_rst_tree *rt, size_t i, ssize_t parent, ss
 	struct crf_rst_proc *rp = rt->procs;
 	ssize_t by = sess[i];
 
-	if (by == SESSION_GONE && crf_pstree_index(rt->t, p->sid) >= 0)
+	if (by == SESSION_GONE && pstree_index(rt->t, p->sid) >= 0)
 		return crf_error_errno(ENOTSUP,
 				       "pid %d is in session %d, whose leader is gone and whose "
 				       "PID is now another process's",
@@ -194,7 +194,7 @@ static int plan_session(struct crf_rst_tree *rt, size_t i, ssize_t *sess, ssize_
 static void add_group_helper(struct crf_rst_tree *rt, size_t i, pid_t pgid, ssize_t *sess)
 {
 	const struct crf_rst_proc *rp = &rt->procs[i];
-	ssize_t parent = crf_pstree_index(rt->t, rp->p->ppid);
+	ssize_t parent = pstree_index(rt->t, rp->p->ppid);
 	ssize_t h = add_helper(rt, pgid, rp->p->sid, parent, rp->forker);
 
 	rt->procs[h].lead_group = true;
@@ -222,7 +222,7 @@ static int plan_group(struct crf_rst_tree *rt, size_t i, ssize_t *sess)
 		return 0;
 	}
 	rp[i].join_pgid = p->pgid;
-	leader = crf_pstree_index(t, p->pgid);
+	leader = pstree_index(t, p->pgid);
 	if (leader < 0) {
 		leader = helper_of(rt, p->pgid);
 		if (leader < 0) {
@@ -255,7 +255,7 @@ static int plan_pidns(struct crf_rst_tree *rt, size_t i)
 	unsigned int lv = crf_proc_levels(p), plv = 1;
 
 	if (i)
-		plv = crf_proc_levels(&rt->t->procs[crf_pstree_index(rt->t, p->ppid)]);
+		plv = crf_proc_levels(&rt->t->procs[pstree_index(rt->t, p->ppid)]);
 	if ((rp->helper && plv > 1) || (lv > 1 && rp->clone_parent))
 		return crf_error_errno(ENOTSUP,
 				       "pid %d is in a nested PID namespace and its session or "
@@ -301,7 +301,7 @@ static int plan_fdtables(struct crf_rst_tree *rt)
 	if (!top)
 		return crf_error_errno(ENOMEM, "restore plan");
 	for (size_t i = 0; i < rt->t->n; i++) {
-		ssize_t f = rp[i].p->files_of ? crf_pstree_index(rt->t, rp[i].p->files_of) : -1;
+		ssize_t f = rp[i].p->files_of ? pstree_index(rt->t, rp[i].p->files_of) : -1;
 
 		top[i] = -1;
 		if (f < 0)

@@ -72,9 +72,9 @@ static int next_syscall(pid_t pid, uint8_t *op, uint64_t *nr)
 	int sig = 0, r;
 
 	for (int i = 0; i < MAX_STOPS; i++) {
-		r = crf_ptrace_resume(pid, true, sig);
+		r = ptrace_resume(pid, true, sig);
 		if (r >= 0)
-			r = crf_ptrace_wait(pid, STOP_TIMEOUT_MS, &st);
+			r = ptrace_wait(pid, STOP_TIMEOUT_MS, &st);
 		if (r < 0)
 			return r;
 		sig = st.kind == CRF_STOP_SIGNAL ? st.sig : 0;
@@ -128,16 +128,16 @@ static int enter_group_stop(pid_t pid, int sig)
 	struct crf_stop st;
 	int r;
 
-	r = crf_ptrace_resume(pid, true, sig);
+	r = ptrace_resume(pid, true, sig);
 	if (r >= 0)
-		r = crf_ptrace_wait(pid, STOP_TIMEOUT_MS, &st);
+		r = ptrace_wait(pid, STOP_TIMEOUT_MS, &st);
 	if (r >= 0 && (st.kind != CRF_STOP_SIGNAL || st.sig != sig))
 		r = crf_error_errno(EPROTO, "pid %d: signal %d (%s) was not delivered to it",
 				    (int)pid, sig, strsignal(sig));
 	if (r >= 0)
-		r = crf_ptrace_resume(pid, true, sig);
+		r = ptrace_resume(pid, true, sig);
 	if (r >= 0)
-		r = crf_ptrace_wait(pid, STOP_TIMEOUT_MS, &st);
+		r = ptrace_wait(pid, STOP_TIMEOUT_MS, &st);
 	if (r >= 0 && st.kind == CRF_STOP_SYSCALL)
 		return crf_error_errno(
 			EPERM,
@@ -166,9 +166,9 @@ static int unmap_restorer(pid_t pid, const struct crf_rst_status *st)
 	uint8_t op;
 	int r;
 
-	r = crf_ptrace_get_gp(pid, &prog);
+	r = ptrace_get_gp(pid, &prog);
 	if (r >= 0)
-		r = crf_ptrace_get_sigmask(pid, &mask);
+		r = ptrace_get_sigmask(pid, &mask);
 	if (r < 0)
 		return r;
 	if (st->stop_signal > 0 && st->stop_signal <= 64)
@@ -178,9 +178,9 @@ static int unmap_restorer(pid_t pid, const struct crf_rst_status *st)
 	call.rax = SYS_munmap;
 	call.rdi = st->area_start;
 	call.rsi = st->area_len;
-	r = crf_ptrace_set_gp(pid, &call);
+	r = ptrace_set_gp(pid, &call);
 	if (r >= 0)
-		r = crf_ptrace_set_sigmask(pid, hold);
+		r = ptrace_set_sigmask(pid, hold);
 	if (r >= 0 && st->stop_signal)
 		r = enter_group_stop(pid, st->stop_signal);
 	if (r >= 0)
@@ -190,13 +190,13 @@ static int unmap_restorer(pid_t pid, const struct crf_rst_status *st)
 				    (int)pid, (unsigned long long)nr);
 	if (r >= 0)
 		r = next_syscall(pid, &op, &nr);	/* its exit */
-	if (r >= 0 && (r = crf_ptrace_get_gp(pid, &call)) >= 0 && (long)call.rax < 0)
+	if (r >= 0 && (r = ptrace_get_gp(pid, &call)) >= 0 && (long)call.rax < 0)
 		r = crf_error_errno((int)-(long)call.rax, "pid %d: munmap of the restorer",
 				    (int)pid);
 	/* Whatever happened, the program's registers and mask go back. */
-	if (crf_ptrace_set_gp(pid, &prog) < 0 && r >= 0)
+	if (ptrace_set_gp(pid, &prog) < 0 && r >= 0)
 		r = -EIO;
-	if (crf_ptrace_set_sigmask(pid, mask) < 0 && r >= 0)
+	if (ptrace_set_sigmask(pid, mask) < 0 && r >= 0)
 		r = -EIO;
 	return r;
 }
@@ -216,9 +216,9 @@ static int join_group_stop(pid_t pid, const pid_t *tids, size_t n, int sig)
 	for (size_t i = 0; r >= 0 && i < n; i++) {
 		if (tids[i] == pid)
 			continue;
-		r = crf_ptrace_resume(tids[i], false, 0);
+		r = ptrace_resume(tids[i], false, 0);
 		if (r >= 0)
-			r = crf_ptrace_wait(tids[i], STOP_TIMEOUT_MS, &st);
+			r = ptrace_wait(tids[i], STOP_TIMEOUT_MS, &st);
 		if (r >= 0 && (st.kind != CRF_STOP_EVENT || st.sig != sig))
 			r = crf_error_errno(EPROTO,
 					    "thread %d of pid %d did not join its group stop",
@@ -250,13 +250,13 @@ static int stop_all(const pid_t *tids, size_t n, size_t *seized, bool seccomp)
 	int r = 0;
 
 	for (*seized = 0; r >= 0 && *seized < n; (*seized)++) {
-		r = crf_ptrace_seize(tids[*seized]);
+		r = ptrace_seize(tids[*seized]);
 		if (r < 0)
 			break;
-		r = crf_ptrace_interrupt(tids[*seized]);
+		r = ptrace_interrupt(tids[*seized]);
 		if (r >= 0)
-			r = crf_ptrace_wait(tids[*seized], STOP_TIMEOUT_MS, &stop);
-		if (r >= 0 && seccomp && (r = crf_ptrace_suspend_seccomp(tids[*seized])) < 0)
+			r = ptrace_wait(tids[*seized], STOP_TIMEOUT_MS, &stop);
+		if (r >= 0 && seccomp && (r = ptrace_suspend_seccomp(tids[*seized])) < 0)
 			r = crf_error_errno(r, "thread %d: PTRACE_O_SUSPEND_SECCOMP",
 					    (int)tids[*seized]);
 	}
@@ -291,12 +291,12 @@ int rst_release(pid_t pid, int go_fd, const struct crf_rst_status *st)
 	size_t n = 0, seized = 0;
 	int r, d;
 
-	r = st->syscall_insn ? crf_list_tids(pid, &tids, &n) : -ENOTSUP;
+	r = st->syscall_insn ? list_tids(pid, &tids, &n) : -ENOTSUP;
 	if (r >= 0)
 		r = stop_all(tids, n, &seized, st->seccomp);
 	if (r < 0) {
 		for (size_t i = 0; i < seized; i++)
-			crf_ptrace_detach(tids[i], 0);
+			ptrace_detach(tids[i], 0);
 		/* Untraced, it would return into its program running. */
 		if (st->stop_signal)
 			return crf_error_errno(-r, "pid %d: cannot be put back in its group stop",
@@ -312,7 +312,7 @@ int rst_release(pid_t pid, int go_fd, const struct crf_rst_status *st)
 	if (r < 0)
 		crf_warn("pid %d: the restorer's mapping may stay in the task", (int)pid);
 	for (size_t i = 0; i < n; i++) {
-		d = crf_ptrace_detach(tids[i], 0);
+		d = ptrace_detach(tids[i], 0);
 		if (d < 0 && r >= 0)
 			r = d;
 	}

@@ -367,14 +367,14 @@ int rst_task_add_pending(struct crf_rst_task *t, const void *siginfo, bool share
  */
 static int frame_xsave(const void *xsave, size_t len, uint8_t **out, size_t *out_len)
 {
-	const struct crf_xsave_layout *host = crf_xsave_host();
-	size_t size = host && len >= CRF_XSAVE_HDR_END ? crf_xsave_frame_size(host) : len;
+	const struct crf_xsave_layout *host = xsave_host();
+	size_t size = host && len >= CRF_XSAVE_HDR_END ? xsave_frame_size(host) : len;
 
 	*out = malloc(size ?: 1);
 	if (!*out)
 		return -ENOMEM;
 	if (host) {
-		*out_len = crf_xsave_to_frame(host, xsave, len, *out);
+		*out_len = xsave_to_frame(host, xsave, len, *out);
 		return 0;
 	}
 	memcpy(*out, xsave, len);

@@ -96,20 +96,20 @@ static int probe_suspend(void)
 	if (pid == 0)
 		for (;;)
 			pause();
-	r = crf_ptrace_seize(pid);
+	r = ptrace_seize(pid);
 	if (r >= 0)
-		r = crf_ptrace_interrupt(pid);
+		r = ptrace_interrupt(pid);
 	if (r >= 0)
-		r = crf_ptrace_wait(pid, STOP_TIMEOUT_MS, &st);
+		r = ptrace_wait(pid, STOP_TIMEOUT_MS, &st);
 	if (r >= 0)
-		r = crf_ptrace_suspend_seccomp(pid);
+		r = ptrace_suspend_seccomp(pid);
 	kill(pid, SIGKILL);
 	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
 		;
 	return r;
 }
 
-int crf_seccomp_restore_check(Crf__Core__TaskCore *const *tcs, size_t n)
+int seccomp_restore_check(Crf__Core__TaskCore *const *tcs, size_t n)
 {
 	pid_t first = 0;
 	int r = 0;
@@ -198,7 +198,7 @@ static int alloc_table(const Crf__Core__TaskCore *tc, struct crf_rst_task *t, st
 	return 0;
 }
 
-int crf_seccomp_fill(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
+int seccomp_fill(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
 {
 	const Crf__Core__Seccomp *s = tc->seccomp;
 	struct table tb = {0};

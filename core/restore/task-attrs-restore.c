@@ -29,7 +29,7 @@ static bool stop_sig_ok(uint32_t sig)
 	return !sig || sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-int crf_attrs_check_image(const char *img, const Crf__Core__TaskCore *tc)
+int attrs_check_image(const char *img, const Crf__Core__TaskCore *tc)
 {
 	const char *bad = NULL;
 
@@ -259,7 +259,7 @@ static bool sigchld_pending(const ProtobufCBinaryData *v, size_t n)
 
 /*
  * The restorer takes away the SIGCHLD the stopped children's restored stops
- * send (crf_attrs_fill); it would take a SIGCHLD pending for the leader
+ * send (attrs_fill); it would take a SIGCHLD pending for the leader
  * alone first (the kernel dequeues a thread's own signals before the
  * process's).
  */
@@ -275,7 +275,7 @@ static int check_sigchld(const Crf__Core__TaskCore *tc)
 	return 0;
 }
 
-int crf_attrs_check_restore(const struct crf_pstree *t, Crf__Core__TaskCore *const *tcs,
+int attrs_check_restore(const struct crf_pstree *t, Crf__Core__TaskCore *const *tcs,
 			    bool detach)
 {
 	long long own_uid = AUDIT_UID_UNSET, own_oom = 0;
@@ -342,7 +342,7 @@ static int set_slack(uint64_t ns)
 	return 0;
 }
 
-int crf_attrs_apply(const Crf__Core__TaskCore *tc)
+int attrs_apply(const Crf__Core__TaskCore *tc)
 {
 	unsigned long thp_flags = tc->thp_disable & CRF_THP_DISABLE_EXCEPT_ADVISED;
 	int r = 0;
@@ -369,7 +369,7 @@ int crf_attrs_apply(const Crf__Core__TaskCore *tc)
 	return r;
 }
 
-int crf_attrs_fill(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
+int attrs_fill(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
 {
 	t->a.set_personality = 1;
 	t->a.personality = tc->personality;
@@ -389,7 +389,7 @@ int crf_attrs_fill(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
 	return 0;
 }
 
-void crf_attrs_fill_thread(struct crf_rst_thread_arg *a, const Crf__Core__ThreadCore *th)
+void attrs_fill_thread(struct crf_rst_thread_arg *a, const Crf__Core__ThreadCore *th)
 {
 	a->timer_slack_ns = th->has_timer_slack_ns ? th->timer_slack_ns : 0;
 	a->pdeath_signal = (int32_t)th->pdeath_signal;

@@ -14,8 +14,9 @@
 #include <sys/resource.h>
 #include <sys/user.h>
 
+#include <crf/layout.h>
+
 #include "cpu.h"
-#include "crf-layout.h"
 #include "crf-restorer.h"
 #include "rst-tree.h"
 #include "seccomp.h"
@@ -144,9 +145,16 @@ static int check_core(const char *img, const struct crf_proc *p, const Crf__Core
 }
 
 /* Every core-PID.img is a live process of the tree. */
-static int check_name(struct crf_imgdir *dir, const char *name, pid_t pid, void *arg)
+struct names {
+	struct crf_imgdir *dir;
+	const struct crf_pstree *t;
+};
+
+static int check_name(void *arg, const char *name, pid_t pid)
 {
-	const struct crf_proc *p = crf_pstree_find(arg, pid);
+	const struct names *n = arg;
+	struct crf_imgdir *dir = n->dir;
+	const struct crf_proc *p = pstree_find(n->t, pid);
 
 	if (!p || p->zombie)
 		return crf_error_errno(EBADMSG, "%s/%s: PID %d is not a live process of %s",
@@ -167,7 +175,9 @@ int rst_validate_cores(struct crf_imgdir *dir, const struct crf_pstree *t,
 			 (int)t->procs[i].pid);
 		r = check_core(img, &t->procs[i], tcs[i]);
 	}
-	return r < 0 ? r : crf_img_each_pid(dir, "core", check_name, (void *)t);
+	if (r >= 0)
+		r = crf_imgdir_each_task(dir, "core", check_name, &(struct names){dir, t});
+	return r;
 }
 
 int crf_restore_validate(struct crf_imgdir *dir, pid_t root)
@@ -177,7 +187,7 @@ int crf_restore_validate(struct crf_imgdir *dir, pid_t root)
 	struct crf_pstree t;
 	int r;
 
-	r = crf_pstree_read(dir, root, &t);
+	r = pstree_read(dir, root, &t);
 	if (r < 0)
 		return r;
 	tcs = calloc(t.n, sizeof(*tcs));
@@ -188,14 +198,14 @@ int crf_restore_validate(struct crf_imgdir *dir, pid_t root)
 	if (r >= 0)
 		r = rst_validate_cores(dir, &t, tcs);
 	if (r >= 0)
-		r = crf_cpu_check_tree(dir, tcs, t.n);
+		r = cpu_check_tree(dir, tcs, t.n);
 	if (r >= 0)
-		r = crf_seccomp_restore_check(tcs, t.n);
+		r = seccomp_restore_check(tcs, t.n);
 	for (size_t i = 0; tcs && i < t.n; i++)
 		if (tcs[i])
 			protobuf_c_message_free_unpacked(&tcs[i]->base, NULL);
 	free(tcs);
 	rst_tree_free(&rt);
-	crf_pstree_free(&t);
+	pstree_free(&t);
 	return r;
 }

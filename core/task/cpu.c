@@ -6,7 +6,7 @@
  * AMX tile data is a dynamic feature: a process gets it with
  * ARCH_REQ_XCOMP_PERM and the kernel enlarges a thread's fpstate at its
  * first tile instruction.  The permission is restored; live tile registers
- * are refused at dump (crf_cpu_dump_task, in dump/task-dump.c), since the
+ * are refused at dump (cpu_dump_task, in dump/task-dump.c), since the
  * restorer's signal frame is sized for the default fpstate (xsave.h) and
  * could not carry them.
  */
@@ -23,9 +23,9 @@
 #include "util.h"
 #include "xsave.h"
 
-int crf_cpu_write(struct crf_imgdir *dir)
+int cpu_write(struct crf_imgdir *dir)
 {
-	const struct crf_xsave_layout *l = crf_xsave_host();
+	const struct crf_xsave_layout *l = xsave_host();
 	Crf__Core__XsaveFeature f[CRF_XFEATURES], *fp[CRF_XFEATURES];
 	Crf__Core__Cpu cpu = CRF__CORE__CPU__INIT;
 	struct crf_img *img;
@@ -114,7 +114,7 @@ static int check_features(const struct crf_xsave_layout *img, const struct crf_x
 	for (unsigned int bit = 0; bit < CRF_XFEATURES; bit++) {
 		if (!(missing & (1ull << bit)))
 			continue;
-		crf_xfeature_name(bit, name, sizeof(name));
+		xfeature_name(bit, name, sizeof(name));
 		crf_error("the dump was made on a CPU with %s (%s), which this CPU (%s) lacks: "
 			  "the program may use it",
 			  name, img->model, host->model[0] ? host->model : host->vendor);
@@ -132,7 +132,7 @@ static int check_area(const struct crf_xsave_layout *img, const struct crf_xsave
 	/* The leader's own thread record leaves its registers to TaskCore's. */
 	if (!xsave->len)
 		return 0;
-	r = crf_xsave_check(img, host, xsave->data, xsave->len, why, sizeof(why));
+	r = xsave_check(img, host, xsave->data, xsave->len, why, sizeof(why));
 	if (r < 0)
 		crf_error("pid %d: thread %d: its saved XSAVE area cannot be restored here: %s",
 			  (int)pid, (int)tid, why);
@@ -157,7 +157,7 @@ static int check_task(const struct crf_xsave_layout *img, const struct crf_xsave
 	int r;
 
 	if (tc->has_xcomp_perm && want) {
-		crf_xfeature_name((unsigned int)__builtin_ctzll(want), name, sizeof(name));
+		xfeature_name((unsigned int)__builtin_ctzll(want), name, sizeof(name));
 		crf_error("pid %d was permitted %s, which this CPU or kernel cannot grant",
 			  (int)tc->pid, name);
 		return -ENOTSUP;
@@ -168,9 +168,9 @@ static int check_task(const struct crf_xsave_layout *img, const struct crf_xsave
 	return r;
 }
 
-int crf_cpu_check_tree(struct crf_imgdir *dir, Crf__Core__TaskCore *const *tcs, size_t n)
+int cpu_check_tree(struct crf_imgdir *dir, Crf__Core__TaskCore *const *tcs, size_t n)
 {
-	const struct crf_xsave_layout *host = crf_xsave_host();
+	const struct crf_xsave_layout *host = xsave_host();
 	struct crf_xsave_layout img;
 	int r;
 
@@ -192,7 +192,7 @@ int crf_cpu_check_tree(struct crf_imgdir *dir, Crf__Core__TaskCore *const *tcs, 
 	return r;
 }
 
-int crf_cpu_apply_task(const Crf__Core__TaskCore *tc)
+int cpu_apply_task(const Crf__Core__TaskCore *tc)
 {
 	uint64_t want = tc->has_xcomp_perm ? tc->xcomp_perm & CRF_XFEATURES_DYNAMIC : 0;
 

@@ -18,7 +18,7 @@
 #define CRF_IMG_CPU "cpu.img"
 
 /* Write cpu.img with this CPU's XSAVE layout. */
-int crf_cpu_write(struct crf_imgdir *dir);
+int cpu_write(struct crf_imgdir *dir);
 
 /*
  * Before the tree is forked: every XSAVE area of @tcs (@n records, NULL for
@@ -27,9 +27,9 @@ int crf_cpu_write(struct crf_imgdir *dir);
  * here too (a program may have checked for it).  0, or -ENOTSUP naming the
  * task and the feature.
  */
-int crf_cpu_check_tree(struct crf_imgdir *dir, Crf__Core__TaskCore *const *tcs, size_t n);
+int cpu_check_tree(struct crf_imgdir *dir, Crf__Core__TaskCore *const *tcs, size_t n);
 
 /* In the restored process, before the restorer: its XSAVE permissions. */
-int crf_cpu_apply_task(const Crf__Core__TaskCore *tc);
+int cpu_apply_task(const Crf__Core__TaskCore *tc);
 
 #endif

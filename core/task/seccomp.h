@@ -32,24 +32,24 @@ struct crf_rst_task;
  * thread has seccomp).  Refuses, with one message naming the thread: a
  * thread under seccomp that crf could not suspend (see freeze.h), a filter
  * that may hand system calls to a user-space listener, filters that only
- * some threads share.  Free with crf_seccomp_free().
+ * some threads share.  Free with seccomp_free().
  */
-int crf_seccomp_dump(const struct crf_proc *pr, Crf__Core__TaskCore *tc);
-void crf_seccomp_free(Crf__Core__TaskCore *tc);
+int seccomp_dump(const struct crf_proc *pr, Crf__Core__TaskCore *tc);
+void seccomp_free(Crf__Core__TaskCore *tc);
 
 /*
  * Restore, before the tree is forked: every record of @tcs (@n, NULL
  * entries skipped) is well-formed and fits the kernel's limits, and, when
  * one has seccomp state, this crf can suspend seccomp in a traced task.
  */
-int crf_seccomp_restore_check(Crf__Core__TaskCore *const *tcs, size_t n);
+int seccomp_restore_check(Crf__Core__TaskCore *const *tcs, size_t n);
 
 /*
  * Put @tc's seccomp state into @t's restorer arguments (the leader's in
  * t->a, each other thread's in its crf_rst_thread_arg, the filters in
  * t->seccomp_buf).  After the threads were added.
  */
-int crf_seccomp_fill(struct crf_rst_task *t, const Crf__Core__TaskCore *tc);
+int seccomp_fill(struct crf_rst_task *t, const Crf__Core__TaskCore *tc);
 
 /* Pure parts, for the unit tests. */
 
@@ -58,7 +58,7 @@ int crf_seccomp_fill(struct crf_rst_task *t, const Crf__Core__TaskCore *tc);
  * -ENOENT when the kernel shows no "Seccomp:" line; a missing
  * "Seccomp_filters:" reads as 0.
  */
-int crf_seccomp_parse_status(const char *text, int *mode, int *n_filters);
+int seccomp_parse_status(const char *text, int *mode, int *n_filters);
 
 /* One thread's filter chain, the oldest (the root) first. */
 struct crf_seccomp_chain {
@@ -73,14 +73,14 @@ struct crf_seccomp_chain {
  * How many filters, from the root, every chain of @c (@n) has alike
  * (same code and flags): those a restore makes shared.  0 when n is 0.
  */
-size_t crf_seccomp_common(const struct crf_seccomp_chain *c, size_t n);
+size_t seccomp_common(const struct crf_seccomp_chain *c, size_t n);
 
 /*
  * Past the first @k filters: -EBUSY when two threads' next filters are
  * alike (a filter some threads share and others lack), with *@a and *@b
  * their indices; else 0.
  */
-int crf_seccomp_own_clash(const struct crf_seccomp_chain *c, size_t n, size_t k, size_t *a,
+int seccomp_own_clash(const struct crf_seccomp_chain *c, size_t n, size_t k, size_t *a,
 			  size_t *b);
 
 /*
@@ -88,6 +88,6 @@ int crf_seccomp_own_clash(const struct crf_seccomp_chain *c, size_t n, size_t k,
  * SECCOMP_RET_USER_NOTIF: a return of that constant, or of the accumulator,
  * whose value is computed.
  */
-bool crf_seccomp_may_notify(const void *code, size_t len);
+bool seccomp_may_notify(const void *code, size_t len);
 
 #endif

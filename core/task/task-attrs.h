@@ -10,7 +10,7 @@
  *
  * Where each is set again: loginuid, oom_score_adj, THP, membarrier,
  * subreaper and the leader's timer slack by crf's code in the forked task
- * (crf_attrs_apply); personality, dumpable, parent-death signals and the
+ * (attrs_apply); personality, dumpable, parent-death signals and the
  * other threads' timer slack by the restorer (parasite/restorer-attrs.c),
  * the group stop by crf as it lets the task go (core/restore/rst-release.c).
  */
@@ -52,7 +52,7 @@ struct crf_rst_thread_arg;
  * into @tc, after task_collect_threads() (its threads' records are
  * read).  Refuses (-errno, logged, naming the pid) what cannot come back.
  */
-int crf_attrs_dump(const struct crf_pstree *t, const struct crf_proc *pr, struct crf_parasite *p,
+int attrs_dump(const struct crf_pstree *t, const struct crf_proc *pr, struct crf_parasite *p,
 		   Crf__Core__TaskCore *tc);
 
 /* The process is to come back in a group stop of @sig (the first noted stays). */
@@ -61,7 +61,7 @@ void task_note_stop(Crf__Core__TaskCore *tc, int sig);
 /* task-attrs-restore.c: the restore */
 
 /* The attribute fields of @tc (from image @img) are in range; else -EBADMSG (logged). */
-int crf_attrs_check_image(const char *img, const Crf__Core__TaskCore *tc);
+int attrs_check_image(const char *img, const Crf__Core__TaskCore *tc);
 
 /*
  * Before anything is forked: can crf restore, on this machine, set every
@@ -70,7 +70,7 @@ int crf_attrs_check_image(const char *img, const Crf__Core__TaskCore *tc);
  * Tries each value that differs from crf's own in a short-lived child.
  * 0 or -errno (logged, naming the pid, the attribute and why).
  */
-int crf_attrs_check_restore(const struct crf_pstree *t, Crf__Core__TaskCore *const *tcs,
+int attrs_check_restore(const struct crf_pstree *t, Crf__Core__TaskCore *const *tcs,
 			    bool detach);
 
 /*
@@ -78,11 +78,11 @@ int crf_attrs_check_restore(const struct crf_pstree *t, Crf__Core__TaskCore *con
  * before it changes root: loginuid, oom_score_adj, THP, membarrier
  * registrations, subreaper, the leader's timer slack.  0 or -errno (logged).
  */
-int crf_attrs_apply(const Crf__Core__TaskCore *tc);
+int attrs_apply(const Crf__Core__TaskCore *tc);
 
 /* What the restorer sets (crf_rst_args): personality, dumpable, ...; 0 or -errno. */
-int crf_attrs_fill(struct crf_rst_task *t, const Crf__Core__TaskCore *tc);
+int attrs_fill(struct crf_rst_task *t, const Crf__Core__TaskCore *tc);
 /* A thread's: timer slack and parent-death signal. */
-void crf_attrs_fill_thread(struct crf_rst_thread_arg *a, const Crf__Core__ThreadCore *th);
+void attrs_fill_thread(struct crf_rst_thread_arg *a, const Crf__Core__ThreadCore *th);
 
 #endif

@@ -20,7 +20,7 @@ static void free_bytes(ProtobufCBinaryData *b, size_t n)
 	free(b);
 }
 
-void crf_creds_free(Crf__Core__Creds *c)
+void creds_free(Crf__Core__Creds *c)
 {
 	if (c)
 		free(c->groups);
@@ -37,7 +37,7 @@ void task_free_thread(Crf__Core__ThreadCore *th)
 	free(th->xsave.data);
 	free_bytes(th->pending_private, th->n_pending_private);
 	free(th->affinity.data);
-	crf_creds_free(th->creds);
+	creds_free(th->creds);
 	free(th);
 }
 
@@ -55,7 +55,7 @@ void task_free(Crf__Core__TaskCore *tc)
 	for (size_t i = 0; i < tc->n_rlimits; i++)
 		free(tc->rlimits[i]);
 	free(tc->rlimits);
-	crf_creds_free(tc->creds);
+	creds_free(tc->creds);
 	free_bytes(tc->pending_private, tc->n_pending_private);
 	free_bytes(tc->pending_shared, tc->n_pending_shared);
 	free(tc->itimers);
@@ -108,7 +108,7 @@ int task_check(const char *img, const Crf__Core__TaskCore *tc)
 					   tc->threads[i]->n_pending_private);
 	}
 	if (r >= 0)
-		r = crf_attrs_check_image(img, tc);
+		r = attrs_check_image(img, tc);
 	return r;
 }
 

@@ -31,7 +31,7 @@ int task_read(struct crf_imgdir *dir, pid_t pid, Crf__Core__TaskCore **tc);
  */
 int task_check(const char *img, const Crf__Core__TaskCore *tc);
 void task_free_thread(Crf__Core__ThreadCore *th);
-void crf_creds_free(Crf__Core__Creds *c);
+void creds_free(Crf__Core__Creds *c);
 
 /* task-pending.c */
 

@@ -44,7 +44,7 @@ static void read_ids(struct crf_xsave_layout *l)
 	memcpy(l->model, r, sizeof(r));
 }
 
-int crf_xsave_layout_read(struct crf_xsave_layout *l)
+int xsave_layout_read(struct crf_xsave_layout *l)
 {
 	uint32_t a, b, c, d;
 
@@ -64,17 +64,17 @@ int crf_xsave_layout_read(struct crf_xsave_layout *l)
 	return 0;
 }
 
-const struct crf_xsave_layout *crf_xsave_host(void)
+const struct crf_xsave_layout *xsave_host(void)
 {
 	static struct crf_xsave_layout host;
 	static int state; /* 0 unread, 1 read, -1 none */
 
 	if (!state)
-		state = crf_xsave_layout_read(&host) == 0 ? 1 : -1;
+		state = xsave_layout_read(&host) == 0 ? 1 : -1;
 	return state > 0 ? &host : NULL;
 }
 
-const char *crf_xfeature_name(unsigned int bit, char *buf, size_t len)
+const char *xfeature_name(unsigned int bit, char *buf, size_t len)
 {
 	static const char *const names[] = {
 		[0] = "x87",
@@ -100,7 +100,7 @@ const char *crf_xfeature_name(unsigned int bit, char *buf, size_t len)
 	return buf;
 }
 
-uint64_t crf_xsave_used(const void *area, size_t len)
+uint64_t xsave_used(const void *area, size_t len)
 {
 	uint64_t bv;
 
@@ -110,14 +110,14 @@ uint64_t crf_xsave_used(const void *area, size_t len)
 	return bv;
 }
 
-uint64_t crf_xsave_frame_features(const struct crf_xsave_layout *l)
+uint64_t xsave_frame_features(const struct crf_xsave_layout *l)
 {
 	return l->xcr0 & ~CRF_XFEATURES_DYNAMIC;
 }
 
-uint32_t crf_xsave_frame_size(const struct crf_xsave_layout *l)
+uint32_t xsave_frame_size(const struct crf_xsave_layout *l)
 {
-	uint64_t features = crf_xsave_frame_features(l);
+	uint64_t features = xsave_frame_features(l);
 	uint32_t size = CRF_XSAVE_HDR_END;
 
 	for (unsigned int bit = 2; bit < CRF_XFEATURES; bit++)
@@ -131,7 +131,7 @@ static int check_one(const struct crf_xsave_layout *img, const struct crf_xsave_
 {
 	char name[64];
 
-	crf_xfeature_name(bit, name, sizeof(name));
+	xfeature_name(bit, name, sizeof(name));
 	if (!(host->xcr0 & (1ull << bit))) {
 		snprintf(why, n, "it holds state of %s, which this CPU (%s) does not have", name,
 			 host->model[0] ? host->model : host->vendor);
@@ -159,10 +159,10 @@ static int check_one(const struct crf_xsave_layout *img, const struct crf_xsave_
 	return 0;
 }
 
-int crf_xsave_check(const struct crf_xsave_layout *img, const struct crf_xsave_layout *host,
+int xsave_check(const struct crf_xsave_layout *img, const struct crf_xsave_layout *host,
 		    const void *area, size_t len, char *why, size_t n)
 {
-	uint64_t used = crf_xsave_used(area, len);
+	uint64_t used = xsave_used(area, len);
 	int r;
 
 	if (len < CRF_XSAVE_LEGACY) {
@@ -179,11 +179,11 @@ int crf_xsave_check(const struct crf_xsave_layout *img, const struct crf_xsave_l
 	return 0;
 }
 
-size_t crf_xsave_to_frame(const struct crf_xsave_layout *host, const void *area, size_t len,
+size_t xsave_to_frame(const struct crf_xsave_layout *host, const void *area, size_t len,
 			  void *out)
 {
-	uint64_t features = crf_xsave_frame_features(host);
-	size_t size = crf_xsave_frame_size(host);
+	uint64_t features = xsave_frame_features(host);
+	size_t size = xsave_frame_size(host);
 	struct _fpx_sw_bytes sw = {
 		.magic1 = FP_XSTATE_MAGIC1,
 		.extended_size = (uint32_t)size + FP_XSTATE_MAGIC2_SIZE,
@@ -200,8 +200,8 @@ size_t crf_xsave_to_frame(const struct crf_xsave_layout *host, const void *area,
 	memcpy(x, area, len < size ? len : size);
 	if (len < size)
 		memset(x + len, 0, size - len);
-	/* Only what the frame carries; crf_xsave_check() refused the rest. */
-	bv = crf_xsave_used(x, size) & features;
+	/* Only what the frame carries; xsave_check() refused the rest. */
+	bv = xsave_used(x, size) & features;
 	memcpy(x + CRF_XSAVE_LEGACY, &bv, sizeof(bv));
 	memcpy(x + CRF_XSAVE_SW_BYTES, &sw, sizeof(sw));
 	return size;

@@ -11,7 +11,7 @@
  * default one, and a larger claim makes the kernel silently restore the
  * legacy FXSAVE part only (the upper halves of YMM/ZMM lost).  So the
  * restorer's frame is built with the size the kernel gives that task's own
- * signal frames: crf_xsave_frame_size().
+ * signal frames: xsave_frame_size().
  */
 #ifndef CRF_XSAVE_H
 #define CRF_XSAVE_H
@@ -43,16 +43,16 @@ struct crf_xsave_layout {
  * This CPU's layout (CPUID leaf 0xd, XGETBV), read once.  NULL when the
  * CPU or the kernel has no XSAVE.
  */
-const struct crf_xsave_layout *crf_xsave_host(void);
+const struct crf_xsave_layout *xsave_host(void);
 
 /* Read this CPU's layout into @l; -ENOTSUP without XSAVE. */
-int crf_xsave_layout_read(struct crf_xsave_layout *l);
+int xsave_layout_read(struct crf_xsave_layout *l);
 
 /* "AVX-512 ZMM_Hi256" for bit 6, "feature 27" for an unknown one. */
-const char *crf_xfeature_name(unsigned int bit, char *buf, size_t len);
+const char *xfeature_name(unsigned int bit, char *buf, size_t len);
 
 /* The features an area holds state of (its XSTATE_BV); 0 for a legacy-only area. */
-uint64_t crf_xsave_used(const void *area, size_t len);
+uint64_t xsave_used(const void *area, size_t len);
 
 /*
  * The features and the size of the XSAVE part of the signal frames the
@@ -60,8 +60,8 @@ uint64_t crf_xsave_used(const void *area, size_t len);
  * every enabled feature but AMX tile data, the standard format up to the
  * end of the last one.
  */
-uint64_t crf_xsave_frame_features(const struct crf_xsave_layout *l);
-uint32_t crf_xsave_frame_size(const struct crf_xsave_layout *l);
+uint64_t xsave_frame_features(const struct crf_xsave_layout *l);
+uint32_t xsave_frame_size(const struct crf_xsave_layout *l);
 
 /*
  * Can a task on CPU @host return into the state of @area, saved on CPU @img?
@@ -69,18 +69,18 @@ uint32_t crf_xsave_frame_size(const struct crf_xsave_layout *l);
  * and size, and not be a dynamic one (a frame of the default size cannot
  * carry it).  0, or -ENOTSUP with the reason in @why.
  */
-int crf_xsave_check(const struct crf_xsave_layout *img, const struct crf_xsave_layout *host,
+int xsave_check(const struct crf_xsave_layout *img, const struct crf_xsave_layout *host,
 		    const void *area, size_t len, char *why, size_t n);
 
 /*
- * The restorer's frame area for @area on CPU @host: crf_xsave_frame_size()
+ * The restorer's frame area for @area on CPU @host: xsave_frame_size()
  * bytes at @out (the restorer puts FP_XSTATE_MAGIC2 right after them), the
  * saved components copied as far as they fit, the rest zero (its features
  * are in their init state: XSTATE_BV says so), and the software bytes
  * claiming exactly that size and the frame features.  Returns the size.  An
  * area of the legacy part only is copied as it is (its length returned).
  */
-size_t crf_xsave_to_frame(const struct crf_xsave_layout *host, const void *area, size_t len,
+size_t xsave_to_frame(const struct crf_xsave_layout *host, const void *area, size_t len,
 			  void *out);
 
 #endif

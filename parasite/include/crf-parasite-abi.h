@@ -22,7 +22,7 @@
 
 #include <stdint.h>
 
-#include "crf-layout.h"
+#include <crf/layout.h>
 
 #define CRF_PSITE_PAGE 4096u
 #define CRF_PSITE_BLOB_MAX (16u << 10)		/* the size budget the build checks */

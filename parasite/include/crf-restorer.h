@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "crf-layout.h"
+#include <crf/layout.h>
 
 #define CRF_RST_MAGIC 0x43524652535431ull /* "CRFRST1" */
 #define CRF_RST_NSIG 64
@@ -195,7 +195,7 @@ struct crf_rst_args {
 	uint64_t blocked;
 	uint64_t sas_sp, sas_size;	/* sigaltstack */
 	int32_t sas_flags, pad0;
-	int64_t itimer[CRF_ITIMERS][CRF_ITIMER_WORDS];	/* crf-layout.h */
+	int64_t itimer[CRF_ITIMERS][CRF_ITIMER_WORDS];	/* crf/layout.h */
 	/* pending: n_pending siginfo of 128 bytes at pending_off, each queued
 	 * to the task itself, in order: the first n_pending_shared to the
 	 * process (rt_sigqueueinfo), the others to the leader (rt_tgsigqueueinfo) */

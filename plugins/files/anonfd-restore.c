@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/restore.h>
 
 #include "../common/memfd.h"
@@ -45,17 +46,16 @@ bool files_anon_is(const Crf__Files__Fd *e)
 static int create_eventfd(const Crf__Files__Fd *e)
 {
 	uint64_t count = e->eventfd->count;
-	int fd = eventfd(0, EFD_CLOEXEC | (e->eventfd->semaphore ? EFD_SEMAPHORE : 0));
+	_cleanup_close_ int fd =
+		eventfd(0, EFD_CLOEXEC | (e->eventfd->semaphore ? EFD_SEMAPHORE : 0));
 
 	if (fd < 0)
 		return crf_error_errno(errno, "fd %d: eventfd", e->fd);
 	/* eventfd() takes an int; a write adds any 64-bit count. */
-	if (count && write(fd, &count, sizeof(count)) != sizeof(count)) {
-		close(fd);
+	if (count && write(fd, &count, sizeof(count)) != sizeof(count))
 		return crf_error_errno(errno, "fd %d: eventfd count %llu", e->fd,
 				       (unsigned long long)count);
-	}
-	return fd;
+	return TAKE_FD(fd);
 }
 
 static struct timespec ns_ts(uint64_t ns)
@@ -98,17 +98,16 @@ static int arm_timerfd(const Crf__Files__Fd *e, int fd)
 
 static int create_timerfd(const Crf__Files__Fd *e)
 {
-	int fd = timerfd_create(e->timerfd->clockid, TFD_CLOEXEC), r;
+	_cleanup_close_ int fd = timerfd_create(e->timerfd->clockid, TFD_CLOEXEC);
+	int r;
 
 	if (fd < 0)
 		return crf_error_errno(errno, "fd %d: timerfd_create clock %d", e->fd,
 				       e->timerfd->clockid);
 	r = arm_timerfd(e, fd);
-	if (r < 0) {
-		close(fd);
+	if (r < 0)
 		return r;
-	}
-	return fd;
+	return TAKE_FD(fd);
 }
 
 static int create_signalfd(const Crf__Files__Fd *e)
@@ -160,16 +159,15 @@ static int make_memfd(void *arg)
 {
 	const Crf__Files__Fd *e = arg;
 	const Crf__Files__MemFd *m = e->memfd;
-	int fd = common_memfd_create(m->name, m->has_mode, m->mode, m->seals), r;
+	_cleanup_close_ int fd = common_memfd_create(m->name, m->has_mode, m->mode, m->seals);
+	int r;
 
 	if (fd < 0)
 		return fd;
 	r = fill_memfd(e, fd);
-	if (r < 0) {
-		close(fd);
+	if (r < 0)
 		return r;
-	}
-	return fd;
+	return TAKE_FD(fd);
 }
 
 /*
@@ -261,7 +259,7 @@ static int create_pidfd(const Crf__Files__Fd *e)
 
 int files_anon_create(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 {
-	int fd;
+	_cleanup_close_ int fd = -1;
 
 	if (e->eventfd)
 		fd = create_eventfd(e);
@@ -275,13 +273,9 @@ int files_anon_create(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 		fd = create_pidfd(e);
 	if (fd < 0)
 		return fd;
-	if (e->memfd && e->pos && lseek(fd, (off_t)e->pos, SEEK_SET) < 0) {
-		close(fd);
+	if (e->memfd && e->pos && lseek(fd, (off_t)e->pos, SEEK_SET) < 0)
 		return crf_error_errno(errno, "fd %d: memfd seek", e->fd);
-	}
-	if (!e->pidfd && fcntl(fd, F_SETFL, (int)(e->flags & SETFL_MASK)) < 0) {
-		close(fd);
+	if (!e->pidfd && fcntl(fd, F_SETFL, (int)(e->flags & SETFL_MASK)) < 0)
 		return crf_error_errno(errno, "fd %d: flags %#o", e->fd, e->flags);
-	}
-	return fd;
+	return TAKE_FD(fd);
 }

@@ -38,6 +38,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
+
 #include "epoll.h"
 #include "fdinfo.h"
 #include "files.h"
@@ -138,11 +140,11 @@ static int find_target(const struct files_dump *d, int fd, Crf__Files__Epoll *ep
 
 static int check_targets(const struct files_dump *d, int fd, Crf__Files__Epoll *ep)
 {
-	int *fds = NULL, r = 0;
+	_cleanup_free_ int *fds = NULL;
+	int r = 0;
 
 	for (size_t i = 0; i < ep->n_targets && r == 0; i++)
 		r = find_target(d, fd, ep, i, &fds);
-	free(fds);
 	return r;
 }
 
@@ -205,17 +207,13 @@ int files_epoll_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 
 int files_epoll_create(const Crf__Files__Fd *e)
 {
-	int fd = epoll_create1(EPOLL_CLOEXEC);
+	_cleanup_close_ int fd = epoll_create1(EPOLL_CLOEXEC);
 
 	if (fd < 0)
 		return crf_error_errno(errno, "fd %d: epoll_create1", e->fd);
-	if ((e->flags & O_NONBLOCK) && fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
-		int r = crf_error_errno(errno, "fd %d: epoll O_NONBLOCK", e->fd);
-
-		close(fd);
-		return r;
-	}
-	return fd;
+	if ((e->flags & O_NONBLOCK) && fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
+		return crf_error_errno(errno, "fd %d: epoll O_NONBLOCK", e->fd);
+	return TAKE_FD(fd);
 }
 
 static int by_number(const void *a, const void *b)
@@ -334,7 +332,7 @@ static int check_restored(const Crf__Files__Fd *const *eps, size_t n_eps,
 int files_epoll_register(const Crf__Files__Fd *const *eps, size_t n_eps,
 			 const struct files_opened_fd *fds, size_t n_fds)
 {
-	struct files_opened_fd *byno;
+	_cleanup_free_ struct files_opened_fd *byno = NULL;
 	int status, r;
 	pid_t pid;
 
@@ -347,18 +345,13 @@ int files_epoll_register(const Crf__Files__Fd *const *eps, size_t n_eps,
 		memcpy(byno, fds, n_fds * sizeof(*byno));
 	qsort(byno, n_fds, sizeof(*byno), by_number);
 	r = check_restored(eps, n_eps, byno, n_fds);
-	if (r < 0) {
-		free(byno);
+	if (r < 0)
 		return r;
-	}
 	pid = fork();
-	if (pid < 0) {
-		free(byno);
+	if (pid < 0)
 		return crf_error_errno(errno, "fork to register epoll targets");
-	}
 	if (pid == 0)
 		_exit(register_child(eps, n_eps, byno, n_fds));
-	free(byno);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return crf_error_errno(errno, "wait for the epoll registering child");

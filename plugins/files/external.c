@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 
 #include "files.h"
@@ -105,7 +106,8 @@ static int each_word(struct crf_ctx *ctx, const char *key, struct files_ext *x,
 		     int (*add)(struct files_ext *x, const char *word))
 {
 	const char *v = crf_ctx_config(ctx, key);
-	char *copy = v ? strdup(v) : NULL, *save = NULL;
+	_cleanup_free_ char *copy = v ? strdup(v) : NULL;
+	char *save = NULL;
 	int r = 0;
 
 	if (v && !copy)
@@ -113,7 +115,6 @@ static int each_word(struct crf_ctx *ctx, const char *key, struct files_ext *x,
 	for (char *w = copy ? strtok_r(copy, " \t", &save) : NULL; w && r == 0;
 	     w = strtok_r(NULL, " \t", &save))
 		r = add(x, w);
-	free(copy);
 	return r;
 }
 
@@ -270,12 +271,7 @@ int files_ext_dump_finish(struct crf_ctx *ctx)
 		m.fd = x->saved[i].fd;
 		r = crf_img_write(img, &m.base);
 	}
-	if (r < 0) {
-		if (img)
-			crf_img_abort(img);
-		return r;
-	}
-	return crf_img_close(img);
+	return crf_img_finish(img, r);
 }
 
 /* The --inherit-fd entry for @name, or NULL. */

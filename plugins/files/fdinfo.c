@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
+
 #include "fdinfo.h"
 
 const char *files_fdinfo_field(const char *text, const char *key)
@@ -158,17 +160,15 @@ int files_fdinfo_lock(const char *value, struct files_lock *out, const char **wh
 
 int files_proc_read(const char *path, char *buf, size_t size)
 {
+	_cleanup_close_ int f = -1;
 	ssize_t n;
-	int f, r;
 
 	f = open(path, O_RDONLY | O_CLOEXEC);
 	if (f < 0)
 		return -errno;
 	n = read(f, buf, size - 1);
-	r = n < 0 ? -errno : 0;
-	close(f);
-	if (r < 0)
-		return r;
+	if (n < 0)
+		return -errno;
 	buf[n] = '\0';
 	return 0;
 }
@@ -176,8 +176,9 @@ int files_proc_read(const char *path, char *buf, size_t size)
 int files_fdinfo_read_all(int pid, int fd, char **text)
 {
 	size_t size = 4096, len = 0;
-	char path[64], *buf = NULL;
-	int f, r = 0;
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int f = -1;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
 	f = open(path, O_RDONLY | O_CLOEXEC);
@@ -189,28 +190,19 @@ int files_fdinfo_read_all(int pid, int fd, char **text)
 		if (!buf || len + 1 >= size) {
 			char *v = realloc(buf, size *= 2);
 
-			if (!v) {
-				r = -ENOMEM;
-				break;
-			}
+			if (!v)
+				return -ENOMEM;
 			buf = v;
 		}
 		n = read(f, buf + len, size - len - 1);
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
+		if (n < 0)
+			return -errno;
 		if (n == 0)
 			break;
 		len += (size_t)n;
 	}
-	close(f);
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
 	buf[len] = '\0';
-	*text = buf;
+	*text = TAKE_PTR(buf);
 	return 0;
 }
 

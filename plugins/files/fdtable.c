@@ -26,6 +26,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
+
 #include "anonfd.h"
 #include "fdinfo.h"
 #include "files.h"
@@ -36,7 +38,7 @@
 /* The kind of a socket, from a copy of it taken with pidfd_getfd. */
 static const char *socket_kind(int pidfd, int fd, char *buf, size_t len)
 {
-	int copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	_cleanup_close_ int copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
 	int domain = -1, type = -1, proto = -1;
 	socklen_t sl = sizeof(int);
 
@@ -46,7 +48,6 @@ static const char *socket_kind(int pidfd, int fd, char *buf, size_t len)
 		getsockopt(copy, SOL_SOCKET, SO_TYPE, &type, &sl);
 		sl = sizeof(int);
 		getsockopt(copy, SOL_SOCKET, SO_PROTOCOL, &proto, &sl);
-		close(copy);
 	}
 	if (domain == AF_UNIX)
 		return "unix";
@@ -223,7 +224,8 @@ static int fd_number(const struct dirent *d)
 static int walk(struct crf_ctx *ctx, struct files_dump *d, const char *path)
 {
 	struct dirent **list = NULL;
-	int dirfd, n, r = 0;
+	_cleanup_close_ int dirfd = -1;
+	int n, r = 0;
 
 	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0)
@@ -237,7 +239,6 @@ static int walk(struct crf_ctx *ctx, struct files_dump *d, const char *path)
 		free(list[i]);
 	}
 	free(list);
-	close(dirfd);
 	return r;
 }
 
@@ -275,10 +276,7 @@ int files_dump_task(struct crf_ctx *ctx)
 	if (r == 0)
 		r = walk(ctx, &d, path);
 	crf_ctx_set_priv(ctx, d.tree);
-	if (r < 0)
-		crf_img_abort(d.img);
-	else
-		r = crf_img_close(d.img);
+	r = crf_img_finish(d.img, r);
 	close(d.pidfd);
 	return r;
 }

@@ -26,6 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
+
 #include "epoll.h"
 #include "fdinfo.h"
 #include "files.h"
@@ -65,8 +67,8 @@ static int open_mount(int pid, unsigned int sdev)
 {
 	unsigned int major = sdev >> 20, minor = sdev & 0xfffff;
 	char path[4200], line[4096], mnt[4096];
+	_cleanup_fclose_ FILE *f = NULL;
 	int fd = -ENOENT;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/mountinfo", pid);
 	f = fopen(path, "re");
@@ -84,7 +86,6 @@ static int open_mount(int pid, unsigned int sdev)
 		if (fd < 0)
 			fd = -ENOENT;
 	}
-	fclose(f);
 	return fd;
 }
 
@@ -92,8 +93,9 @@ static int open_mount(int pid, unsigned int sdev)
 static int resolve_watch(const struct files_dump *d, int fd, const struct watch_line *l,
 			 Crf__Files__InotifyWatch *w, char *path, size_t size)
 {
-	struct file_handle *fh = malloc(sizeof(*fh) + HANDLE_MAX);
-	int mfd = open_mount(d->pid, l->sdev), f = -1, r = 0;
+	_cleanup_free_ struct file_handle *fh = malloc(sizeof(*fh) + HANDLE_MAX);
+	_cleanup_close_ int mfd = open_mount(d->pid, l->sdev), f = -1;
+	int r = 0;
 	char link[64];
 	struct stat st;
 	ssize_t n;
@@ -127,11 +129,6 @@ static int resolve_watch(const struct files_dump *d, int fd, const struct watch_
 		w->path = path;
 		w->inode = st.st_ino;
 	}
-	if (f >= 0)
-		close(f);
-	if (mfd >= 0)
-		close(mfd);
-	free(fh);
 	return r;
 }
 
@@ -217,7 +214,7 @@ int files_inotify_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	Crf__Files__Fd e = CRF__FILES__FD__INIT;
 	Crf__Files__Inotify in = CRF__FILES__INOTIFY__INIT;
 	struct files_dump *d = NULL;
-	void *mem = NULL;
+	_cleanup_free_ void *mem = NULL;
 	const char *text = NULL;
 	int fd = obj->id, same, r;
 
@@ -234,7 +231,6 @@ int files_inotify_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	if (r == 0)
 		crf_debug("pid %d: fd %d: inotify with %zu watches%s", d->pid, fd, in.n_watches,
 			  same ? " (shared)" : "");
-	free(mem);
 	return r;
 }
 
@@ -280,7 +276,8 @@ static void drain(int fd)
 
 int files_inotify_create(const Crf__Files__Fd *e)
 {
-	int fd = inotify_init1(IN_CLOEXEC | ((e->flags & O_NONBLOCK) ? IN_NONBLOCK : 0));
+	_cleanup_close_ int fd =
+		inotify_init1(IN_CLOEXEC | ((e->flags & O_NONBLOCK) ? IN_NONBLOCK : 0));
 	int stepped = 0, r = 0;
 
 	if (fd < 0)
@@ -289,11 +286,9 @@ int files_inotify_create(const Crf__Files__Fd *e)
 		r = add_watch(fd, e, e->inotify->watches[i]);
 		stepped |= r > 0;
 	}
-	if (r < 0) {
-		close(fd);
+	if (r < 0)
 		return r;
-	}
 	if (stepped)
 		drain(fd);
-	return fd;
+	return TAKE_FD(fd);
 }

@@ -18,7 +18,6 @@
  * (files_kinds_check), so that a restore whose kind's plugin is missing,
  * disabled or switched off is refused before anything is made.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 
 #include "anonfd.h"
@@ -276,34 +276,13 @@ static int check_task(struct crf_ctx *ctx, int pid)
 	return r < 0 ? r : 0;
 }
 
+static int check_one(void *ctx, const char *name, pid_t pid)
+{
+	(void)name;
+	return check_task(ctx, pid);
+}
+
 int files_kinds_check(struct crf_ctx *ctx)
 {
-	int dfd = fcntl(crf_imgdir_fd(crf_ctx_images(ctx)), F_DUPFD_CLOEXEC, 0);
-	struct dirent *de;
-	DIR *dir;
-	int r = 0;
-
-	if (dfd < 0)
-		return crf_error_errno(errno, "image directory");
-	dir = fdopendir(dfd);
-	if (!dir) {
-		close(dfd);
-		return crf_error_errno(errno, "image directory");
-	}
-	/* The directory's position is the dup's too: start from its beginning. */
-	rewinddir(dir);
-	while (r == 0 && (errno = 0, de = readdir(dir))) {
-		char again[64];
-		int pid;
-
-		if (sscanf(de->d_name, "files-%d.img", &pid) != 1 || pid <= 0)
-			continue;
-		snprintf(again, sizeof(again), "files-%d.img", pid);
-		if (!strcmp(again, de->d_name))
-			r = check_task(ctx, pid);
-	}
-	if (r == 0 && errno)
-		r = crf_error_errno(errno, "image directory");
-	closedir(dir);
-	return r;
+	return crf_imgdir_each_task(crf_ctx_images(ctx), "files", check_one, ctx);
 }

@@ -29,6 +29,8 @@
 #include <string.h>
 #include <sys/file.h>
 
+#include <crf/cleanup.h>
+
 #include "fdinfo.h"
 #include "files.h"
 #include "files.pb-c.h"
@@ -79,8 +81,8 @@ static int posix_seen(struct files_dump *d, const struct files_lock *l)
 static bool mapped(int pid, const struct files_lock *l)
 {
 	char path[64], line[512];
+	_cleanup_fclose_ FILE *f = NULL;
 	bool found = false;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
@@ -93,7 +95,6 @@ static bool mapped(int pid, const struct files_lock *l)
 		found = sscanf(line, "%*x-%*x %*s %*x %x:%x %" SCNu64, &major, &minor, &ino) == 3 &&
 			ino == l->ino && major == l->major && minor == l->minor;
 	}
-	fclose(f);
 	return found;
 }
 
@@ -124,15 +125,13 @@ static int save_here(struct files_dump *d, const Crf__Files__Fd *e, const struct
 
 static int add(Crf__Files__Fd *e, const struct files_lock *l)
 {
-	Crf__Files__FileLock *m = malloc(sizeof(*m));
+	_cleanup_free_ Crf__Files__FileLock *m = malloc(sizeof(*m));
 	void *v = reallocarray(e->locks, e->n_locks + 1, sizeof(*e->locks));
 
 	if (v)
 		e->locks = v;
-	if (!m || !v) {
-		free(m);
+	if (!m || !v)
 		return crf_error_errno(ENOMEM, "fd %d: locks", e->fd);
-	}
 	crf__files__file_lock__init(m);
 	m->kind = l->kind == FILES_LOCK_POSIX ? CRF__FILES__FILE_LOCK__KIND__POSIX
 		  : l->kind == FILES_LOCK_OFD ? CRF__FILES__FILE_LOCK__KIND__OFD
@@ -143,7 +142,7 @@ static int add(Crf__Files__Fd *e, const struct files_lock *l)
 		m->start = l->start;
 		m->len = l->to_eof ? 0 : l->end - l->start + 1;
 	}
-	e->locks[e->n_locks++] = m;
+	e->locks[e->n_locks++] = TAKE_PTR(m);
 	return 0;
 }
 

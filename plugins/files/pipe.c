@@ -26,6 +26,7 @@
 
 #include <linux/kcmp.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 
 #include "files.h"
@@ -240,7 +241,8 @@ static int pipe_new(struct files_dump *d, const struct crf_object *obj, int copy
 		    unsigned int flags, const struct stat *st)
 {
 	struct files_pipe *p = pipe_add(d->tree);
-	int rd, cap, r;
+	_cleanup_close_ int rd = -1;
+	int cap, r;
 
 	if (!p)
 		return crf_error_errno(ENOMEM, "pid %d: fd %d", d->pid, obj->id);
@@ -264,7 +266,6 @@ static int pipe_new(struct files_dump *d, const struct crf_object *obj, int copy
 		return crf_error_errno(errno, "pid %d: fd %d (%s): no read end", d->pid, obj->id,
 				       obj->desc);
 	r = peek(p, rd);
-	close(rd);
 	if (r == 0)
 		crf_debug("%s: capacity %u, %zu bytes buffered", obj->desc, p->capacity, p->len);
 	return r;
@@ -431,7 +432,7 @@ static int refuse_outside(const struct files_pipe *p, const struct files_lookout
 static int pipes_check_outside(const struct files_tree *tree)
 {
 	const struct files_pipes *ps = tree ? tree->pipes : NULL;
-	struct files_lookout *v;
+	_cleanup_free_ struct files_lookout *v = NULL;
 	size_t n = 0;
 	int r;
 
@@ -451,7 +452,6 @@ static int pipes_check_outside(const struct files_tree *tree)
 	for (size_t i = 0, k = 0; r == 0 && i < ps->n; i++)
 		if (pipe_half(&ps->v[i]) && v[k++].pid)
 			r = refuse_outside(&ps->v[i], &v[k - 1]);
-	free(v);
 	return r;
 }
 
@@ -488,7 +488,7 @@ int files_pipes_dump_finish(struct crf_ctx *ctx)
 		return r;
 	for (size_t i = 0; r == 0 && ps && i < ps->n; i++) {
 		Crf__Files__Pipe m = CRF__FILES__PIPE__INIT;
-		Crf__Files__PipeDesc *descs = NULL;
+		_cleanup_free_ Crf__Files__PipeDesc *descs = NULL;
 
 		r = descs_pack(&ps->v[i], &m, &descs);
 		if (r < 0)
@@ -504,13 +504,8 @@ int files_pipes_dump_finish(struct crf_ctx *ctx)
 		m.has_external = m.external = ps->v[i].external;
 		r = crf_img_write(img, &m.base);
 		free(m.descs);
-		free(descs);
 	}
-	if (r < 0) {
-		crf_img_abort(img);
-		return r;
-	}
-	return crf_img_close(img);
+	return crf_img_finish(img, r);
 }
 
 /*
@@ -755,7 +750,8 @@ int files_pipe_reopen(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 	const struct files_tree *tree = crf_ctx_priv(ctx);
 	const struct files_pipes *ps = tree ? tree->pipes : NULL;
 	unsigned int mode = e->flags & O_ACCMODE;
-	int end, fd, fl;
+	_cleanup_close_ int fd = -1;
+	int end, fl;
 
 	if (ps && e->pipe < ps->n && e->has_pipe_desc)
 		return desc_dup(&ps->v[e->pipe], e);
@@ -767,10 +763,7 @@ int files_pipe_reopen(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 	if (fd < 0)
 		return crf_error_errno(errno, "fd %d: %s", e->fd, e->path);
 	fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETFL, (fl & ~O_NONBLOCK) | (int)(e->flags & O_NONBLOCK)) < 0) {
-		fl = crf_error_errno(errno, "fd %d: %s: flags", e->fd, e->path);
-		close(fd);
-		return fl;
-	}
-	return fd;
+	if (fl < 0 || fcntl(fd, F_SETFL, (fl & ~O_NONBLOCK) | (int)(e->flags & O_NONBLOCK)) < 0)
+		return crf_error_errno(errno, "fd %d: %s: flags", e->fd, e->path);
+	return TAKE_FD(fd);
 }

@@ -19,12 +19,14 @@
 
 #include <linux/kcmp.h>
 
+#include <crf/cleanup.h>
+
 #include "files.h"
 
 static void probe_pidfd(struct crf_ctx *ctx, int fd)
 {
+	_cleanup_close_ int pidfd = -1, copy = -1;
 	struct stat a, b;
-	int pidfd, copy;
 
 	pidfd = syscall(SYS_pidfd_open, getpid(), 0);
 	if (pidfd < 0) {
@@ -44,17 +46,14 @@ static void probe_pidfd(struct crf_ctx *ctx, int fd)
 	else
 		crf_probe_feature(ctx, "pidfd-getfd", true, true,
 				  "copied our own fd %d through the pidfd", fd);
-	if (copy >= 0)
-		close(copy);
-	close(pidfd);
 }
 
 /* kcmp() is only useful if it tells a shared description from a different one. */
 static void probe_kcmp(struct crf_ctx *ctx, const int p[2])
 {
 	pid_t pid = getpid();
+	_cleanup_close_ int copy = -1;
 	long same, other;
-	int copy;
 
 	copy = dup(p[0]);
 	if (copy < 0) {
@@ -71,7 +70,6 @@ static void probe_kcmp(struct crf_ctx *ctx, const int p[2])
 			ctx, "kcmp-file", same == 0 && other != 0, true,
 			"kcmp(KCMP_FILE) gave %ld for a dup and %ld for the other pipe end%s", same,
 			other, same == 0 && other != 0 ? "" : " (expected 0 and not 0)");
-	close(copy);
 }
 
 struct fdinfo {
@@ -82,8 +80,8 @@ struct fdinfo {
 
 static int read_fdinfo(int fd, struct fdinfo *info)
 {
+	_cleanup_fclose_ FILE *f = NULL;
 	char path[64], line[256];
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	f = fopen(path, "re");
@@ -97,7 +95,6 @@ static int read_fdinfo(int fd, struct fdinfo *info)
 		else if (sscanf(line, "eventfd-count: %llx", &info->count) == 1)
 			info->has_count = true;
 	}
-	fclose(f);
 	return 0;
 }
 
@@ -150,15 +147,12 @@ static void probe_pipe_size(struct crf_ctx *ctx, int fd)
  */
 static void probe_pipe_max(struct crf_ctx *ctx, int fd)
 {
-	FILE *f = fopen("/proc/sys/fs/pipe-max-size", "re");
+	_cleanup_fclose_ FILE *f = fopen("/proc/sys/fs/pipe-max-size", "re");
 	long max = -1;
 	int got;
 
-	if (f) {
-		if (fscanf(f, "%ld", &max) != 1)
-			max = -1;
-		fclose(f);
-	}
+	if (f && fscanf(f, "%ld", &max) != 1)
+		max = -1;
 	if (max <= 0) {
 		crf_probe_feature(ctx, "pipe-max-size", false, false,
 				  "cannot read /proc/sys/fs/pipe-max-size");

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 #include <crf/restore.h>
 
@@ -149,7 +150,8 @@ static int reopen_flags(const Crf__Files__Fd *e)
 
 int files_regfile_reopen(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 {
-	int fd, r;
+	_cleanup_close_ int fd = -1;
+	int r;
 
 	if (e->unlinked)
 		return crf_error_errno(EBADMSG, "fd %d: %s: an unlinked file has no path to reopen",
@@ -160,11 +162,9 @@ int files_regfile_reopen(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 	r = check_same(ctx, e, fd);
 	if (r == 0 && e->pos && !(e->flags & O_PATH) && lseek(fd, (off_t)e->pos, SEEK_SET) < 0)
 		r = crf_error_errno(errno, "fd %d: %s: seek to %" PRIu64, e->fd, e->path, e->pos);
-	if (r < 0) {
-		close(fd);
+	if (r < 0)
 		return r;
-	}
-	return fd;
+	return TAKE_FD(fd);
 }
 
 /* A new fd (O_CLOEXEC) on the description of @e, which no earlier fd of the task has. */

@@ -275,12 +275,7 @@ int files_shared_dump_finish(struct crf_ctx *ctx)
 		m.fd = ds->v[i]->fd;
 		r = crf_img_write(img, &m.base);
 	}
-	if (r < 0) {
-		if (img)
-			crf_img_abort(img);
-		return r;
-	}
-	return crf_img_close(img);
+	return crf_img_finish(img, r);
 }
 
 /* Create the description of @s in this process, as its first fd's record @e says. */

@@ -46,6 +46,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 
 #include "files.pb-c.h"
@@ -256,8 +257,8 @@ int files_tty_open(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 	struct files_ttys *ttys = files_ttys_get(ctx);
 	int flags = (int)(e->flags & ~(unsigned int)OPEN_ONLY) | O_NOCTTY | O_CLOEXEC;
 	const struct files_term *t;
+	_cleanup_close_ int fd = -1;
 	const char *path;
-	int fd;
 
 	if (!ttys)
 		return -ENOMEM;
@@ -272,33 +273,29 @@ int files_tty_open(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 		fd = fcntl(t->master_fd, F_DUPFD_CLOEXEC, 0);
 		if (fd < 0)
 			return crf_error_errno(errno, "fd %d: master of %s", e->fd, t->slave);
-		if (fcntl(fd, F_SETFL, (int)(e->flags & SETFL_MASK)) < 0) {
-			int err = errno;
-
-			close(fd);
-			return crf_error_errno(err, "fd %d: master of %s: flags %#o", e->fd,
+		if (fcntl(fd, F_SETFL, (int)(e->flags & SETFL_MASK)) < 0)
+			return crf_error_errno(errno, "fd %d: master of %s: flags %#o", e->fd,
 					       t->slave, e->flags);
-		}
-		return fd;
+		return TAKE_FD(fd);
 	}
 	path = t->rec->external ? ttys->term_path : t->slave;
 	fd = open(path, flags);
 	if (fd < 0)
 		return crf_error_errno(errno, "fd %d: %s: open %s", e->fd, e->path, path);
-	return fd;
+	return TAKE_FD(fd);
 }
 
 /* The session leader @pid takes its pty again. */
 static int take_ctty(const struct files_term *t, pid_t pid)
 {
-	int fd = open(t->slave, O_RDWR | O_NOCTTY | O_CLOEXEC), r = 0;
+	_cleanup_close_ int fd = open(t->slave, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int r = 0;
 
 	if (fd < 0)
 		return crf_error_errno(errno, "pid %d: open %s", (int)pid, t->slave);
 	if (ioctl(fd, TIOCSCTTY, 0) < 0)
 		r = crf_error_errno(errno, "pid %d: make %s its controlling terminal", (int)pid,
 				    t->slave);
-	close(fd);
 	if (r == 0)
 		crf_debug("pid %d: %s is its controlling terminal", (int)pid, t->slave);
 	return r;
@@ -307,7 +304,8 @@ static int take_ctty(const struct files_term *t, pid_t pid)
 /* ... and, once the groups exist, gives its foreground back. */
 static int give_pty_foreground(const struct files_term *t, pid_t pid)
 {
-	int fd, r;
+	_cleanup_close_ int fd = -1;
+	int r;
 
 	if (!t->rec->fg_pgrp)
 		return 0;
@@ -315,7 +313,6 @@ static int give_pty_foreground(const struct files_term *t, pid_t pid)
 	if (fd < 0)
 		return crf_error_errno(errno, "pid %d: open %s", (int)pid, t->slave);
 	r = set_foreground(fd, t->rec->fg_pgrp);
-	close(fd);
 	if (r < 0)
 		return crf_error_errno(-r, "pid %d: make group %d the foreground of %s", (int)pid,
 				       t->rec->fg_pgrp, t->slave);

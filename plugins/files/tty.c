@@ -468,10 +468,5 @@ int files_ttys_dump_finish(struct crf_ctx *ctx)
 		if (r == 0)
 			r = crf_img_write(img, &m.base);
 	}
-	if (r < 0) {
-		if (img)
-			crf_img_abort(img);
-		return r;
-	}
-	return crf_img_close(img);
+	return crf_img_finish(img, r);
 }

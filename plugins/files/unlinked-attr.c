@@ -12,6 +12,7 @@
 
 #include <linux/fs.h>
 
+#include <crf/cleanup.h>
 #include <crf/log.h>
 
 #include "files.pb-c.h"
@@ -61,7 +62,7 @@ static int read_one(int fd, const char *name, Crf__Files__Xattr ***v, size_t *n)
 int files_unlinked_attrs_read(int fd, const char *what, Crf__Files__UnlinkedFile *m)
 {
 	ssize_t len = flistxattr(fd, NULL, 0);
-	char *names = NULL;
+	_cleanup_free_ char *names = NULL;
 	int flags = 0, r = 0;
 
 	if (len < 0 && errno != ENOTSUP)
@@ -73,7 +74,6 @@ int files_unlinked_attrs_read(int fd, const char *what, Crf__Files__UnlinkedFile
 	for (ssize_t off = 0; r == 0 && len > 0 && off < len;
 	     off += (ssize_t)strlen(names + off) + 1)
 		r = read_one(fd, names + off, &m->xattrs, &m->n_xattrs);
-	free(names);
 	if (r < 0 || len < 0)
 		return crf_error_errno(r < 0 ? -r : errno, "%s: reading its extended attributes",
 				       what);

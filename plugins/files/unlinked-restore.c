@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 #include <crf/restore.h>
 
@@ -44,11 +45,6 @@
 #define OPEN_ONLY (O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY | O_CLOEXEC)
 /* The status flags fcntl(F_SETFL) sets, which would get in the way of writing the bytes. */
 #define SETFL_FLAGS (O_APPEND | O_NONBLOCK | O_NOATIME | O_DIRECT)
-
-static void freep(void *p)
-{
-	free(*(void **)p);
-}
 
 /* What to make: a file of unlinked.img (@rec), or an older image's record (@rec NULL). */
 struct unl_spec {
@@ -108,7 +104,7 @@ static int copy_in(struct crf_img *blob, int fd, char *buf, uint64_t from, uint6
 /* The size first (everything a hole), then the bytes of each extent. */
 static int fill(struct crf_ctx *ctx, const struct unl_spec *s, int fd)
 {
-	__attribute__((cleanup(freep))) char *buf = malloc(COPY_CHUNK);
+	_cleanup_free_ char *buf = malloc(COPY_CHUNK);
 	const Crf__Files__UnlinkedFile *rec = s->rec;
 	struct crf_img *blob;
 	uint64_t from = 0;
@@ -169,7 +165,8 @@ static int set_attrs(const struct unl_spec *s, int fd)
  */
 static int make_file(struct crf_ctx *ctx, const struct unl_spec *s, int flags, int setfl)
 {
-	int fd, r;
+	_cleanup_close_ int fd = -1;
+	int r;
 
 	fd = open(s->dir, O_TMPFILE | flags | O_CLOEXEC, s->mode & 07777);
 	if (fd < 0)
@@ -180,11 +177,9 @@ static int make_file(struct crf_ctx *ctx, const struct unl_spec *s, int flags, i
 		r = crf_error_errno(errno, "%s: flags %#o", s->what, setfl);
 	if (r == 0)
 		r = set_attrs(s, fd);
-	if (r < 0) {
-		close(fd);
+	if (r < 0)
 		return r;
-	}
-	return fd;
+	return TAKE_FD(fd);
 }
 
 /* The O_TMPFILE open flags for a description's @flags, and the ones set after the bytes. */
@@ -274,11 +269,12 @@ static int not_made(void *arg)
 /* An older image's record: a file of its own for the description, all of it data. */
 static int create_own(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 {
-	__attribute__((cleanup(freep))) char *dir = files_unlinked_dir(e->path);
+	_cleanup_free_ char *dir = files_unlinked_dir(e->path);
 	struct unl_spec s = {e->unlinked->blob, dir, e->path, e->unlinked->size, e->mode, NULL};
 	int flags = (int)(e->flags & ~(unsigned int)OPEN_ONLY) | O_CLOEXEC | O_NOCTTY;
+	_cleanup_close_ int tmp = -1;
 	char proc[64];
-	int tmp, fd;
+	int fd;
 
 	if (!dir)
 		return crf_error_errno(ENOMEM, "fd %d", e->fd);
@@ -292,7 +288,6 @@ static int create_own(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 	fd = open(proc, flags);
 	if (fd < 0)
 		fd = crf_error_errno(errno, "fd %d: reopening the new %s", e->fd, e->path);
-	close(tmp);
 	return fd;
 }
 
@@ -304,33 +299,29 @@ static int open_made(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 {
 	int flags = (int)(e->flags & ~(unsigned int)OPEN_ONLY) | O_CLOEXEC | O_NOCTTY;
 	char key[32], proc[64];
-	int obj, fd;
+	_cleanup_close_ int obj = -1;
+	int fd;
 
 	object_key(key, sizeof(key), e->unlinked->file);
 	obj = crf_rst_object(ctx, key, not_made, (void *)e, NULL);
 	if (obj < 0 || (e->flags & FILES_O_TMPFILE_BIT))
-		return obj;
+		return TAKE_FD(obj);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", obj);
 	fd = open(proc, flags);
 	if (fd < 0)
 		fd = crf_error_errno(errno, "fd %d: opening the new %s again", e->fd, e->path);
-	close(obj);
 	return fd;
 }
 
 int files_unlinked_create(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 {
-	int fd;
+	_cleanup_close_ int fd = -1;
 
 	if (!files_unlinked_path(e->path) || !e->unlinked->blob)
 		return crf_error_errno(EBADMSG, "fd %d: bad record of an unlinked file", e->fd);
 	fd = e->unlinked->has_file ? open_made(ctx, e) : create_own(ctx, e);
-	if (fd >= 0 && e->pos && lseek(fd, (off_t)e->pos, SEEK_SET) < 0) {
-		int r = crf_error_errno(errno, "fd %d: %s: seek to %" PRIu64, e->fd, e->path,
-					e->pos);
-
-		close(fd);
-		return r;
-	}
-	return fd;
+	if (fd >= 0 && e->pos && lseek(fd, (off_t)e->pos, SEEK_SET) < 0)
+		return crf_error_errno(errno, "fd %d: %s: seek to %" PRIu64, e->fd, e->path,
+				       e->pos);
+	return TAKE_FD(fd);
 }

@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 
 #include "files.pb-c.h"
@@ -62,17 +63,6 @@ bool files_unlinked_path(const char *path)
 	size_t len = strlen(path), n = strlen(DELETED);
 
 	return path[0] == '/' && len > n && !strcmp(path + len - n, DELETED);
-}
-
-static void closep(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-}
-
-static void freep(void *p)
-{
-	free(*(void **)p);
 }
 
 void files_unlinked_free(struct files_unlinked *u)
@@ -182,7 +172,7 @@ static int add_extent(struct unl_file *f, uint64_t off, uint64_t len)
  */
 static int save_extents(struct unl_file *f, struct crf_img *blob, int fd, uint64_t size)
 {
-	__attribute__((cleanup(freep))) char *buf = malloc(COPY_CHUNK);
+	_cleanup_free_ char *buf = malloc(COPY_CHUNK);
 	off_t off = 0, data, hole;
 	int r = 0;
 
@@ -213,7 +203,7 @@ static int save_extents(struct unl_file *f, struct crf_img *blob, int fd, uint64
 /* Read the file behind @copy, through a description of crf's own. */
 static int save_content(struct crf_ctx *ctx, struct unl_file *f, int copy)
 {
-	__attribute__((cleanup(closep))) int fd = -1;
+	_cleanup_close_ int fd = -1;
 	struct crf_img *blob;
 	char proc[64];
 	int r;
@@ -229,11 +219,7 @@ static int save_content(struct crf_ctx *ctx, struct unl_file *f, int copy)
 	if (r < 0)
 		return r;
 	r = save_extents(f, blob, fd, (uint64_t)f->st.st_size);
-	if (r < 0) {
-		crf_img_abort(blob);
-		return r;
-	}
-	return crf_img_close(blob);
+	return crf_img_finish(blob, r);
 }
 
 char *files_unlinked_dir(const char *path)
@@ -297,7 +283,7 @@ static int note_tmpfile(const struct files_dump *d, int fd, struct unl_file *f,
 
 int files_unlinked_save(struct crf_ctx *ctx, struct files_dump *d, int fd, Crf__Files__Fd *e)
 {
-	__attribute__((cleanup(closep))) int copy = (int)syscall(SYS_pidfd_getfd, d->pidfd, fd, 0);
+	_cleanup_close_ int copy = (int)syscall(SYS_pidfd_getfd, d->pidfd, fd, 0);
 	Crf__Files__Unlinked *u;
 	struct unl_file *f;
 	struct stat st;
@@ -384,7 +370,7 @@ int files_unlinked_dump_finish(struct crf_ctx *ctx)
 			   &crf__files__unlinked_file__descriptor, &img);
 	for (size_t i = 0; r == 0 && u && i < u->n; i++) {
 		Crf__Files__UnlinkedFile m = CRF__FILES__UNLINKED_FILE__INIT;
-		__attribute__((cleanup(freep))) Crf__Files__UnlinkedExtent **ext =
+		_cleanup_free_ Crf__Files__UnlinkedExtent **ext =
 			calloc(u->v[i].n_extents + 1, sizeof(*ext));
 
 		if (!ext) {
@@ -394,10 +380,5 @@ int files_unlinked_dump_finish(struct crf_ctx *ctx)
 		fill_record(&u->v[i], (uint32_t)i, &m, ext);
 		r = crf_img_write(img, &m.base);
 	}
-	if (r < 0) {
-		if (img)
-			crf_img_abort(img);
-		return r;
-	}
-	return crf_img_close(img);
+	return crf_img_finish(img, r);
 }

@@ -246,10 +246,11 @@ static int check_epoll(struct tables *t, const struct table *tb, const Crf__File
 	return 0;
 }
 
-static int check_files(struct crf_imgdir *dir, const char *name, pid_t pid, void *arg)
+static int check_files(void *arg, const char *name, pid_t pid)
 {
 	_cleanup_img_ struct crf_img *img = NULL;
 	struct tables *t = arg;
+	struct crf_imgdir *dir = t->dir;
 	struct table tb = {0};
 	ProtobufCMessage *m;
 	int r = crf_img_check_task(dir, name, pid);
@@ -292,7 +293,7 @@ int files_validate(struct crf_imgdir *dir)
 	if (r >= 0)
 		r = each_record(&t, "shared-fds.img", &crf__files__shared_fd__descriptor, on_shared);
 	if (r >= 0)
-		r = crf_img_each_pid(dir, "files", check_files, &t);
+		r = crf_imgdir_each_task(dir, "files", check_files, &t);
 	free(t.pipe_descs);
 	free(t.shared);
 	return r;

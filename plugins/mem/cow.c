@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 #include <crf/log.h>
 
@@ -36,16 +37,15 @@
 static pid_t parent_of(pid_t pid)
 {
 	char path[64], text[4096];
+	_cleanup_close_ int fd = -1;
 	const char *line;
 	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
 	if (n <= 0)
 		return 0;
 	text[n] = '\0';
@@ -113,8 +113,8 @@ static bool parent_has(const struct smaps *pm, const struct smaps_vma *v)
 
 static int read_parent(pid_t ppid, struct smaps *pm, int *fd)
 {
+	_cleanup_fclose_ FILE *f = NULL;
 	char path[64];
-	FILE *f;
 	int r;
 
 	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)ppid);
@@ -122,7 +122,6 @@ static int read_parent(pid_t ppid, struct smaps *pm, int *fd)
 	if (!f)
 		return crf_error_errno(errno, "open %s", path);
 	r = smaps_parse(f, pm);
-	fclose(f);
 	if (r < 0)
 		return r;
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)ppid);
@@ -136,8 +135,9 @@ static int find_all(struct mem_cow *c, pid_t pid, const struct smaps *maps, cons
 		    const struct smaps *pm, int pfd)
 {
 	size_t ps = mem_page_size();
+	_cleanup_close_ int fd = -1;
 	char path[64];
-	int fd, r = 0;
+	int r = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -152,7 +152,6 @@ static int find_all(struct mem_cow *c, pid_t pid, const struct smaps *maps, cons
 		if (r >= 0 && c->shared[i].n)
 			c->parent = c->ppid;
 	}
-	close(fd);
 	return r;
 }
 
@@ -161,7 +160,8 @@ int mem_cow_find(struct crf_ctx *ctx, pid_t pid, const struct smaps *maps, const
 {
 	struct smaps pm = {0};
 	char name[64];
-	int pfd = -1, r;
+	_cleanup_close_ int pfd = -1;
+	int r;
 
 	*c = (struct mem_cow){0};
 	c->shared = calloc(maps->n ? maps->n : 1, sizeof(*c->shared));
@@ -176,8 +176,6 @@ int mem_cow_find(struct crf_ctx *ctx, pid_t pid, const struct smaps *maps, const
 	r = read_parent(c->ppid, &pm, &pfd);
 	if (r >= 0)
 		r = find_all(c, pid, maps, kinds, &pm, pfd);
-	if (pfd >= 0)
-		close(pfd);
 	smaps_free(&pm);
 	return r;
 }

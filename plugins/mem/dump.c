@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 #include <crf/log.h>
 #include <crf/parasite.h>
@@ -65,17 +66,14 @@ static void describe_vma(char *buf, size_t len, const struct smaps_vma *v)
 
 static int read_maps(struct dump *d)
 {
+	_cleanup_fclose_ FILE *f = NULL;
 	char path[64];
-	FILE *f;
-	int r;
 
 	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)d->pid);
 	f = fopen(path, "re");
 	if (!f)
 		return crf_error_errno(errno, "open %s", path);
-	r = smaps_parse(f, &d->maps);
-	fclose(f);
-	return r;
+	return smaps_parse(f, &d->maps);
 }
 
 /*
@@ -193,8 +191,8 @@ static int read_def_flags(struct crf_ctx *ctx, pid_t pid, uint32_t *mlockall)
 {
 	struct smaps maps = {0};
 	uint64_t start, len, f = 0;
+	_cleanup_fclose_ FILE *file = NULL;
 	char path[64];
-	FILE *file;
 	int r;
 
 	r = crf_parasite_mapping(ctx, &start, &len);
@@ -205,7 +203,6 @@ static int read_def_flags(struct crf_ctx *ctx, pid_t pid, uint32_t *mlockall)
 	if (!file)
 		return crf_error_errno(errno, "open %s", path);
 	r = smaps_parse(file, &maps);
-	fclose(file);
 	for (size_t i = 0; r >= 0 && i < maps.n; i++)
 		if (maps.v[i].start < start + len && start < maps.v[i].end)
 			f |= maps.v[i].vmflags;
@@ -303,17 +300,9 @@ static int write_header(struct dump *d)
 	Crf__Mem__Mm mm = CRF__MEM__MM__INIT;
 	Crf__Mem__MmFields f = CRF__MEM__MM_FIELDS__INIT;
 
-	f.start_code = d->mm.start_code;
-	f.end_code = d->mm.end_code;
-	f.start_data = d->mm.start_data;
-	f.end_data = d->mm.end_data;
-	f.start_brk = d->mm.start_brk;
-	f.brk = d->mm.brk;
-	f.start_stack = d->mm.start_stack;
-	f.arg_start = d->mm.arg_start;
-	f.arg_end = d->mm.arg_end;
-	f.env_start = d->mm.env_start;
-	f.env_end = d->mm.env_end;
+#define COPY_FIELD(name) f.name = d->mm.name;
+	CRF_MM_FIELDS(COPY_FIELD)
+#undef COPY_FIELD
 	f.n_auxv = d->mm.auxv_len;
 	f.auxv = d->mm.auxv;
 	f.exe = d->exe;
@@ -377,17 +366,15 @@ static int write_runs(struct dump *d)
 	Crf__Mem__MmEntry e = CRF__MEM__MM_ENTRY__INIT;
 	Crf__Mem__PageRuns pr = CRF__MEM__PAGE_RUNS__INIT;
 	size_t total = d->pages.n_runs, max = total < RUNS_PER_RECORD ? total : RUNS_PER_RECORD;
-	Crf__Mem__PageRun *runs, **ptrs;
+	_cleanup_free_ Crf__Mem__PageRun *runs = NULL, **ptrs = NULL;
 	int r = 0;
 
 	if (!total)
 		return 0;
 	runs = calloc(max, sizeof(*runs));
 	ptrs = calloc(max, sizeof(*ptrs));
-	if (!runs || !ptrs) {
-		r = crf_error_errno(ENOMEM, "page run records");
-		goto out;
-	}
+	if (!runs || !ptrs)
+		return crf_error_errno(ENOMEM, "page run records");
 	e.entry_case = CRF__MEM__MM_ENTRY__ENTRY_PAGES;
 	e.pages = &pr;
 	pr.runs = ptrs;
@@ -404,9 +391,6 @@ static int write_runs(struct dump *d)
 		}
 		r = crf_img_write(d->img, &e.base);
 	}
-out:
-	free(runs);
-	free(ptrs);
 	return r;
 }
 
@@ -417,7 +401,7 @@ static int write_shared(struct dump *d, size_t i)
 	Crf__Mem__PageRuns pr = CRF__MEM__PAGE_RUNS__INIT;
 	const struct mem_ranges *g = &d->cow.shared[i];
 	size_t total = g->n / 2, max = total < RUNS_PER_RECORD ? total : RUNS_PER_RECORD;
-	Crf__Mem__PageRange *ranges, **ptrs;
+	_cleanup_free_ Crf__Mem__PageRange *ranges = NULL, **ptrs = NULL;
 	int r = 0;
 
 	if (!total)
@@ -425,7 +409,7 @@ static int write_shared(struct dump *d, size_t i)
 	ranges = calloc(max, sizeof(*ranges));
 	ptrs = calloc(max, sizeof(*ptrs));
 	if (!ranges || !ptrs)
-		r = crf_error_errno(ENOMEM, "shared page records");
+		return crf_error_errno(ENOMEM, "shared page records");
 	e.entry_case = CRF__MEM__MM_ENTRY__ENTRY_PAGES;
 	e.pages = &pr;
 	pr.shared = ptrs;
@@ -439,8 +423,6 @@ static int write_shared(struct dump *d, size_t i)
 		}
 		r = crf_img_write(d->img, &e.base);
 	}
-	free(ranges);
-	free(ptrs);
 	return r;
 }
 
@@ -590,18 +572,10 @@ static double elapsed(const struct timespec *t0)
 
 static int finish_images(struct dump *d, int r)
 {
-	int c;
+	int b = crf_img_finish(d->blob, r);
 
-	if (r < 0) {
-		if (d->img)
-			crf_img_abort(d->img);
-		if (d->blob)
-			crf_img_abort(d->blob);
-		return r;
-	}
-	r = crf_img_close(d->blob);
-	c = crf_img_close(d->img);
-	return r < 0 ? r : c;
+	r = crf_img_finish(d->img, r);
+	return b < 0 ? b : r;
 }
 
 int mem_dump_task_data(struct crf_ctx *ctx)

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/log.h>
 #include <crf/restore.h>
 
@@ -91,16 +92,15 @@ int mem_parse_stat(const char *text, struct crf_rst_mm *mm)
 
 static int read_stat(pid_t pid, struct crf_rst_mm *mm)
 {
+	_cleanup_close_ int fd = -1;
 	char path[64], buf[2048];
 	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return crf_error_errno(errno, "open %s", path);
 	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
 	if (n < 0)
 		return crf_error_errno(errno, "read %s", path);
 	buf[n] = '\0';
@@ -113,8 +113,8 @@ static int read_auxv(pid_t pid, struct crf_rst_mm *mm)
 {
 	char path[64];
 	size_t max = sizeof(mm->auxv), got = 0;
+	_cleanup_close_ int fd = -1;
 	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -122,7 +122,6 @@ static int read_auxv(pid_t pid, struct crf_rst_mm *mm)
 		return crf_error_errno(errno, "open %s", path);
 	while ((n = read(fd, (char *)mm->auxv + got, max - got)) > 0)
 		got += n;
-	close(fd);
 	if (n < 0)
 		return crf_error_errno(errno, "read %s", path);
 	/* The vector ends at the first AT_NULL pair. */
@@ -217,21 +216,17 @@ static int fileref_compare(const Crf__Mem__FileRef *ref, const struct stat *st)
 
 int mem_fileref_open(const Crf__Mem__FileRef *ref, int flags)
 {
+	_cleanup_close_ int fd = -1;
 	struct stat st;
-	int fd, r;
+	int r;
 
 	fd = open(ref->path, flags | O_CLOEXEC);
 	if (fd < 0)
 		return crf_error_errno(errno, "open %s", ref->path);
-	if (fstat(fd, &st)) {
-		r = crf_error_errno(errno, "fstat %s", ref->path);
-		close(fd);
-		return r;
-	}
+	if (fstat(fd, &st))
+		return crf_error_errno(errno, "fstat %s", ref->path);
 	r = fileref_compare(ref, &st);
-	if (r < 0) {
-		close(fd);
+	if (r < 0)
 		return r;
-	}
-	return fd;
+	return TAKE_FD(fd);
 }

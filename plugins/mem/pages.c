@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 #include <crf/log.h>
 
@@ -53,8 +54,8 @@ int mem_read_method_parse(const char *value, enum mem_read_method *m)
 static uint64_t resident_bytes(pid_t pid, size_t page_size)
 {
 	unsigned long long size = 0, rss = 0;
+	_cleanup_fclose_ FILE *f = NULL;
 	char path[64];
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
 	f = fopen(path, "re");
@@ -62,7 +63,6 @@ static uint64_t resident_bytes(pid_t pid, size_t page_size)
 		return 0;
 	if (fscanf(f, "%llu %llu", &size, &rss) != 2)
 		rss = 0;
-	fclose(f);
 	return rss * page_size;
 }
 

@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 #include <crf/log.h>
 
@@ -240,7 +241,7 @@ static int cmp_u64_pair(const void *a, const void *b)
 /* crf's own mappings now, into @avoid. */
 static int add_own_maps(struct mem_ranges *avoid)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/maps", "re");
 	unsigned long start, end;
 	char line[512];
 	int r = 0;
@@ -250,7 +251,6 @@ static int add_own_maps(struct mem_ranges *avoid)
 	while (r >= 0 && fgets(line, sizeof(line), f))
 		if (sscanf(line, "%lx-%lx", &start, &end) == 2)
 			r = mem_ranges_add(avoid, start, end, false);
-	fclose(f);
 	return r;
 }
 

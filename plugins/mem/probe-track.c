@@ -15,6 +15,8 @@
 
 #include <linux/userfaultfd.h>
 
+#include <crf/cleanup.h>
+
 #include "mem.h"
 #include "scan-uapi.h"
 
@@ -84,7 +86,7 @@ static int uffd_protect(struct mem_scratch *s, const char **step)
 	struct uffdio_range range = {.start = (uintptr_t)s->base, .len = s->page_size};
 	struct uffdio_register reg = {.range = range, .mode = UFFDIO_REGISTER_MODE_WP};
 	struct uffdio_writeprotect wp = {.range = range, .mode = UFFDIO_WRITEPROTECT_MODE_WP};
-	int fd, err;
+	_cleanup_close_ int fd = -1;
 
 	/* User-mode-only faults are allowed even where vm.unprivileged_userfaultfd is 0. */
 	*step = "userfaultfd()";
@@ -93,18 +95,14 @@ static int uffd_protect(struct mem_scratch *s, const char **step)
 		return -errno;
 	*step = "UFFDIO_API with UFFD_FEATURE_WP_ASYNC";
 	if (ioctl(fd, UFFDIO_API, &api))
-		goto fail;
+		return -errno;
 	*step = "UFFDIO_REGISTER in write-protect mode";
 	if (ioctl(fd, UFFDIO_REGISTER, &reg))
-		goto fail;
+		return -errno;
 	*step = "UFFDIO_WRITEPROTECT";
 	if (ioctl(fd, UFFDIO_WRITEPROTECT, &wp))
-		goto fail;
-	return fd;
-fail:
-	err = -errno;
-	close(fd);
-	return err;
+		return -errno;
+	return TAKE_FD(fd);
 }
 
 /* With @s's page write-protected: does PAGEMAP_SCAN see it written after a write? */
@@ -130,8 +128,9 @@ static void probe_written(struct crf_ctx *ctx, struct mem_scratch *s)
 
 void mem_probe_uffd(struct crf_ctx *ctx, struct mem_scratch *s)
 {
+	/* Closing the userfaultfd, on return, unregisters the page and drops its protection. */
+	_cleanup_close_ int fd = -1;
 	const char *step;
-	int fd;
 
 	fd = uffd_protect(s, &step);
 	if (fd < 0) {
@@ -148,6 +147,4 @@ void mem_probe_uffd(struct crf_ctx *ctx, struct mem_scratch *s)
 	else
 		crf_probe_feature(ctx, "write-tracking", false, false,
 				  "needs PAGEMAP_SCAN; incremental dumps are off");
-	/* Closing the userfaultfd unregisters the page and drops its protection. */
-	close(fd);
 }

@@ -12,7 +12,6 @@
  * CAP_IPC_LOCK.  Only when something is missing are the images read, to
  * name the first mapping that needs it.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,6 +26,7 @@
 #include <linux/capability.h>
 #include <linux/prctl.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 #include <crf/log.h>
 #include <crf/plugin.h>
@@ -198,34 +198,27 @@ static int check_task(struct crf_ctx *ctx, const struct host *h, const char *nam
 	return r;
 }
 
+struct check_arg {
+	struct crf_ctx *ctx;
+	struct host *h;
+};
+
+static int check_one(void *arg, const char *name, pid_t pid)
+{
+	struct check_arg *c = arg;
+
+	return check_task(c->ctx, c->h, name, pid);
+}
+
 int mem_restore_check(struct crf_ctx *ctx)
 {
 	struct host h = {0};
-	struct dirent *de;
-	char name[64];
-	DIR *d;
-	int fd, pid, r = 0;
+	struct check_arg c = {ctx, &h};
 
 	probe_host(&h);
 	if (!h.missing && h.memlock == ~0ull)
 		return 0;
-	fd = openat(crf_imgdir_fd(crf_ctx_images(ctx)), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = fd < 0 ? NULL : fdopendir(fd);
-	if (!d) {
-		r = crf_error_errno(errno, "open the image directory");
-		if (fd >= 0)
-			close(fd);
-		return r;
-	}
-	while (r >= 0 && (errno = 0, de = readdir(d))) {
-		if (sscanf(de->d_name, "mm-%d.img", &pid) != 1)
-			continue;
-		snprintf(name, sizeof(name), "mm-%d.img", pid);
-		if (!strcmp(name, de->d_name))
-			r = check_task(ctx, &h, name, pid);
-	}
-	closedir(d);
-	return r;
+	return crf_imgdir_each_task(crf_ctx_images(ctx), "mm", check_one, &c);
 }
 
 /*
@@ -269,30 +262,14 @@ static int check_foreign_task(struct crf_ctx *ctx, const char *name, int pid)
 	return r;
 }
 
+static int check_foreign_one(void *ctx, const char *name, pid_t pid)
+{
+	return check_foreign_task(ctx, name, pid);
+}
+
 static int mem_restore_check_foreign(struct crf_ctx *ctx)
 {
-	struct dirent *de;
-	char name[64];
-	DIR *d;
-	int fd, pid, r = 0;
-
-	fd = openat(crf_imgdir_fd(crf_ctx_images(ctx)), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = fd < 0 ? NULL : fdopendir(fd);
-	if (!d) {
-		r = crf_error_errno(errno, "open the image directory");
-		if (fd >= 0)
-			close(fd);
-		return r;
-	}
-	while (r >= 0 && (errno = 0, de = readdir(d))) {
-		if (sscanf(de->d_name, "mm-%d.img", &pid) != 1)
-			continue;
-		snprintf(name, sizeof(name), "mm-%d.img", pid);
-		if (!strcmp(name, de->d_name))
-			r = check_foreign_task(ctx, name, pid);
-	}
-	closedir(d);
-	return r;
+	return crf_imgdir_each_task(crf_ctx_images(ctx), "mm", check_foreign_one, ctx);
 }
 
 int mem_restore_prepare(struct crf_ctx *ctx)

@@ -370,17 +370,9 @@ static int set_mm(struct restore *s)
 {
 	const Crf__Mem__MmFields *f = s->mm->fields;
 	struct crf_rst_mm mm = {
-		.start_code = f->start_code,
-		.end_code = f->end_code,
-		.start_data = f->start_data,
-		.end_data = f->end_data,
-		.start_brk = f->start_brk,
-		.brk = f->brk,
-		.start_stack = f->start_stack,
-		.arg_start = f->arg_start,
-		.arg_end = f->arg_end,
-		.env_start = f->env_start,
-		.env_end = f->env_end,
+#define COPY_FIELD(name) .name = f->name,
+		CRF_MM_FIELDS(COPY_FIELD)
+#undef COPY_FIELD
 		.exe_fd = -1,
 		.mlockall = (int)s->mm->mlockall,
 	};

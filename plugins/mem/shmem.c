@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 #include <crf/log.h>
 #include <crf/plugin.h>
@@ -167,11 +168,7 @@ static int save_object(struct crf_ctx *ctx, struct saver *s, const struct smaps_
 	r = write_object(s, v, kind, st);
 	if (r >= 0)
 		r = mem_pagemap_walk_shmem(&pm, s->fd, 0, 0, end, save_range, s);
-	if (r < 0) {
-		crf_img_abort(s->img);
-		return r;
-	}
-	return crf_img_close(s->img);
+	return crf_img_finish(s->img, r);
 }
 
 int mem_shm_dump(struct crf_ctx *ctx, pid_t pid, const struct smaps_vma *v, enum mem_kind kind,
@@ -233,20 +230,16 @@ static int create_anon(uint64_t size)
 /* A memfd with its mode and exec rights, as the files plugin makes one it holds. */
 static int create_memfd(const Crf__Mem__ShmemObject *o)
 {
-	int fd;
+	_cleanup_close_ int fd = -1;
 
 	if (!o->name)
 		return crf_error_errno(EBADMSG, "memfd without a name");
 	fd = common_memfd_create(o->name, o->has_memfd_mode, o->memfd_mode, o->seals);
 	if (fd < 0)
 		return fd;
-	if (ftruncate(fd, (off_t)o->size) < 0) {
-		int r = crf_error_errno(errno, "size memfd %s", o->name);
-
-		close(fd);
-		return r;
-	}
-	return fd;
+	if (ftruncate(fd, (off_t)o->size) < 0)
+		return crf_error_errno(errno, "size memfd %s", o->name);
+	return TAKE_FD(fd);
 }
 
 int mem_shm_fill(struct crf_img *img, const char *name, int fd, char *mem, uint64_t size)
@@ -300,7 +293,8 @@ int mem_shm_read_object(struct crf_img *img, const char *name, Crf__Mem__ShmemOb
 
 static int make_object(struct crf_img *img, const char *name, Crf__Mem__ShmemObject *o)
 {
-	int fd, r;
+	_cleanup_close_ int fd = -1;
+	int r;
 
 	if (!o->size)
 		return crf_error_errno(EBADMSG, "%s: an empty object", name);
@@ -314,11 +308,9 @@ static int make_object(struct crf_img *img, const char *name, Crf__Mem__ShmemObj
 	/* Seals last: F_SEAL_WRITE or F_SEAL_GROW would stop the filling. */
 	if (r >= 0 && o->has_seals && o->seals && fcntl(fd, F_ADD_SEALS, (int)o->seals) < 0)
 		r = crf_error_errno(errno, "%s: add seals %#x", name, o->seals);
-	if (r < 0) {
-		close(fd);
+	if (r < 0)
 		return r;
-	}
-	return fd;
+	return TAKE_FD(fd);
 }
 
 /* A memfd to make for crf_rst_object: from its image, opened and past its object record. */
@@ -463,22 +455,20 @@ static int create_all(struct crf_ctx *ctx, struct mem_shm *m, DIR *d)
 
 int mem_shm_restore_prepare(struct crf_ctx *ctx)
 {
+	_cleanup_close_ int fd = -1;
+	_cleanup_closedir_ DIR *d = NULL;
 	struct mem_shm *m;
-	DIR *d;
-	int fd, r;
+	int r;
 
 	fd = openat(crf_imgdir_fd(crf_ctx_images(ctx)), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return crf_error_errno(errno, "open the image directory");
 	d = fdopendir(fd);
-	if (!d) {
-		r = crf_error_errno(errno, "open the image directory");
-		close(fd);
-		return r;
-	}
+	if (!d)
+		return crf_error_errno(errno, "open the image directory");
+	fd = -1; /* closedir() closes it */
 	m = calloc(1, sizeof(*m));
 	r = m ? create_all(ctx, m, d) : crf_error_errno(ENOMEM, "shared memory objects");
-	closedir(d);
 	if (r < 0) {
 		free_state(m);
 		return r;

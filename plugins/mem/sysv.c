@@ -21,6 +21,7 @@
 #include <sys/shm.h>
 #include <unistd.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 #include <crf/log.h>
 #include <crf/plugin.h>
@@ -70,14 +71,11 @@ int mem_sysv_find(FILE *f, int id, struct mem_sysv_seg *s)
 
 static int lookup(int id, struct mem_sysv_seg *s)
 {
-	FILE *f = fopen(SHM_TABLE, "re");
-	int r;
+	_cleanup_fclose_ FILE *f = fopen(SHM_TABLE, "re");
 
 	if (!f)
 		return crf_error_errno(errno, "open %s", SHM_TABLE);
-	r = mem_sysv_find(f, id, s);
-	fclose(f);
-	return r;
+	return mem_sysv_find(f, id, s);
 }
 
 static void image_name(char *buf, size_t len, int id)
@@ -126,10 +124,7 @@ static int save_segment(struct crf_ctx *ctx, const struct mem_sysv_seg *s, const
 
 			r = mem_shm_save_data(img, mem_page_size(), off, p + off, len);
 		}
-		if (r < 0)
-			crf_img_abort(img);
-		else
-			r = crf_img_close(img);
+		r = crf_img_finish(img, r);
 	}
 	shmdt(p);
 	return r;
@@ -168,17 +163,17 @@ int mem_sysv_dump(struct crf_ctx *ctx, pid_t pid, const struct smaps_vma *v, int
 
 static int set_next_id(int id)
 {
+	_cleanup_close_ int fd = -1;
 	char buf[16];
-	int fd, n, r = 0;
+	int n;
 
 	fd = open(SHM_NEXT_ID, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return crf_error_errno(errno, "open %s", SHM_NEXT_ID);
 	n = snprintf(buf, sizeof(buf), "%d", id);
 	if (write(fd, buf, (size_t)n) != n)
-		r = crf_error_errno(errno, "write %d to %s", id, SHM_NEXT_ID);
-	close(fd);
-	return r;
+		return crf_error_errno(errno, "write %d to %s", id, SHM_NEXT_ID);
+	return 0;
 }
 
 /* A new segment with the saved id; -EEXIST (logged) where the id or key is taken. */

@@ -244,8 +244,9 @@ static int check_first(struct mem_mm_walk *w, const Crf__Mem__MmEntry *e, pid_t 
 	return r;
 }
 
-static int check_mm_file(struct crf_imgdir *dir, const char *name, pid_t pid, void *arg)
+static int check_mm_file(void *arg, const char *name, pid_t pid)
 {
+	struct crf_imgdir *dir = arg;
 	_cleanup_img_ struct crf_img *img = NULL;
 	struct mem_mm_walk w = {.dir = dir, .name = name};
 	Crf__Mem__MmEntry *first = NULL, *vma = NULL, *e;
@@ -361,7 +362,7 @@ static int each_shmem(struct crf_imgdir *dir)
 
 int mem_validate(struct crf_imgdir *dir)
 {
-	int r = crf_img_each_pid(dir, "mm", check_mm_file, NULL);
+	int r = crf_imgdir_each_task(dir, "mm", check_mm_file, dir);
 
 	return r < 0 ? r : each_shmem(dir);
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include <crf/cleanup.h>
 #include <crf/log.h>
 
 #include "vdso.h"
@@ -44,8 +45,8 @@ void mem_vdso_layout_add(struct mem_vdso_layout *l, enum mem_kind kind, uint64_t
 int mem_vdso_layout_self(struct mem_vdso_layout *l)
 {
 	struct smaps maps = {0};
+	_cleanup_fclose_ FILE *f = NULL;
 	const char *why;
-	FILE *f;
 	int r;
 
 	*l = (struct mem_vdso_layout){0};
@@ -53,7 +54,6 @@ int mem_vdso_layout_self(struct mem_vdso_layout *l)
 	if (!f)
 		return crf_error_errno(errno, "open /proc/self/maps");
 	r = smaps_parse(f, &maps);
-	fclose(f);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < maps.n; i++) {

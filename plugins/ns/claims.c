@@ -314,32 +314,19 @@ static int open_own(struct ns_state *s)
 	return 0;
 }
 
+static int check_task(void *ctx, const char *name, pid_t pid)
+{
+	(void)name;
+	return each_claim(ctx, pid, check_claim, NULL);
+}
+
 int ns_restore_prepare(struct crf_ctx *ctx)
 {
 	struct ns_state *s;
-	struct dirent *de;
-	char name[64];
-	DIR *d;
-	int fd, pid, r = ns_validate(crf_ctx_images(ctx));
+	int r = ns_validate(crf_ctx_images(ctx));
 
-	if (r < 0)
-		return r;
-	fd = openat(crf_imgdir_fd(crf_ctx_images(ctx)), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = fd < 0 ? NULL : fdopendir(fd);
-	if (!d) {
-		r = crf_error_errno(errno, "open the image directory");
-		if (fd >= 0)
-			close(fd);
-		return r;
-	}
-	while (r >= 0 && (errno = 0, de = readdir(d))) {
-		if (sscanf(de->d_name, "ns-%d.img", &pid) != 1)
-			continue;
-		snprintf(name, sizeof(name), "ns-%d.img", pid);
-		if (!strcmp(name, de->d_name))
-			r = each_claim(ctx, pid, check_claim, NULL);
-	}
-	closedir(d);
+	if (r >= 0)
+		r = crf_imgdir_each_task(crf_ctx_images(ctx), "ns", check_task, ctx);
 	if (r < 0)
 		return r;
 	s = calloc(1, sizeof(*s));

@@ -44,8 +44,9 @@ static int check_claim(struct crf_imgdir *dir, const char *name, size_t i,
 	return 0;
 }
 
-static int check_file(struct crf_imgdir *dir, const char *name, pid_t pid, void *arg)
+static int check_file(void *arg, const char *name, pid_t pid)
 {
+	struct crf_imgdir *dir = arg;
 	_cleanup_img_ struct crf_img *img = NULL;
 	ProtobufCMessage *msg;
 	uint32_t seen = 0;
@@ -63,5 +64,5 @@ static int check_file(struct crf_imgdir *dir, const char *name, pid_t pid, void 
 
 int ns_validate(struct crf_imgdir *dir)
 {
-	return crf_img_each_pid(dir, "ns", check_file, NULL);
+	return crf_imgdir_each_task(dir, "ns", check_file, dir);
 }

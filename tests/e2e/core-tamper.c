@@ -113,7 +113,7 @@ static int use_area_feature(ProtobufCMessage *msg, unsigned int bit)
 
 static unsigned int missing_feature(void)
 {
-	const struct crf_xsave_layout *host = crf_xsave_host();
+	const struct crf_xsave_layout *host = xsave_host();
 	unsigned int bit = 2;
 
 	while (host && bit < 63 && (host->xcr0 & (1ull << bit)))

@@ -271,10 +271,10 @@ static void consume(struct crf_imgdir *dir)
 		for (size_t i = 0; p->schemas[i] && n < 63; i++)
 			schemas[n++] = p->schemas[i];
 	schemas[n] = NULL;
-	crf_show_dir(devnull, dir, schemas);
-	crf_inventory_plugins(dir, &names);
+	show_dir(devnull, dir, schemas);
+	inventory_plugins(dir, &names);
 	strv_free(&names);
-	if (crf_inventory_check(dir, NULL, &root) < 0)
+	if (inventory_check(dir, NULL, &root) < 0)
 		return;
 	if (crf_restore_validate(dir, root) < 0)
 		return;

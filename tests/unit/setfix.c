@@ -8,16 +8,16 @@ int setfix_build(struct setfix *f, const char *ini, unsigned flags)
 {
 	f->dir = tmpdir_make();
 	f->conf_path = write_file(f->dir, "test.conf", ini);
-	assert_int_equal(crf_config_load_file(&f->conf, f->conf_path), 0);
+	assert_int_equal(config_load_file(&f->conf, f->conf_path), 0);
 	if (!f->dirs.n)
 		assert_int_equal(strv_push(&f->dirs, TEST_PLUGIN_DIR), 0);
-	return crf_plugin_set_build(&f->set, &f->conf, &f->dirs, &f->sel, flags);
+	return plugin_set_build(&f->set, &f->conf, &f->dirs, &f->sel, flags);
 }
 
 void setfix_free(struct setfix *f)
 {
-	crf_plugin_set_free(&f->set);
-	crf_config_free(&f->conf);
+	plugin_set_free(&f->set);
+	config_free(&f->conf);
 	strv_free(&f->dirs);
 	strv_free(&f->sel.only);
 	strv_free(&f->sel.disable);

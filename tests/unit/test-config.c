@@ -23,17 +23,17 @@ static void test_values_and_origins(void **state)
 	const struct crf_conf_key *k;
 	char origin[600];
 
-	assert_int_equal(crf_config_load_file(&conf, path), 0);
+	assert_int_equal(config_load_file(&conf, path), 0);
 	assert_int_equal(conf.n, 2);
-	k = crf_config_get(&conf, "mem", "requires");
+	k = config_get(&conf, "mem", "requires");
 	assert_non_null(k);
 	assert_string_equal(k->value, "files, ns");
 	snprintf(origin, sizeof(origin), "%s:5", path);
 	assert_string_equal(k->origin, origin);
-	assert_string_equal(crf_config_get(&conf, "crf", "plugin-dir")->value, "/x");
-	assert_null(crf_config_get(&conf, "mem", "nope"));
-	assert_null(crf_config_get(&conf, "nope", "so"));
-	crf_config_free(&conf);
+	assert_string_equal(config_get(&conf, "crf", "plugin-dir")->value, "/x");
+	assert_null(config_get(&conf, "mem", "nope"));
+	assert_null(config_get(&conf, "nope", "so"));
+	config_free(&conf);
 	tmpdir_done(dir);
 }
 
@@ -45,13 +45,13 @@ static void test_later_file_wins(void **state)
 	struct crf_config conf = { 0 };
 	char origin[600];
 
-	assert_int_equal(crf_config_load_file(&conf, a), 0);
-	assert_int_equal(crf_config_load_file(&conf, b), 0);
-	assert_string_equal(crf_config_get(&conf, "net", "enabled")->value, "no");
+	assert_int_equal(config_load_file(&conf, a), 0);
+	assert_int_equal(config_load_file(&conf, b), 0);
+	assert_string_equal(config_get(&conf, "net", "enabled")->value, "no");
 	snprintf(origin, sizeof(origin), "%s:2", b);
-	assert_string_equal(crf_config_get(&conf, "net", "enabled")->origin, origin);
-	assert_string_equal(crf_config_get(&conf, "net", "so")->value, "a.so");
-	crf_config_free(&conf);
+	assert_string_equal(config_get(&conf, "net", "enabled")->origin, origin);
+	assert_string_equal(config_get(&conf, "net", "so")->value, "a.so");
+	config_free(&conf);
 	tmpdir_done(dir);
 }
 
@@ -69,10 +69,10 @@ static void test_dropins_in_name_order(void **state)
 	write_file(sub, "50-mid.conf", "[x]\nvalue = mid\n");
 	write_file(sub, "README", "[x]\nvalue = not a conf file\n");
 	write_file(sub, ".hidden.conf", "[x]\nvalue = hidden\n");
-	assert_int_equal(crf_config_load_dir(&conf, sub, 0), 0);
-	assert_string_equal(crf_config_get(&conf, "x", "value")->value, "late");
-	assert_string_equal(crf_config_get(&conf, "x", "only-early")->value, "1");
-	crf_config_free(&conf);
+	assert_int_equal(config_load_dir(&conf, sub, 0), 0);
+	assert_string_equal(config_get(&conf, "x", "value")->value, "late");
+	assert_string_equal(config_get(&conf, "x", "only-early")->value, "1");
+	config_free(&conf);
 	tmpdir_done(dir);
 }
 
@@ -81,13 +81,13 @@ static void test_missing_dir(void **state)
 	struct crf_config conf = { 0 };
 	const char *err;
 
-	assert_int_equal(crf_config_load_dir(&conf, "/nonexistent/crf", 1), 0);
+	assert_int_equal(config_load_dir(&conf, "/nonexistent/crf", 1), 0);
 	capture_begin();
-	assert_int_equal(crf_config_load_dir(&conf, "/nonexistent/crf", 0), -ENOENT);
+	assert_int_equal(config_load_dir(&conf, "/nonexistent/crf", 0), -ENOENT);
 	err = capture_end();
 	assert_contains(err, "/nonexistent/crf");
 	assert_int_equal(count_lines(err), 1);
-	crf_config_free(&conf);
+	config_free(&conf);
 }
 
 static void expect_error(const char *text, int line, const char *what)
@@ -99,13 +99,13 @@ static void expect_error(const char *text, int line, const char *what)
 	const char *err;
 
 	capture_begin();
-	assert_int_equal(crf_config_load_file(&conf, path), -EINVAL);
+	assert_int_equal(config_load_file(&conf, path), -EINVAL);
 	err = capture_end();
 	snprintf(where, sizeof(where), "%s:%d: ", path, line);
 	assert_contains(err, where);
 	assert_contains(err, what);
 	assert_int_equal(count_lines(err), 1);
-	crf_config_free(&conf);
+	config_free(&conf);
 	tmpdir_done(dir);
 }
 
@@ -131,20 +131,20 @@ static void test_unreadable_file(void **state)
 	const char *err;
 
 	capture_begin();
-	assert_int_equal(crf_config_load_file(&conf, "/nonexistent/crf.conf"), -ENOENT);
+	assert_int_equal(config_load_file(&conf, "/nonexistent/crf.conf"), -ENOENT);
 	err = capture_end();
 	assert_contains(err, "cannot read configuration /nonexistent/crf.conf");
 }
 
 static void test_parse_bool(void **state)
 {
-	assert_int_equal(crf_parse_bool("yes"), 1);
-	assert_int_equal(crf_parse_bool("TRUE"), 1);
-	assert_int_equal(crf_parse_bool("1"), 1);
-	assert_int_equal(crf_parse_bool("off"), 0);
-	assert_int_equal(crf_parse_bool("no"), 0);
-	assert_int_equal(crf_parse_bool("maybe"), -EINVAL);
-	assert_int_equal(crf_parse_bool(""), -EINVAL);
+	assert_int_equal(parse_bool("yes"), 1);
+	assert_int_equal(parse_bool("TRUE"), 1);
+	assert_int_equal(parse_bool("1"), 1);
+	assert_int_equal(parse_bool("off"), 0);
+	assert_int_equal(parse_bool("no"), 0);
+	assert_int_equal(parse_bool("maybe"), -EINVAL);
+	assert_int_equal(parse_bool(""), -EINVAL);
 }
 
 int main(void)

@@ -57,35 +57,35 @@ static void test_cgroup_line(void **state)
 	const char *c, *p;
 
 	(void)state;
-	assert_int_equal(crf_cgroup_line_split(v2, &c, &p), 0);
+	assert_int_equal(cgroup_line_split(v2, &c, &p), 0);
 	assert_string_equal(c, "");
 	assert_string_equal(p, "/a/b");
-	assert_int_equal(crf_cgroup_line_split(v1, &c, &p), 0);
+	assert_int_equal(cgroup_line_split(v1, &c, &p), 0);
 	assert_string_equal(c, "cpu,cpuacct");
 	assert_string_equal(p, "/x:y");
-	assert_int_equal(crf_cgroup_line_split(bad1, &c, &p), -EINVAL);
-	assert_int_equal(crf_cgroup_line_split(bad2, &c, &p), -EINVAL);
-	assert_int_equal(crf_cgroup_line_split(bad3, &c, &p), -EINVAL);
+	assert_int_equal(cgroup_line_split(bad1, &c, &p), -EINVAL);
+	assert_int_equal(cgroup_line_split(bad2, &c, &p), -EINVAL);
+	assert_int_equal(cgroup_line_split(bad3, &c, &p), -EINVAL);
 }
 
 /* Same major; a minor at least the dump's; while 0.x, the same minor. */
 static void test_plugin_versions(void **state)
 {
 	(void)state;
-	assert_true(crf_plugin_version_reads("0.1.0", "0.1.0"));
-	assert_true(crf_plugin_version_reads("0.1.3", "0.1.0"));
-	assert_true(crf_plugin_version_reads("0.1.0", "0.1.7"));
-	assert_false(crf_plugin_version_reads("0.2.0", "0.1.0"));
-	assert_false(crf_plugin_version_reads("0.1.0", "0.2.0"));
-	assert_true(crf_plugin_version_reads("1.3.0", "1.2.9"));
-	assert_true(crf_plugin_version_reads("1.2", "1.2.1"));
-	assert_false(crf_plugin_version_reads("1.2.0", "1.3.0"));
-	assert_false(crf_plugin_version_reads("2.0.0", "1.9.0"));
-	assert_false(crf_plugin_version_reads("1.0.0", "0.1.0"));
+	assert_true(plugin_version_reads("0.1.0", "0.1.0"));
+	assert_true(plugin_version_reads("0.1.3", "0.1.0"));
+	assert_true(plugin_version_reads("0.1.0", "0.1.7"));
+	assert_false(plugin_version_reads("0.2.0", "0.1.0"));
+	assert_false(plugin_version_reads("0.1.0", "0.2.0"));
+	assert_true(plugin_version_reads("1.3.0", "1.2.9"));
+	assert_true(plugin_version_reads("1.2", "1.2.1"));
+	assert_false(plugin_version_reads("1.2.0", "1.3.0"));
+	assert_false(plugin_version_reads("2.0.0", "1.9.0"));
+	assert_false(plugin_version_reads("1.0.0", "0.1.0"));
 	/* Versions not of the form MAJOR.MINOR must match exactly. */
-	assert_true(crf_plugin_version_reads("git-abc", "git-abc"));
-	assert_false(crf_plugin_version_reads("git-abc", "git-abd"));
-	assert_false(crf_plugin_version_reads("1", "1.0"));
+	assert_true(plugin_version_reads("git-abc", "git-abc"));
+	assert_false(plugin_version_reads("git-abc", "git-abd"));
+	assert_false(plugin_version_reads("1", "1.0"));
 }
 
 int main(void)

@@ -39,7 +39,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	crf_graph_clear(&fx.g);
+	graph_clear(&fx.g);
 	return 0;
 }
 
@@ -60,7 +60,7 @@ static void test_chain(void **state)
 	node("c", "b", "b", "");
 	node("b", "a", "a", "");
 	node("a", "", "", "");
-	assert_int_equal(crf_graph_resolve(&fx.g), 0);
+	assert_int_equal(graph_resolve(&fx.g), 0);
 	order_is(CRF_ORDER_DUMP, "a b c");
 	order_is(CRF_ORDER_RESTORE, "a b c");
 	assert_int_equal(fx.nodes[0].pos[CRF_ORDER_DUMP], 3);
@@ -72,7 +72,7 @@ static void test_diamond(void **state)
 	node("c", "a", "a", "");
 	node("b", "a", "a", "");
 	node("a", "", "", "");
-	assert_int_equal(crf_graph_resolve(&fx.g), 0);
+	assert_int_equal(graph_resolve(&fx.g), 0);
 	order_is(CRF_ORDER_DUMP, "a b c d");
 }
 
@@ -81,7 +81,7 @@ static void test_ties_by_name(void **state)
 	node("zeta", "", "", "");
 	node("alpha", "", "", "");
 	node("mid", "", "", "");
-	assert_int_equal(crf_graph_resolve(&fx.g), 0);
+	assert_int_equal(graph_resolve(&fx.g), 0);
 	order_is(CRF_ORDER_DUMP, "alpha mid zeta");
 }
 
@@ -91,7 +91,7 @@ static void test_separate_orders(void **state)
 	node("mem", "", "ns files", "");
 	node("files", "", "ns", "");
 	node("ns", "mem files", "", "");
-	assert_int_equal(crf_graph_resolve(&fx.g), 0);
+	assert_int_equal(graph_resolve(&fx.g), 0);
 	order_is(CRF_ORDER_DUMP, "files mem ns");
 	order_is(CRF_ORDER_RESTORE, "ns files mem");
 }
@@ -104,7 +104,7 @@ static void test_disabled_edges_ignored(void **state)
 	b = node("b", "a", "", "");	/* would be a cycle if b were on */
 	b->enabled = false;
 	b->why_off = "disabled by test";
-	assert_int_equal(crf_graph_resolve(&fx.g), 0);
+	assert_int_equal(graph_resolve(&fx.g), 0);
 	order_is(CRF_ORDER_DUMP, "a");
 	assert_int_equal(b->pos[CRF_ORDER_DUMP], 0);
 }
@@ -114,7 +114,7 @@ static void expect_cycle(enum crf_order o, const char *text)
 	const char *err;
 
 	capture_begin();
-	assert_int_equal(crf_graph_resolve(&fx.g), -ELOOP);
+	assert_int_equal(graph_resolve(&fx.g), -ELOOP);
 	err = capture_end();
 	assert_contains(err, o == CRF_ORDER_DUMP ? "cycle in the dump order" :
 						   "cycle in the restore order");
@@ -150,7 +150,7 @@ static void test_requires_missing(void **state)
 
 	node("net", "", "", "ns");
 	capture_begin();
-	assert_int_equal(crf_graph_resolve(&fx.g), -ENOENT);
+	assert_int_equal(graph_resolve(&fx.g), -ENOENT);
 	err = capture_end();
 	assert_contains(err, "plugin 'net' requires plugin 'ns', which is not configured");
 }
@@ -165,7 +165,7 @@ static void test_requires_disabled(void **state)
 	ns->enabled = false;
 	ns->why_off = "disabled by --disable";
 	capture_begin();
-	assert_int_equal(crf_graph_resolve(&fx.g), -EPERM);
+	assert_int_equal(graph_resolve(&fx.g), -EPERM);
 	err = capture_end();
 	assert_contains(err, "plugin 'net' requires plugin 'ns', which is disabled by --disable");
 }
@@ -176,7 +176,7 @@ static void test_disabled_requirer_is_fine(void **state)
 
 	net->enabled = false;
 	net->why_off = "off";
-	assert_int_equal(crf_graph_resolve(&fx.g), 0);
+	assert_int_equal(graph_resolve(&fx.g), 0);
 	assert_int_equal(fx.g.n_order, 0);
 }
 
@@ -189,9 +189,9 @@ static void test_dot(void **state)
 	node("a", "", "b", "")->enabled = false;
 	node("c", "", "", "");
 	fx.nodes[1].why_off = "off";
-	assert_int_equal(crf_graph_resolve(&fx.g), 0);
+	assert_int_equal(graph_resolve(&fx.g), 0);
 	f = fmemopen(buf, sizeof(buf) - 1, "w");
-	crf_graph_dot(&fx.g, f);
+	graph_dot(&fx.g, f);
 	fclose(f);
 	assert_contains(buf, "digraph crf_plugins {");
 	assert_contains(buf, "\"a\" -> \"b\" [color=blue, label=\"dump\"]");

@@ -562,6 +562,50 @@ static void test_finish_and_cleanup(void **state)
 	crf_img_close(img);
 }
 
+struct seen {
+	pid_t pids[8];
+	int n, stop_at;
+};
+
+static int note_task(void *arg, const char *name, pid_t pid)
+{
+	struct seen *s = arg;
+	char want[64];
+
+	snprintf(want, sizeof(want), "mm-%d.img", (int)pid);
+	assert_string_equal(name, want);
+	assert_true(s->n < 8);
+	s->pids[s->n++] = pid;
+	return pid == s->stop_at ? -EIO : 1;
+}
+
+/* ABI 1.5: the per-task images of one prefix, in PID order, and nothing else. */
+static void test_each_task(void **state)
+{
+	static const char *const names[] = {"mm-300.img", "mm-20.img",	  "mm-1000.img",
+					    "mm-020.img", "mm-7.img.tmp", "mmx-5.img",
+					    "mm-.img",	  "files-20.img", "mm--4.img"};
+	struct env *e = *state;
+	struct seen s = {.stop_at = -1};
+	struct crf_img *img;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_int_equal(crf_blob_create(e->dir, names[i], &img), 0);
+		assert_int_equal(crf_img_close(img), 0);
+	}
+	assert_int_equal(crf_imgdir_each_task(e->dir, "mm", note_task, &s), 0);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.pids[0], 20);
+	assert_int_equal(s.pids[1], 300);
+	assert_int_equal(s.pids[2], 1000);
+	s = (struct seen){.stop_at = 300};
+	assert_int_equal(crf_imgdir_each_task(e->dir, "mm", note_task, &s), -EIO);
+	assert_int_equal(s.n, 2);
+	s = (struct seen){.stop_at = -1};
+	assert_int_equal(crf_imgdir_each_task(e->dir, "pipes", note_task, &s), 0);
+	assert_int_equal(s.n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -577,6 +621,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dir_modes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort_and_duplicates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_finish_and_cleanup, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_each_task, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

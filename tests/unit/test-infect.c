@@ -298,26 +298,26 @@ static void check_state(struct crf_parasite *p, pid_t pid, const struct ready *r
 	struct crf_itimer_info it[3];
 	struct crf_posix_timer_info pt = {.id = r->timer_id};
 
-	assert_int_equal(crf_parasite_syscall_raw(p, SYS_getpid, NULL), pid);
-	assert_int_equal(crf_parasite_get_sigactions(p, sa), 0);
+	assert_int_equal(parasite_syscall_raw(p, SYS_getpid, NULL), pid);
+	assert_int_equal(parasite_get_sigactions(p, sa), 0);
 	assert_int_equal(sa[SIGUSR1 - 1].handler, (uint64_t)(uintptr_t)on_usr1);
 	assert_true(sa[SIGUSR1 - 1].flags & SA_SIGINFO);
 	assert_true(sa[SIGUSR1 - 1].flags & SA_RESTART);
 	assert_int_equal(sa[SIGUSR1 - 1].mask, 1ull << (SIGUSR2 - 1));
 	assert_int_equal(sa[SIGTRAP - 1].handler, (flags & IGN_TRAP) ? 1 : 0);
-	assert_int_equal(crf_parasite_get_sigaltstack(p, &ss), 0);
+	assert_int_equal(parasite_get_sigaltstack(p, &ss), 0);
 	assert_int_equal(ss.sp, (uint64_t)(uintptr_t)altstack);
 	assert_int_equal(ss.size, sizeof(altstack));
 	assert_int_equal(ss.flags, 0);
-	assert_int_equal(crf_parasite_get_itimers(p, it), 0);
+	assert_int_equal(parasite_get_itimers(p, it), 0);
 	assert_int_equal(it[ITIMER_REAL].interval_sec, 7);
 	assert_in_range(it[ITIMER_REAL].value_sec, 980, 1000);
 	assert_int_equal(it[ITIMER_PROF].value_sec, 0);
-	assert_int_equal(crf_parasite_get_posix_timers(p, &pt, 1), 0);
+	assert_int_equal(parasite_get_posix_timers(p, &pt, 1), 0);
 	assert_int_equal(pt.err, 0);
 	assert_int_equal(pt.interval_sec, 3);
 	assert_in_range(pt.value_sec, 80, 100);
-	assert_int_equal(crf_parasite_get_securebits(p), 0);
+	assert_int_equal(parasite_get_securebits(p), 0);
 }
 
 /*
@@ -335,7 +335,7 @@ static void check_parasite_mapping(struct crf_parasite *p, const char *maps0, co
 	assert_non_null(rest);
 	assert_non_null(crf_dump_host_ops.parasite_mapping);
 	assert_int_equal(crf_dump_host_ops.parasite_mapping(p, &start, &len), 0);
-	crf_parasite_area(p, &area, &area_len);
+	parasite_area(p, &area, &area_len);
 	assert_true(start == area && len == area_len);
 	assert_true(len && !(start % 4096) && !(len % 4096));
 	covered = start;
@@ -388,18 +388,18 @@ static void round_trip(pid_t pid, enum crf_freeze_mode mode, const struct ready 
 	assert_int_equal(crf_infect(pid, &p), 0);
 	infect_ms = now_ms() - t0;
 	maps1 = maps_of(pid);
-	crf_parasite_area(p, &start, &len);
+	parasite_area(p, &start, &len);
 	assert_true(strcmp(maps0, maps1) != 0);
 	check_parasite_mapping(p, maps0, maps1);
 	check_state(p, pid, r, flags);
 	t1 = now_ms();
 	for (int i = 0; i < calls; i++)
-		crf_parasite_syscall_raw(p, SYS_getppid, NULL);
+		parasite_syscall_raw(p, SYS_getppid, NULL);
 	t2 = now_ms();
 	assert_int_equal(crf_cure(p), 0);
 	print_message("%s: infect %.3f ms, cure %.3f ms, one parasite call %.2f us, "
 		      "XSAVE %zu bytes\n",
-		      crf_freeze_mode_name(f->mode), infect_ms, now_ms() - t2,
+		      freeze_mode_name(f->mode), infect_ms, now_ms() - t2,
 		      (t2 - t1) * 1e3 / calls, before.xsave_len);
 
 	maps2 = maps_of(pid);
@@ -425,8 +425,8 @@ static void test_freeze_no_such_pid(void **state)
 	err = capture_end();
 	assert_null(f);
 	assert_contains(err, "pid 999999999");
-	assert_int_equal(crf_freeze_mode_parse("bogus"), CRF_FREEZE_INVALID);
-	assert_int_equal(crf_freeze_mode_parse("cgroup"), CRF_FREEZE_CGROUP);
+	assert_int_equal(freeze_mode_parse("bogus"), CRF_FREEZE_INVALID);
+	assert_int_equal(freeze_mode_parse("cgroup"), CRF_FREEZE_CGROUP);
 }
 
 static void test_spin_ptrace(void **state)
@@ -501,11 +501,11 @@ static void test_signal_while_infected(void **state)
 	assert_int_equal(crf_freeze(pid, CRF_FREEZE_PTRACE, &f), 0);
 	assert_int_equal(crf_infect(pid, &p), 0);
 	assert_int_equal(kill(pid, SIGUSR1), 0);
-	assert_int_equal(crf_parasite_syscall_raw(p, SYS_getpid, NULL), pid);
+	assert_int_equal(parasite_syscall_raw(p, SYS_getpid, NULL), pid);
 	/* Blocked in the parasite: pending for the task, not run on crf's stack. */
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	assert_int_equal(crf_read_file(path, &text), 0);
-	assert_int_equal(crf_parse_status(text, &st), 0);
+	assert_int_equal(parse_status(text, &st), 0);
 	free(text);
 	assert_true(st.shd_pnd & (1ull << (SIGUSR1 - 1)));
 	assert_int_equal(st.sig_blk, ~(1ull << (SIGTRAP - 1)) & ~(1ull << (SIGKILL - 1)) &

@@ -66,16 +66,16 @@ static void test_abi_check_minor(void **state)
 	};
 	char err[256];
 
-	assert_int_equal(crf_plugin_check_abi(&d, "x.so", err, sizeof(err)), -EPROTO);
+	assert_int_equal(plugin_check_abi(&d, "x.so", err, sizeof(err)), -EPROTO);
 	assert_contains(err, "x.so: built against plugin ABI");
 	d.abi_minor = 0;
-	assert_int_equal(crf_plugin_check_abi(&d, "x.so", err, sizeof(err)), 0);
+	assert_int_equal(plugin_check_abi(&d, "x.so", err, sizeof(err)), 0);
 	d.size = 8;
-	assert_int_equal(crf_plugin_check_abi(&d, "x.so", err, sizeof(err)), -EPROTO);
+	assert_int_equal(plugin_check_abi(&d, "x.so", err, sizeof(err)), -EPROTO);
 	assert_contains(err, "descriptor is 8 bytes");
 	d.size = sizeof(d);
 	d.name = NULL;
-	assert_int_equal(crf_plugin_check_abi(&d, "x.so", err, sizeof(err)), -EPROTO);
+	assert_int_equal(plugin_check_abi(&d, "x.so", err, sizeof(err)), -EPROTO);
 	assert_contains(err, "has no name");
 }
 
@@ -148,7 +148,7 @@ static void test_select_disable(void **state)
 	assert_int_equal(strv_push(&f.sel.disable, "gamma"), 0);
 	assert_int_equal(setfix_build(&f, FOUR, 0), 0);
 	assert_string_equal(setfix_order(&f, CRF_ORDER_DUMP), "alpha beta delta");
-	assert_string_equal(crf_plugin_set_find(&f.set, "gamma")->why_off,
+	assert_string_equal(plugin_set_find(&f.set, "gamma")->why_off,
 			    "disabled by --disable");
 }
 
@@ -237,10 +237,10 @@ static void test_stage_order(void **state)
 	char trace[128];
 
 	build_traced("alpha", "none", trace);
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_TASK, NULL, 1), 0);
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_CLEANUP, NULL, 0), 0);
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_RESTORE_PREPARE, NULL, 0), 0);
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_RESTORE_CLEANUP, NULL, 0), 0);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_TASK, NULL, 1), 0);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_CLEANUP, NULL, 0), 0);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_RESTORE_PREPARE, NULL, 0), 0);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_RESTORE_CLEANUP, NULL, 0), 0);
 	assert_string_equal(read_trace(trace), "alpha dump-task\nbeta dump-task\ngamma dump-task\n"
 					       "gamma dump-cleanup\nbeta dump-cleanup\n"
 					       "alpha dump-cleanup\n"
@@ -257,7 +257,7 @@ static void test_stage_failure(void **state)
 
 	build_traced("beta", "dump-finish", trace);
 	capture_begin();
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_FINISH, NULL, 0), -EIO);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_FINISH, NULL, 0), -EIO);
 	out = capture_end();
 	assert_contains(out, "crf[beta]: error: failing dump-finish as configured\n");
 	assert_contains(out, "crf: error: plugin 'beta': dump-finish failed: Input/output error\n");
@@ -271,7 +271,7 @@ static void test_cleanup_runs_all(void **state)
 
 	build_traced("gamma", "dump-cleanup", trace);
 	capture_begin();
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_CLEANUP, NULL, 0), -EIO);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_CLEANUP, NULL, 0), -EIO);
 	capture_end();
 	assert_string_equal(read_trace(trace),
 			    "gamma dump-cleanup\nbeta dump-cleanup\nalpha dump-cleanup\n");
@@ -288,11 +288,11 @@ static void test_device_undo(void **state)
 
 	build_traced("beta", "dump-pause", trace);
 	capture_begin();
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_PAUSE, NULL, 1), -EIO);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_PAUSE, NULL, 1), -EIO);
 	capture_end();
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 1), 0);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 1), 0);
 	/* Given back once only. */
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 1), 0);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 1), 0);
 	assert_string_equal(read_trace(trace), "alpha dump-pause\nbeta dump-pause\n"
 					       "alpha dump-undo\n");
 }
@@ -302,12 +302,12 @@ static void test_device_frozen_undo(void **state)
 	char trace[128];
 
 	build_traced("gamma", "dump-frozen", trace);
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_PAUSE, NULL, 1), 0);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_PAUSE, NULL, 1), 0);
 	capture_begin();
-	assert_int_equal(crf_plugin_set_run_task(&f.set, CRF_STAGE_DUMP_FROZEN, NULL, 2, NULL, NULL),
+	assert_int_equal(plugin_set_run_task(&f.set, CRF_STAGE_DUMP_FROZEN, NULL, 2, NULL, NULL),
 			 -EIO);
 	capture_end();
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 1), 0);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 1), 0);
 	assert_string_equal(read_trace(trace),
 			    "alpha dump-pause\nbeta dump-pause\ngamma dump-pause\n"
 			    "alpha dump-frozen\nbeta dump-frozen\ngamma dump-frozen\n"
@@ -320,17 +320,17 @@ static void test_device_resume(void **state)
 
 	/* A failing give-back hook does not stop the others. */
 	build_traced("beta", "dump-resume", trace);
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_PAUSE, NULL, 1), 0);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_PAUSE, NULL, 1), 0);
 	capture_begin();
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_RESUME, NULL, 1), -EIO);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_RESUME, NULL, 1), -EIO);
 	capture_end();
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 1), 0);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 1), 0);
 	/* Nothing owed without a restore-resume. */
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_RESTORE_UNDO, NULL, 1), 0);
-	assert_int_equal(crf_plugin_set_run_task(&f.set, CRF_STAGE_RESTORE_RESUME, NULL, 2, NULL,
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_RESTORE_UNDO, NULL, 1), 0);
+	assert_int_equal(plugin_set_run_task(&f.set, CRF_STAGE_RESTORE_RESUME, NULL, 2, NULL,
 						 NULL),
 			 0);
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_RESTORE_UNDO, NULL, 1), 0);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_RESTORE_UNDO, NULL, 1), 0);
 	assert_string_equal(read_trace(trace),
 			    "alpha dump-pause\nbeta dump-pause\ngamma dump-pause\n"
 			    "gamma dump-resume\nbeta dump-resume\nalpha dump-resume\n"
@@ -362,10 +362,10 @@ static void test_old_minor(void **state)
 	assert_int_equal(f.set.p[0].st.desc->abi_minor, 4);
 	for (int s = CRF_STAGE_RESTORE_PREMAP + 1; s < CRF_STAGE__COUNT; s++)
 		assert_null(f.set.p[0].hooks[s]);
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_PREPARE, NULL, 7), 0);
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_PAUSE, NULL, 7), 0);
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 7), 0);
-	assert_int_equal(crf_plugin_set_run(&f.set, CRF_STAGE_DUMP_CLEANUP, NULL, 7), 0);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_PREPARE, NULL, 7), 0);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_PAUSE, NULL, 7), 0);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 7), 0);
+	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_CLEANUP, NULL, 7), 0);
 	assert_string_equal(read_trace(trace), "old14 dump-prepare 7\nold14 dump-cleanup 7\n");
 }
 
@@ -375,7 +375,7 @@ static void test_probe(void **state)
 
 	assert_int_equal(setfix_build(&f, FOUR "[beta]\nprobe-missing = yes\n", 0), 0);
 	capture_begin();
-	assert_int_equal(crf_plugin_set_probe(&f.set, false), 1);
+	assert_int_equal(plugin_set_probe(&f.set, false), 1);
 	out = capture_end();
 	assert_contains(out, "crf[beta]: error: required kernel feature 'test-feature' is "
 			     "missing: switched off by probe-missing");

@@ -26,7 +26,7 @@ static void test_status_sample(void **state)
 {
 	struct crf_proc_status st;
 
-	assert_int_equal(crf_parse_status(status_sample, &st), 0);
+	assert_int_equal(parse_status(status_sample, &st), 0);
 	assert_int_equal(st.state, 'S');
 	assert_int_equal(st.umask, 027);
 	assert_int_equal(st.uid[2], 1002);
@@ -48,7 +48,7 @@ static void test_status_self(void **state)
 
 	umask(022);
 	assert_int_equal(crf_read_file("/proc/self/status", &text), 0);
-	assert_int_equal(crf_parse_status(text, &st), 0);
+	assert_int_equal(parse_status(text, &st), 0);
 	free(text);
 	assert_int_equal(st.umask, 022);
 	assert_int_equal(st.uid[0], getuid());
@@ -59,8 +59,8 @@ static void test_status_broken(void **state)
 {
 	struct crf_proc_status st;
 
-	assert_int_equal(crf_parse_status("Name:\tx\n", &st), -EINVAL);
-	assert_int_equal(crf_parse_status("", &st), -EINVAL);
+	assert_int_equal(parse_status("Name:\tx\n", &st), -EINVAL);
+	assert_int_equal(parse_status("", &st), -EINVAL);
 }
 
 static void test_limits_self(void **state)
@@ -71,7 +71,7 @@ static void test_limits_self(void **state)
 
 	assert_int_equal(setrlimit(RLIMIT_CORE, &rl), 0);
 	assert_int_equal(crf_read_file("/proc/self/limits", &text), 0);
-	assert_int_equal(crf_parse_limits(text, lim), 0);
+	assert_int_equal(parse_limits(text, lim), 0);
 	free(text);
 	assert_int_equal(lim[RLIMIT_CORE].cur, 123);
 	assert_int_equal(lim[RLIMIT_CORE].max, 456);
@@ -80,7 +80,7 @@ static void test_limits_self(void **state)
 		assert_int_equal(lim[i].cur, got.rlim_cur);
 		assert_int_equal(lim[i].max, got.rlim_max);
 	}
-	assert_int_equal(crf_parse_limits("Limit  Soft\n", lim), -EINVAL);
+	assert_int_equal(parse_limits("Limit  Soft\n", lim), -EINVAL);
 }
 
 static void test_timers_self(void **state)
@@ -100,7 +100,7 @@ static void test_timers_self(void **state)
 	assert_int_equal(timer_create(CLOCK_REALTIME, NULL, &b), 0);
 	assert_int_equal(timer_create(CLOCK_MONOTONIC, &st, &c), 0);
 	assert_int_equal(crf_read_file("/proc/self/timers", &text), 0);
-	n = crf_parse_timers(text, t, 4);
+	n = parse_timers(text, t, 4);
 	free(text);
 	assert_int_equal(n, 3);
 	/* Listed newest first. */
@@ -117,8 +117,8 @@ static void test_timers_self(void **state)
 	assert_int_equal(t[1].clock, CLOCK_MONOTONIC);
 	assert_int_equal(t[0].signo, SIGALRM);
 	assert_int_equal(t[0].clock, CLOCK_REALTIME);
-	assert_int_equal(crf_parse_timers("ID: 1\nsignal: x\n", t, 4), -EINVAL);
-	assert_int_equal(crf_parse_timers("", t, 4), 0);
+	assert_int_equal(parse_timers("ID: 1\nsignal: x\n", t, 4), -EINVAL);
+	assert_int_equal(parse_timers("", t, 4), 0);
 	timer_delete(a);
 	timer_delete(b);
 }

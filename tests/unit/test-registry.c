@@ -226,10 +226,10 @@ static void test_dispatch(void **state)
 	const char *out;
 
 	assert_int_equal(setfix_build(&f, INI, 0), 0);
-	assert_int_equal(crf_plugin_set_dispatch(&f.set, NULL, &obj), 0);
+	assert_int_equal(plugin_set_dispatch(&f.set, NULL, &obj), 0);
 	obj.kind = "gamma-fd";
 	capture_begin();
-	assert_int_equal(crf_plugin_set_dispatch(&f.set, NULL, &obj), -ENOTSUP);
+	assert_int_equal(plugin_set_dispatch(&f.set, NULL, &obj), -ENOTSUP);
 	out = capture_end();
 	assert_contains(out, "is handled by plugin 'gamma', which is disabled by ");
 }
@@ -241,13 +241,13 @@ static void test_image_selection(void **state)
 	assert_int_equal(strv_push(&f.sel.image, "gamma"), 0);
 	f.sel.image_set = true;
 	assert_int_equal(setfix_build(&f, INI, 0), 0);
-	assert_true(crf_plugin_set_find(&f.set, "alpha")->st.enabled);
-	assert_false(crf_plugin_set_find(&f.set, "beta")->st.enabled);
-	assert_string_equal(crf_plugin_set_find(&f.set, "beta")->st.why_off,
+	assert_true(plugin_set_find(&f.set, "alpha")->st.enabled);
+	assert_false(plugin_set_find(&f.set, "beta")->st.enabled);
+	assert_string_equal(plugin_set_find(&f.set, "beta")->st.why_off,
 			    "off: the dump was written without it");
 	/* gamma wrote the dump but is disabled by the configuration: the inventory check refuses it. */
-	assert_false(crf_plugin_set_find(&f.set, "gamma")->st.enabled);
-	assert_non_null(strstr(crf_plugin_set_find(&f.set, "gamma")->st.why_off, "test.conf"));
+	assert_false(plugin_set_find(&f.set, "gamma")->st.enabled);
+	assert_non_null(strstr(plugin_set_find(&f.set, "gamma")->st.why_off, "test.conf"));
 }
 
 static void test_class_names(void **state)

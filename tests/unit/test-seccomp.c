@@ -12,16 +12,16 @@ static void test_parse_status(void **state)
 {
 	int mode, n;
 
-	assert_int_equal(crf_seccomp_parse_status("Name:\tx\nSeccomp:\t2\nSeccomp_filters:\t3\n"
+	assert_int_equal(seccomp_parse_status("Name:\tx\nSeccomp:\t2\nSeccomp_filters:\t3\n"
 						  "Speculation_Store_Bypass:\tvulnerable\n",
 						  &mode, &n),
 			 0);
 	assert_int_equal(mode, 2);
 	assert_int_equal(n, 3);
-	assert_int_equal(crf_seccomp_parse_status("Name:\tx\nSeccomp:\t1\n", &mode, &n), 0);
+	assert_int_equal(seccomp_parse_status("Name:\tx\nSeccomp:\t1\n", &mode, &n), 0);
 	assert_int_equal(mode, 1);
 	assert_int_equal(n, 0);
-	assert_int_equal(crf_seccomp_parse_status("Name:\tx\nNoNewPrivs:\t0\n", &mode, &n),
+	assert_int_equal(seccomp_parse_status("Name:\tx\nNoNewPrivs:\t0\n", &mode, &n),
 			 -ENOENT);
 }
 
@@ -46,31 +46,31 @@ static void test_common(void **state)
 	c[0] = chain(1, a, f0, 1);
 	c[1] = chain(2, a, f0, 1);
 	c[2] = chain(3, ab, f0, 2);
-	assert_int_equal(crf_seccomp_common(c, 3), 1);
-	assert_int_equal(crf_seccomp_own_clash(c, 3, 1, &x, &y), 0);
+	assert_int_equal(seccomp_common(c, 3), 1);
+	assert_int_equal(seccomp_own_clash(c, 3, 1, &x, &y), 0);
 	/* One thread alone: all of its chain is "shared". */
-	assert_int_equal(crf_seccomp_common(&c[2], 1), 2);
+	assert_int_equal(seccomp_common(&c[2], 1), 2);
 	/* A thread without filters: nothing shared; A's in two threads clash. */
 	c[0] = chain(1, NULL, NULL, 0);
-	assert_int_equal(crf_seccomp_common(c, 3), 0);
-	assert_int_equal(crf_seccomp_own_clash(c, 3, 0, &x, &y), -EBUSY);
+	assert_int_equal(seccomp_common(c, 3), 0);
+	assert_int_equal(seccomp_own_clash(c, 3, 0, &x, &y), -EBUSY);
 	assert_int_equal(x, 1);
 	assert_int_equal(y, 2);
 	/* Same code, other flags: not the same filter. */
 	c[0] = chain(1, a, f2, 1);
-	assert_int_equal(crf_seccomp_common(c, 3), 0);
+	assert_int_equal(seccomp_common(c, 3), 0);
 	/* Own filters that differ from their first one: no clash. */
 	c[0] = chain(1, a, f0, 1);
 	c[1] = chain(2, ac, f0, 2);
-	assert_int_equal(crf_seccomp_common(c, 3), 1);
-	assert_int_equal(crf_seccomp_own_clash(c, 3, 1, &x, &y), 0);
+	assert_int_equal(seccomp_common(c, 3), 1);
+	assert_int_equal(seccomp_own_clash(c, 3, 1, &x, &y), 0);
 	/* Different roots. */
 	c[1] = chain(2, b, f0, 1);
-	assert_int_equal(crf_seccomp_common(c, 3), 0);
-	assert_int_equal(crf_seccomp_own_clash(c, 3, 0, &x, &y), -EBUSY);
+	assert_int_equal(seccomp_common(c, 3), 0);
+	assert_int_equal(seccomp_own_clash(c, 3, 0, &x, &y), -EBUSY);
 	assert_int_equal(x, 0);
 	assert_int_equal(y, 2);
-	assert_int_equal(crf_seccomp_common(c, 0), 0);
+	assert_int_equal(seccomp_common(c, 0), 0);
 }
 
 static void test_may_notify(void **state)
@@ -92,10 +92,10 @@ static void test_may_notify(void **state)
 		BPF_STMT(BPF_RET | BPF_A, 0),
 	};
 
-	assert_false(crf_seccomp_may_notify(allow, sizeof(allow)));
-	assert_false(crf_seccomp_may_notify(err, sizeof(err)));
-	assert_true(crf_seccomp_may_notify(notif, sizeof(notif)));
-	assert_true(crf_seccomp_may_notify(ret_a, sizeof(ret_a)));
+	assert_false(seccomp_may_notify(allow, sizeof(allow)));
+	assert_false(seccomp_may_notify(err, sizeof(err)));
+	assert_true(seccomp_may_notify(notif, sizeof(notif)));
+	assert_true(seccomp_may_notify(ret_a, sizeof(ret_a)));
 }
 
 int main(void)

@@ -316,7 +316,7 @@ static void test_blob_unknown_and_dir(void **state)
 	/* Not an image: ignored by the directory listing. */
 	close(openat(crf_imgdir_fd(e->dir), "notes.txt", O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
 
-	assert_int_equal(crf_show_dir(e->f, e->dir, schemas), 0);
+	assert_int_equal(show_dir(e->f, e->dir, schemas), 0);
 	out = output(e);
 	assert_true(!strncmp(out, "{\"images\": [\n", 13));
 	out += 13;
@@ -341,7 +341,7 @@ static void test_corrupt_prints_nothing(void **state)
 	assert_int_equal(pwrite(fd, "?", 1, 200), 1);
 	close(fd);
 	assert_int_equal(crf_show_image(e->f, e->dir, CRF_IMG_INVENTORY, schemas), -EBADMSG);
-	assert_int_equal(crf_show_dir(e->f, e->dir, schemas), -EBADMSG);
+	assert_int_equal(show_dir(e->f, e->dir, schemas), -EBADMSG);
 	assert_string_equal(output(e), "");
 }
 

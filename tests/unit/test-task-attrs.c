@@ -2,7 +2,7 @@
 /*
  * core-PID.img records the restore must refuse before it forks (pending
  * signals that are not whole siginfo records: issue 15, bug 2), and the
- * up-front checks of task attributes (crf_attrs_check_restore), run for
+ * up-front checks of task attributes (attrs_check_restore), run for
  * real: the probes fork a child that tries the value.
  */
 #include <errno.h>
@@ -150,7 +150,7 @@ static int check_restore(Crf__Core__TaskCore *tc, bool detach, const char **out)
 	int r;
 
 	capture_begin();
-	r = crf_attrs_check_restore(&t, tcs, detach);
+	r = attrs_check_restore(&t, tcs, detach);
 	*out = capture_end();
 	return r;
 }

@@ -41,7 +41,7 @@ static void on_usr1(int sig, siginfo_t *si, void *ctx)
 /* What the kernel puts in this process's own signal frames is what crf computes. */
 static void test_kernel_frame(void **state)
 {
-	const struct crf_xsave_layout *host = crf_xsave_host();
+	const struct crf_xsave_layout *host = xsave_host();
 	struct sigaction sa = {.sa_sigaction = on_usr1, .sa_flags = SA_SIGINFO};
 
 	(void)state;
@@ -49,9 +49,9 @@ static void test_kernel_frame(void **state)
 	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
 	assert_int_equal(raise(SIGUSR1), 0);
 	assert_int_equal(frame_sw.magic1, 0x46505853u); /* FP_XSTATE_MAGIC1 */
-	assert_int_equal(frame_sw.xstate_size, crf_xsave_frame_size(host));
-	assert_int_equal(frame_sw.extended_size, crf_xsave_frame_size(host) + 4);
-	assert_int_equal(frame_sw.xfeatures, crf_xsave_frame_features(host));
+	assert_int_equal(frame_sw.xstate_size, xsave_frame_size(host));
+	assert_int_equal(frame_sw.extended_size, xsave_frame_size(host) + 4);
+	assert_int_equal(frame_sw.xfeatures, xsave_frame_features(host));
 	assert_true((host->xcr0 & 7) == 7 || (host->xcr0 & 3) == 3);
 }
 
@@ -112,11 +112,11 @@ static void test_frame_amx_truncates(void **state)
 
 	(void)state;
 	amx_layout(&l);
-	assert_int_equal(crf_xsave_frame_size(&l), 2816);
-	assert_int_equal(crf_xsave_frame_features(&l), 0x202e7);
+	assert_int_equal(xsave_frame_size(&l), 2816);
+	assert_int_equal(xsave_frame_features(&l), 0x202e7);
 	a = area_with(11008, 0xe6);
 	out = calloc(1, 11008);
-	assert_int_equal(crf_xsave_to_frame(&l, a, 11008, out), 2816);
+	assert_int_equal(xsave_to_frame(&l, a, 11008, out), 2816);
 	read_sw(out, &sw);
 	assert_int_equal(sw.magic1, 0x46505853u);
 	assert_int_equal(sw.xstate_size, 2816);
@@ -144,7 +144,7 @@ static void test_frame_pads(void **state)
 	a = area_with(2696, 0x6);
 	out = malloc(2816);
 	memset(out, 0xaa, 2816);
-	assert_int_equal(crf_xsave_to_frame(&l, a, 2696, out), 2816);
+	assert_int_equal(xsave_to_frame(&l, a, 2696, out), 2816);
 	assert_memory_equal(out + CRF_XSAVE_HDR_END, a + CRF_XSAVE_HDR_END, 2696 - 576);
 	for (size_t i = 2696; i < 2816; i++)
 		assert_int_equal(out[i], 0);
@@ -162,23 +162,23 @@ static void test_check(void **state)
 	(void)state;
 	amx_layout(&amx);
 	avx2_layout(&avx2);
-	assert_int_equal(crf_xsave_check(&amx, &amx, zmm, 11008, why, sizeof(why)), 0);
-	assert_int_equal(crf_xsave_check(&amx, &avx2, ymm, 11008, why, sizeof(why)), 0);
+	assert_int_equal(xsave_check(&amx, &amx, zmm, 11008, why, sizeof(why)), 0);
+	assert_int_equal(xsave_check(&amx, &avx2, ymm, 11008, why, sizeof(why)), 0);
 	/* AVX-512 state on a CPU without it: refused, naming the feature. */
-	assert_int_equal(crf_xsave_check(&amx, &avx2, zmm, 11008, why, sizeof(why)), -ENOTSUP);
+	assert_int_equal(xsave_check(&amx, &avx2, zmm, 11008, why, sizeof(why)), -ENOTSUP);
 	assert_non_null(strstr(why, "AVX-512 ZMM_Hi256"));
 	assert_non_null(strstr(why, "test AVX2 CPU"));
 	/* Live tile data cannot go through a default-sized frame. */
-	assert_int_equal(crf_xsave_check(&amx, &amx, tiles, 11008, why, sizeof(why)), -ENOTSUP);
+	assert_int_equal(xsave_check(&amx, &amx, tiles, 11008, why, sizeof(why)), -ENOTSUP);
 	assert_non_null(strstr(why, "AMX tile data"));
 	/* The same feature elsewhere in the layout. */
 	moved = amx;
 	moved.offset[6] = 1216;
-	assert_int_equal(crf_xsave_check(&amx, &moved, zmm, 11008, why, sizeof(why)), -ENOTSUP);
+	assert_int_equal(xsave_check(&amx, &moved, zmm, 11008, why, sizeof(why)), -ENOTSUP);
 	assert_non_null(strstr(why, "offset 1152"));
 	/* A truncated area. */
-	assert_int_equal(crf_xsave_check(&amx, &amx, zmm, 1200, why, sizeof(why)), -EBADMSG);
-	assert_int_equal(crf_xsave_check(&amx, &amx, zmm, 100, why, sizeof(why)), -EBADMSG);
+	assert_int_equal(xsave_check(&amx, &amx, zmm, 1200, why, sizeof(why)), -EBADMSG);
+	assert_int_equal(xsave_check(&amx, &amx, zmm, 100, why, sizeof(why)), -EBADMSG);
 	free(zmm);
 	free(ymm);
 	free(tiles);
@@ -193,9 +193,9 @@ static void test_legacy(void **state)
 	(void)state;
 	amx_layout(&l);
 	memset(a, 0x5a, sizeof(a));
-	assert_int_equal(crf_xsave_to_frame(&l, a, sizeof(a), out), sizeof(a));
+	assert_int_equal(xsave_to_frame(&l, a, sizeof(a), out), sizeof(a));
 	assert_memory_equal(a, out, sizeof(a));
-	assert_int_equal(crf_xsave_used(a, sizeof(a)), 0);
+	assert_int_equal(xsave_used(a, sizeof(a)), 0);
 }
 
 int main(void)

@@ -63,6 +63,16 @@ const char *crf_imgdir_path(const struct crf_imgdir *dir);
 int crf_imgdir_fd(const struct crf_imgdir *dir);
 
 /*
+ * ABI 1.5: call @fn(@arg, NAME, PID) for every per-task image of @dir named
+ * "PREFIX-PID.img" (@prefix "mm" finds mm-1234.img, not mm-01234.img nor
+ * mm-1234.img.tmp), in increasing PID order.  Stops at the first @fn that
+ * returns < 0 and returns that; 0 when every call returned >= 0; -errno
+ * (logged) when the directory cannot be read.
+ */
+int crf_imgdir_each_task(struct crf_imgdir *dir, const char *prefix,
+			 int (*fn)(void *arg, const char *name, pid_t pid), void *arg);
+
+/*
  * Record images.  @name is a file name inside the directory ("mm-1234.img");
  * @type is the full protobuf name of the records' message, which readers
  * check ("crf.core.Inventory").  Writers are atomic: records go to a hidden
@@ -148,17 +158,11 @@ int crf_img_verify(struct crf_img *img);
 
 /*
  * ABI 1.5: for a restore's checks before the first fork (docs/image-format.md,
- * "What restore validates").  crf_img_each_pid() calls @fn for every image
- * of @dir named PREFIX-PID.img, PID written as crf writes it ("mm" finds
- * mm-42.img), in no particular order, until one returns < 0; returns that,
- * or 0.  crf_img_check_task(): is @pid, named by @img (the image, and the
+ * "What restore validates"): is @pid, named by @img (the image, and the
  * record if it is one of several: "cgroup.img: record 3"), a live process
  * of the dump (the core checked that exactly those have a core-PID.img)?
  * 0, or -EBADMSG after logging @img and the PID.
  */
-int crf_img_each_pid(struct crf_imgdir *dir, const char *prefix,
-		     int (*fn)(struct crf_imgdir *dir, const char *name, pid_t pid, void *arg),
-		     void *arg);
 int crf_img_check_task(struct crf_imgdir *dir, const char *img, pid_t pid);
 
 /* CRC32C (Castagnoli), as used in every image: crc = crf_crc32c(0, p, n). */

@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <crf/layout.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -91,9 +93,10 @@ struct crf_rst_vma {
 
 /* The mm fields of prctl(PR_SET_MM_MAP) and the auxiliary vector. */
 struct crf_rst_mm {
-	uint64_t start_code, end_code, start_data, end_data;
-	uint64_t start_brk, brk, start_stack;
-	uint64_t arg_start, arg_end, env_start, env_end;
+	/* start_code, end_code ... env_end: crf/layout.h's CRF_MM_FIELDS */
+#define CRF_RST_MM_FIELD(name) uint64_t name;
+	CRF_MM_FIELDS(CRF_RST_MM_FIELD)
+#undef CRF_RST_MM_FIELD
 	uint64_t auxv[2 * 64];	/* pairs, ending with AT_NULL */
 	uint32_t auxv_len;	/* number of uint64_t used, including AT_NULL's pair */
 	int exe_fd;		/* the executable (the core takes ownership), or -1 */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * crf-layout.h - layouts that crf, libcrf and the freestanding parasite and
+ * crf/layout.h - layouts that crf, libcrf, plugins and the freestanding parasite and
  * restorer share, each defined once here.  Macros only: no libc, no types.
  */
 #ifndef CRF_LAYOUT_H
