@@ -194,7 +194,8 @@ int mem_check_pages(struct mem_mm_walk *w, const Crf__Mem__PageRuns *pr)
 		const Crf__Mem__PageRun *run = pr->runs[i];
 
 		if (!run->len || !aligned(w, run->vaddr) || !aligned(w, run->len) ||
-		    run->vaddr < v->start || run->len > v->end - run->vaddr)
+		    run->vaddr < v->start || run->vaddr >= v->end ||
+		    run->len > v->end - run->vaddr)
 			return bad(w, "PageRuns.runs[%zu]: %#" PRIx64 "+%#" PRIx64
 				   " is not inside its mapping %#" PRIx64 "-%#" PRIx64, i,
 				   run->vaddr, run->len, v->start, v->end);
@@ -207,7 +208,7 @@ int mem_check_pages(struct mem_mm_walk *w, const Crf__Mem__PageRuns *pr)
 		const Crf__Mem__PageRange *g = pr->shared[i];
 
 		if (!g->len || !aligned(w, g->vaddr) || !aligned(w, g->len) ||
-		    g->vaddr < v->start || g->len > v->end - g->vaddr)
+		    g->vaddr < v->start || g->vaddr >= v->end || g->len > v->end - g->vaddr)
 			return bad(w, "PageRuns.shared[%zu]: %#" PRIx64 "+%#" PRIx64
 				   " is not inside its mapping", i, g->vaddr, g->len);
 	}
