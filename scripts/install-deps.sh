@@ -8,6 +8,8 @@ pkgs=(
 	libcap-dev libnl-3-dev libnl-route-3-dev
 	libcmocka-dev python3
 	nftables
+	# the fuzzer (tests/fuzz/): clang's libFuzzer and sanitizers
+	clang
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -457,6 +457,27 @@ mutant core-sync-leave core/dump/dump.c 'e2e-counter-leave-sync' \
 	'dump --leave-running --sync returns before its images are on disk' \
 	'	if (r >= 0 && (o->sync || !o->leave_running))' '	if (r >= 0 && !o->leave_running)'
 
+# --- the restore: hostile images refused before the first fork (issue 15) ---
+mutant validate-thread-twice core/restore/validate.c 'e2e-hostile-images' \
+	'a core image whose process lists one thread twice is only refused in the forked tree' \
+	'		if (tc->threads[j]->tid == th->tid)' '		if (0)'
+mutant validate-core-stranger core/restore/validate.c 'e2e-hostile-images' \
+	'a core-PID.img of a PID the tree lacks is not refused' \
+	'	if (!p || p->zombie)
+		return crf_error_errno(EBADMSG,' \
+	'	if (0)
+		return crf_error_errno(EBADMSG,'
+mutant validate-cgroup-path plugins/cgroup/validate.c 'e2e-hostile-images' \
+	'a cgroup path with ".." components (outside its hierarchy'"'"'s mount) is not refused' \
+	'		if (!path_ok(m[j]->path))' '		if (0)'
+
+mutant validate-vma-overlap plugins/mem/validate.c 'e2e-hostile-images' \
+	'a mapping that overlaps the one before it is not refused before the fork' \
+	'	if (v->start < w->last_end)' '	if (0)'
+mutant validate-fd-limit plugins/files/validate.c 'e2e-hostile-images' \
+	'an fd number above fs.nr_open is not refused before the fork' \
+	'	if (e->fd < 0 || e->fd >= t->nr_open)' '	if (e->fd < 0)'
+
 # --- the core: the device stages of plugin ABI 1.5 (issue 10) ---
 mutant dev-undo-missing core/dump/dump.c 'e2e-device-stages' \
 	'a failed dump gives no device back: dump-undo is never called' \
@@ -754,7 +775,7 @@ mutant files-foreign-direct plugins/files/fdtable.c 'e2e-vendor-eventfd' \
 	'		if (d->cur_plugin && strcmp(d->cur_plugin, crf_ctx_plugin(ctx)))' '		if (0)'
 mutant files-kinds-check-skipped plugins/files/fdtable.c 'e2e-eventfd-kind-off-restore' \
 	'restore-prepare does not check the fds'"'"' kinds: a switched-off one fails after the fork' \
-	'	int r = files_kinds_check(ctx);' '	int r = 0;'
+	'		r = files_kinds_check(ctx);' '		r = 0;'
 # --- crf plugins' kinds, libcrf's version nodes, the loader's ABI checks ---
 mutant plugins-kinds-off-unmarked core/cli/cmd-plugins.c 'cli' \
 	'crf plugins lists a switched-off kind like any other' \

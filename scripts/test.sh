@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Install dependencies, build with warnings as errors under AddressSanitizer
-# and UndefinedBehaviorSanitizer, and run every test.
+# and UndefinedBehaviorSanitizer, and run every test; then the fuzzer's
+# smoke run (clang, build-fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -15,6 +16,9 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
 meson test -C "$B" --print-errorlogs --num-processes 2 || status=$?
+# The fuzzer's smoke run (tests/fuzz/, clang's libFuzzer): its seed corpus
+# and what it finds in 45 s; scripts/fuzz.sh SECONDS for a long run.
+scripts/fuzz.sh 45 || status=$?
 # The summary: a skip (exit 77) says what the machine lacks on a "SKIP: " line,
 # a downgrade (a test that checked less than it says) on a "NOTE " line.
 python3 - "$B/meson-logs/testlog.json" <<'PY'

@@ -430,7 +430,9 @@ static int list_images(struct crf_imgdir *dir, char ***out, size_t *count)
 		free_names(names, n);
 		return r;
 	}
-	qsort(names, n, sizeof(*names), cmp_names);
+	/* An empty directory has no list: qsort() must not see NULL. */
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
 	*out = names;
 	*count = n;
 	return 0;

@@ -2,14 +2,18 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core.pb-c.h"
+#include "cpu.pb-c.h"
 #include "inventory.h"
 #include "inventory.pb-c.h"
+#include "pstree.pb-c.h"
 
 static int is_image(const struct dirent *d)
 {
@@ -195,14 +199,45 @@ int inventory_plugins(struct crf_imgdir *dir, struct strv *names)
 	return r < 0 ? r : 0;
 }
 
+/*
+ * The type the core's image @name must hold, or NULL for a plugin's image
+ * (its plugin checks it in restore-prepare).
+ */
+static const ProtobufCMessageDescriptor *core_type(const char *name)
+{
+	char again[64];
+	int pid;
+
+	if (!strcmp(name, CRF_IMG_INVENTORY))
+		return &crf__core__inventory__descriptor;
+	if (!strcmp(name, "pstree.img"))
+		return &crf__core__process__descriptor;
+	if (!strcmp(name, "cpu.img"))
+		return &crf__core__cpu__descriptor;
+	if (sscanf(name, "core-%d.img", &pid) == 1) {
+		snprintf(again, sizeof(again), "core-%d.img", pid);
+		if (!strcmp(again, name))
+			return &crf__core__task_core__descriptor;
+	}
+	return NULL;
+}
+
+/* Framing and checksums of every frame; for the core's images, their type. */
 static int verify_file(struct crf_imgdir *dir, const char *name)
 {
+	const ProtobufCMessageDescriptor *want = core_type(name);
 	struct crf_img *img;
 	int r = crf_img_open_any(dir, name, &img);
 
 	if (r < 0)
 		return r;
-	r = crf_img_verify(img);
+	if (want && (crf_img_kind(img) != CRF_IMG_RECORDS || strcmp(crf_img_type(img), want->name)))
+		r = crf_error_errno(EMEDIUMTYPE, "%s/%s: holds %s, not %s", crf_imgdir_path(dir),
+				    name, crf_img_kind(img) == CRF_IMG_RECORDS ? crf_img_type(img)
+									  : "a blob",
+				    want->name);
+	if (r >= 0)
+		r = crf_img_verify(img);
 	crf_img_close(img);
 	return r;
 }
@@ -215,7 +250,7 @@ int inventory_check(struct crf_imgdir *dir, const struct crf_plugin_set *set, pi
 	if (r < 0)
 		return r;
 	*root = inv->root_pid;
-	for (size_t i = 0; r >= 0 && i < inv->n_plugins; i++)
+	for (size_t i = 0; set && r >= 0 && i < inv->n_plugins; i++)
 		r = check_plugin(set, inv->plugins[i]);
 	for (size_t i = 0; r >= 0 && i < inv->n_files; i++) {
 		if (strchr(inv->files[i], '/')) {

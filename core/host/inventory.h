@@ -32,7 +32,8 @@ bool plugin_version_reads(const char *here, const char *written);
  * intact, every plugin that wrote the dump is enabled and loaded here, with
  * the same ABI major and a version that reads its images
  * (plugin_version_reads), and every image file it lists verifies (all
- * checksums).
+ * checksums), and the core's own images hold their types.  @set NULL (the
+ * fuzzer): the plugins are not checked.
  * Returns 0 and the root PID of the saved tree in @root, or -errno after
  * one error naming what is wrong.
  */

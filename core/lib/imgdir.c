@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The per-task images of an image directory ("mm-1234.img"), in PID order. */
+/*
+ * The per-task images of an image directory ("mm-1234.img"), in PID order,
+ * and whether a PID an image names is a task of the dump.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -89,4 +92,15 @@ int crf_imgdir_each_task(struct crf_imgdir *dir, const char *prefix,
 		r = fn(arg, name, pids[i]);
 	}
 	return r < 0 ? r : 0;
+}
+
+int crf_img_check_task(struct crf_imgdir *dir, const char *img, pid_t pid)
+{
+	char core[64];
+
+	snprintf(core, sizeof(core), "core-%d.img", (int)pid);
+	if (pid > 0 && faccessat(crf_imgdir_fd(dir), core, F_OK, 0) == 0)
+		return 0;
+	return crf_error_errno(EBADMSG, "%s/%s: PID %d is not a live process of the dump (no %s)",
+			       crf_imgdir_path(dir), img, (int)pid, core);
 }

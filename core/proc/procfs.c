@@ -220,20 +220,29 @@ int parse_limits(const char *text, struct crf_proc_limit lim[CRF_NLIMITS])
 	return 0;
 }
 
+/*
+ * "HOW/WHO.ID": HOW is sigev_notify without SIGEV_THREAD_ID ("signal",
+ * "none", "thread": SIGEV_THREAD, which the kernel signals as SIGEV_SIGNAL),
+ * WHO "tid" when SIGEV_THREAD_ID is set (a timer_create() with
+ * SIGEV_THREAD_ID, glibc's SIGEV_THREAD helper's too), else "pid".
+ */
 static int timer_notify(const char *s, struct crf_proc_timer *t)
 {
-	char how[16];
+	char how[16], who[8];
 
-	/* "signal/pid.123", "thread/tid.123", "none/pid.123" */
-	if (sscanf(s, " %15[a-z]/%*[a-z].%d", how, &t->notify_tid) != 2)
+	if (sscanf(s, " %15[a-z]/%7[a-z].%d", how, who, &t->notify_tid) != 3)
 		return -EINVAL;
 	if (!strcmp(how, "signal"))
 		t->notify = SIGEV_SIGNAL;
 	else if (!strcmp(how, "thread"))
-		t->notify = SIGEV_THREAD_ID | SIGEV_SIGNAL;
+		t->notify = SIGEV_THREAD;
 	else if (!strcmp(how, "none"))
 		t->notify = SIGEV_NONE;
 	else
+		return -EINVAL;
+	if (!strcmp(who, "tid"))
+		t->notify |= SIGEV_THREAD_ID;
+	else if (strcmp(who, "pid"))
 		return -EINVAL;
 	return 0;
 }

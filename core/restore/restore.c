@@ -26,6 +26,7 @@
 #include "seccomp.h"
 #include "task-image.h"
 #include "rst-apply.h"
+#include "validate.h"
 
 static void fill_signals(struct crf_rst_args *a, const Crf__Core__TaskCore *tc)
 {
@@ -76,7 +77,7 @@ static int add_thread(struct crf_rst_task *t, const Crf__Core__ThreadCore *th)
 	uint8_t (*buf)[128] = NULL;
 	int r;
 
-	/* The pending records were checked by task_read(). */
+	/* The pending records were checked by task_read(), the rest by rst_validate_cores(). */
 	if (th->regs.len != sizeof(a.regs) || th->n_ns_tid < 1 || th->n_ns_tid > CRF_RST_MAX_LEVELS)
 		return crf_error_errno(EBADMSG, "thread %d: bad record", (int)th->tid);
 	for (size_t i = 0; i < th->n_ns_tid; i++)
@@ -382,6 +383,8 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 	r = rst_plan(&t, &rt);
 	if (r >= 0)
 		r = read_cores(&ctx);
+	if (r >= 0)
+		r = rst_validate_cores(dir, &t, ctx.tcs);
 	if (r >= 0)
 		r = attrs_check_restore(&t, ctx.tcs, o->detach);
 	if (r >= 0)

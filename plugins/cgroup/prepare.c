@@ -24,6 +24,7 @@
 
 #include "cgroup-restore.h"
 #include "cgroup.pb-c.h"
+#include "validate.h"
 
 /* A small cgroup file, its trailing newline removed; -errno when unreadable. */
 static int read_small(const char *dir, const char *name, char *buf, size_t len)
@@ -241,7 +242,9 @@ int cgroup_restore_prepare(struct crf_ctx *ctx)
 	if (!rs)
 		return crf_log_errno(CRF_LOG_ERROR, ENOMEM, "restore");
 	crf_ctx_set_priv(ctx, rs);
-	r = read_records(ctx, rs);
+	r = cgroup_validate(crf_ctx_images(ctx));
+	if (r >= 0)
+		r = read_records(ctx, rs);
 	if (r >= 0)
 		r = read_self(rs);
 	for (size_t i = 0; r >= 0 && i < rs->n_tasks; i++)

@@ -34,6 +34,7 @@
 #include "files.pb-c.h"
 #include "tty.h"
 #include "unlinked.h"
+#include "validate.h"
 
 /* The kind of a socket, from a copy of it taken with pidfd_getfd. */
 static const char *socket_kind(int pidfd, int fd, char *buf, size_t len)
@@ -313,8 +314,14 @@ int files_dump_finish(struct crf_ctx *ctx)
  */
 int files_restore_prepare(struct crf_ctx *ctx)
 {
-	/* Every fd's kind first: a restore that cannot make one makes nothing. */
-	int r = files_kinds_check(ctx);
+	/*
+	 * Every record first (validate.c), then every fd's kind: a restore
+	 * that cannot make one makes nothing.
+	 */
+	int r = files_validate(crf_ctx_images(ctx));
+
+	if (r >= 0)
+		r = files_kinds_check(ctx);
 
 	if (r >= 0)
 		r = files_ext_restore_prepare(ctx);

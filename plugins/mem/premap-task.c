@@ -156,7 +156,8 @@ static int collect(struct premap_task *t, const Crf__Mem__PageRuns *pr)
 	for (size_t i = 0; r >= 0 && i < pr->n_runs; i++) {
 		const Crf__Mem__PageRun *run = pr->runs[i];
 
-		if (run->vaddr < c->v->start || run->len > c->v->end - run->vaddr)
+		if (run->vaddr < c->v->start || run->vaddr >= c->v->end ||
+		    run->len > c->v->end - run->vaddr)
 			return corrupt(t, "page run outside its mapping", run->vaddr);
 		r = grow(&c->runs, c->n_runs, &c->cap_runs, sizeof(*c->runs));
 		if (r >= 0)
@@ -165,7 +166,8 @@ static int collect(struct premap_task *t, const Crf__Mem__PageRuns *pr)
 	for (size_t i = 0; r >= 0 && i < pr->n_shared; i++) {
 		const Crf__Mem__PageRange *g = pr->shared[i];
 
-		if (g->vaddr < c->v->start || g->len > c->v->end - g->vaddr)
+		if (g->vaddr < c->v->start || g->vaddr >= c->v->end ||
+		    g->len > c->v->end - g->vaddr)
 			return corrupt(t, "shared pages outside their mapping", g->vaddr);
 		r = grow(&c->shared, c->n_shared, &c->cap_shared, sizeof(*c->shared));
 		if (r >= 0)

@@ -36,6 +36,7 @@
 #include "restore-check.h"
 #include "shmem.h"
 #include "smaps.h"
+#include "validate.h"
 
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
@@ -275,8 +276,11 @@ static int mem_restore_check_foreign(struct crf_ctx *ctx)
 int mem_restore_prepare(struct crf_ctx *ctx)
 {
 	struct mem_shm *m;
-	int r = mem_restore_check(ctx);
+	/* Every record first: a bad one is refused before anything is made. */
+	int r = mem_validate(crf_ctx_images(ctx));
 
+	if (r >= 0)
+		r = mem_restore_check(ctx);
 	if (r >= 0)
 		r = mem_restore_check_foreign(ctx);
 	if (r >= 0)

@@ -16,7 +16,8 @@
 int mem_restore_check(struct crf_ctx *ctx);
 
 /*
- * restore-prepare: mem_restore_check(), then the shared memory objects,
+ * restore-prepare: mem_validate() (validate.h), mem_restore_check(), then
+ * the shared memory objects,
  * then the plan of the mappings made before forks (premap.h).
  */
 int mem_restore_prepare(struct crf_ctx *ctx);

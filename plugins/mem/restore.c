@@ -30,33 +30,21 @@
 #include "mmfields.h"
 #include "shmem.h"
 #include "smaps.h"
+#include "validate.h"
 #include "vdso.h"
-
-#define VMA_FLAGS                                                                                  \
-	(MAP_PRIVATE | MAP_SHARED | MAP_DROPPABLE | MAP_ANONYMOUS | MAP_GROWSDOWN |                \
-	 MAP_NORESERVE | MAP_LOCKED)
-/* The mapping type of mmap() flags: MAP_SHARED, MAP_PRIVATE or MAP_DROPPABLE. */
-#define MAP_TYPE_MASK 0x0f
 
 struct restore {
 	struct crf_ctx *ctx;
 	char name[64]; /* of the mm image, for messages */
 	struct crf_img *img, *blob;
 	bool blob_handed;
-	uint64_t blob_size, page_size;
 	Crf__Mem__Mm *mm; /* the header record */
-	uint32_t n_vmas;
-	uint64_t last_end;	  /* of the previous mapping */
-	const Crf__Mem__Vma *cur; /* the mapping page runs belong to */
-	bool cur_premapped;	  /* made before the fork, pages in (premap.h) */
+	/* Where the records are, checked as restore-prepare checked them (validate.h). */
+	struct mem_mm_walk w;
+	bool cur_premapped; /* made before the fork, pages in (premap.h) */
 	Crf__Mem__MmEntry *cur_rec;
 	struct mem_vdso_layout vdso;
 };
-
-static int corrupt(struct restore *s, const char *what, unsigned long long addr)
-{
-	return crf_error_errno(EBADMSG, "%s: %s at %#llx", s->name, what, addr);
-}
 
 static int read_header(struct restore *s)
 {
@@ -76,23 +64,13 @@ static int read_header(struct restore *s)
 	e->mm = NULL;
 	e->entry_case = CRF__MEM__MM_ENTRY__ENTRY__NOT_SET;
 	protobuf_c_message_free_unpacked(&e->base, NULL);
-	s->page_size = s->mm->page_size;
-	if (s->page_size != mem_page_size())
-		return crf_error_errno(ENOTSUP, "%s: pages of %llu bytes, this kernel's are %zu",
-				       s->name, (unsigned long long)s->page_size, mem_page_size());
-	if (!s->mm->pages[0] || strchr(s->mm->pages, '/'))
-		return crf_error_errno(EBADMSG, "%s: bad pages image name '%s'", s->name,
-				       s->mm->pages);
-	r = crf_blob_open(crf_ctx_images(s->ctx), s->mm->pages, &s->blob);
+	r = mem_check_mm(&s->w, s->mm);
+	if (r >= 0)
+		r = crf_blob_open(crf_ctx_images(s->ctx), s->mm->pages, &s->blob);
 	if (r < 0)
 		return r;
-	s->blob_size = crf_blob_size(s->blob);
+	s->w.blob_size = crf_blob_size(s->blob);
 	return 0;
-}
-
-static bool aligned(const struct restore *s, uint64_t v)
-{
-	return !(v & (s->page_size - 1));
 }
 
 /* Open the file of a file-backed mapping; the fd or -errno (logged). */
@@ -113,65 +91,6 @@ static int open_vma_file(const Crf__Mem__Vma *v)
 static bool kind_is_anon(Crf__Mem__VmaKind kind)
 {
 	return kind == CRF__MEM__VMA_KIND__ANON_PRIVATE || kind == CRF__MEM__VMA_KIND__ANON_SHARED;
-}
-
-/* The guard regions lie inside the mapping, page-aligned, in order. */
-static int check_guards(struct restore *s, const Crf__Mem__Vma *v)
-{
-	uint64_t last = v->start;
-
-	if (v->n_guards % 2)
-		return corrupt(s, "guard regions not in pairs", v->start);
-	for (size_t i = 0; i < v->n_guards; i += 2) {
-		uint64_t start = v->guards[i], end = v->guards[i + 1];
-
-		if (start < last || start >= end || end > v->end || !aligned(s, start) ||
-		    !aligned(s, end))
-			return corrupt(s, "guard region outside its mapping or out of order",
-				       start);
-		last = end;
-	}
-	return 0;
-}
-
-/* A foreign mapping: in order and aligned, with its claim; the rest is its handler's. */
-static int check_foreign(struct restore *s, const Crf__Mem__Vma *v)
-{
-	if (v->start >= v->end || !aligned(s, v->start) || !aligned(s, v->end) ||
-	    v->start < s->last_end)
-		return corrupt(s, "mapping out of order or unaligned", v->start);
-	if (!v->claim_kind || !v->claim_plugin || !*v->claim_kind || !*v->claim_plugin ||
-	    (v->flags != MAP_SHARED && v->flags != MAP_PRIVATE))
-		return corrupt(s, "another plugin's mapping without its claim", v->start);
-	return 0;
-}
-
-static int check_vma(struct restore *s, const Crf__Mem__Vma *v)
-{
-	bool shared = v->kind == CRF__MEM__VMA_KIND__FILE_SHARED ||
-		      v->kind == CRF__MEM__VMA_KIND__ANON_SHARED ||
-		      v->kind == CRF__MEM__VMA_KIND__MEMFD || v->kind == CRF__MEM__VMA_KIND__SYSV_SHM;
-	bool anon = kind_is_anon(v->kind);
-	int type = (int)(v->flags & MAP_TYPE_MASK);
-
-	if (v->start >= v->end || !aligned(s, v->start) || !aligned(s, v->end) ||
-	    v->start < s->last_end)
-		return corrupt(s, "mapping out of order or unaligned", v->start);
-	/* MAP_DROPPABLE is private anonymous memory of a kind of its own. */
-	if (v->prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC) || v->flags & ~VMA_FLAGS ||
-	    (shared ? type != MAP_SHARED
-		    : type != MAP_PRIVATE && !(type == MAP_DROPPABLE &&
-					       v->kind == CRF__MEM__VMA_KIND__ANON_PRIVATE)) ||
-	    !(v->flags & MAP_ANONYMOUS) != !anon)
-		return corrupt(s, "mapping with wrong protection or flags", v->start);
-	if (!aligned(s, v->pgoff))
-		return corrupt(s, "mapping with an unaligned file offset", v->start);
-	if (v->kind == CRF__MEM__VMA_KIND__MEMFD && !(v->has_shm_dev && v->has_shm_inode))
-		return corrupt(s, "memfd mapping without its object", v->start);
-	if ((v->kind == CRF__MEM__VMA_KIND__SYSV_SHM) != (v->has_shmid && v->shmid >= 0) ||
-	    (v->kind == CRF__MEM__VMA_KIND__SYSV_SHM && (v->flags != MAP_SHARED || v->pgoff)))
-		return corrupt(s, "System V segment attachment without its segment", v->start);
-	return check_guards(s, v);
 }
 
 /* "[anon:NAME]" -> "NAME": the name prctl(PR_SET_VMA_ANON_NAME) gave it. */
@@ -266,31 +185,21 @@ static int restore_foreign(struct restore *s, const Crf__Mem__Vma *v)
 	struct crf_object obj;
 	char desc[4200];
 
-	crf_vma_object(&vi, crf_ctx_pid(s->ctx), (int)s->n_vmas - 1, desc, sizeof(desc), &obj);
+	crf_vma_object(&vi, crf_ctx_pid(s->ctx), (int)s->w.n_vmas - 1, desc, sizeof(desc), &obj);
 	obj.kind = v->claim_kind;
 	return crf_kind_restore(s->ctx, &obj, v->claim_plugin);
 }
 
 static int on_vma(struct restore *s, const Crf__Mem__Vma *v)
 {
-	int r;
+	int r = mem_check_vma(&s->w, v);
 
+	if (r < 0)
+		return r;
 	if (v->kind == CRF__MEM__VMA_KIND__FOREIGN) {
-		r = check_foreign(s, v);
-		if (r < 0)
-			return r;
-		s->last_end = v->end;
-		s->n_vmas++;
-		s->cur = v;
 		s->cur_premapped = false;
 		return restore_foreign(s, v);
 	}
-	r = check_vma(s, v);
-	if (r < 0)
-		return r;
-	s->last_end = v->end;
-	s->n_vmas++;
-	s->cur = v;
 	s->cur_premapped = premap_slot(s, v) != 0;
 	switch (v->kind) {
 	case CRF__MEM__VMA_KIND__VDSO:
@@ -309,24 +218,14 @@ static int on_vma(struct restore *s, const Crf__Mem__Vma *v)
 
 static int on_pages(struct restore *s, const Crf__Mem__PageRuns *pr)
 {
-	const Crf__Mem__Vma *v = s->cur;
-	int r;
+	int r = mem_check_pages(&s->w, pr);
 
-	/* A shared file mapping's pages are the file's: writing them would write it. */
-	if (!v || (!kind_is_anon(v->kind) && v->kind != CRF__MEM__VMA_KIND__FILE_PRIVATE))
-		return corrupt(s, "page runs without an anonymous or private mapping before them",
-			       v ? v->start : 0);
 	/* Its pages are in already: the restore-premap stage read them. */
-	if (s->cur_premapped)
-		return 0;
+	if (r < 0 || s->cur_premapped)
+		return r;
 	for (size_t i = 0; i < pr->n_runs; i++) {
 		const Crf__Mem__PageRun *run = pr->runs[i];
 
-		if (!run->len || !aligned(s, run->vaddr) || !aligned(s, run->len) ||
-		    run->vaddr < v->start || run->len > v->end - run->vaddr ||
-		    run->off > s->blob_size || run->len > s->blob_size - run->off)
-			return corrupt(s, "page run outside its mapping or the pages image",
-				       run->vaddr);
 		s->blob_handed = true;
 		r = crf_rst_add_pages(s->ctx, s->blob, run->vaddr, run->len, run->off);
 		if (r < 0)
@@ -342,6 +241,7 @@ static int read_records(struct restore *s)
 	int r;
 
 	while ((r = crf_img_read(s->img, (ProtobufCMessage **)&e)) > 0) {
+		s->w.rec++;
 		if (e->entry_case == CRF__MEM__MM_ENTRY__ENTRY_VMA) {
 			/* Page runs refer to their mapping: keep it until the next. */
 			if (s->cur_rec)
@@ -355,15 +255,13 @@ static int read_records(struct restore *s)
 		if (e->entry_case == CRF__MEM__MM_ENTRY__ENTRY_PAGES)
 			r = on_pages(s, e->pages);
 		else
-			r = corrupt(s, "a second mm record", 0);
+			r = crf_error_errno(EBADMSG, "%s: record %zu: a second Mm", s->name,
+					    s->w.rec);
 		protobuf_c_message_free_unpacked(&e->base, NULL);
 		if (r < 0)
 			return r;
 	}
-	if (r == 0 && s->n_vmas != s->mm->n_vmas)
-		return crf_error_errno(ENODATA, "%s: %u mappings of the %u announced", s->name,
-				       s->n_vmas, s->mm->n_vmas);
-	return r;
+	return r == 0 ? mem_check_end(&s->w, s->mm) : r;
 }
 
 static int set_mm(struct restore *s)
@@ -377,11 +275,7 @@ static int set_mm(struct restore *s)
 		.mlockall = (int)s->mm->mlockall,
 	};
 
-	if (f->n_auxv < 2 || f->n_auxv % 2 || f->n_auxv > sizeof(mm.auxv) / sizeof(mm.auxv[0]) ||
-	    f->auxv[f->n_auxv - 2] != 0)
-		return corrupt(s, "auxiliary vector not ending with AT_NULL", 0);
-	if (s->mm->mlockall & ~(uint32_t)(MCL_FUTURE | MCL_ONFAULT))
-		return corrupt(s, "mlockall flags other than MCL_FUTURE and MCL_ONFAULT", 0);
+	/* auxv and mlockall: checked by mem_check_mm(). */
 	memcpy(mm.auxv, f->auxv, f->n_auxv * sizeof(mm.auxv[0]));
 	mm.auxv_len = f->n_auxv;
 	if (f->exe) {
@@ -414,6 +308,7 @@ int mem_restore_task(struct crf_ctx *ctx)
 	int r;
 
 	snprintf(s.name, sizeof(s.name), "mm-%d.img", (int)crf_ctx_pid(ctx));
+	s.w = (struct mem_mm_walk){.dir = crf_ctx_images(ctx), .name = s.name};
 	r = crf_img_open(crf_ctx_images(ctx), s.name, &crf__mem__mm_entry__descriptor, &s.img);
 	if (r < 0)
 		return r;

@@ -217,6 +217,13 @@ static size_t kind_index(const char *kind)
 	return N_KINDS;
 }
 
+int ns_kind_index(const char *kind)
+{
+	size_t i = kind_index(kind);
+
+	return i < N_KINDS ? (int)i : -1;
+}
+
 /* Open ns-PID.img; 0 with *@img NULL when the process has no claimed namespace. */
 static int open_claims(struct crf_ctx *ctx, pid_t pid, struct crf_img **img)
 {
@@ -316,8 +323,10 @@ static int check_task(void *ctx, const char *name, pid_t pid)
 int ns_restore_prepare(struct crf_ctx *ctx)
 {
 	struct ns_state *s;
-	int r = crf_imgdir_each_task(crf_ctx_images(ctx), "ns", check_task, ctx);
+	int r = ns_validate(crf_ctx_images(ctx));
 
+	if (r >= 0)
+		r = crf_imgdir_each_task(crf_ctx_images(ctx), "ns", check_task, ctx);
 	if (r < 0)
 		return r;
 	s = calloc(1, sizeof(*s));

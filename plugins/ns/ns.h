@@ -20,4 +20,16 @@ int ns_restore_prepare(struct crf_ctx *ctx);
 int ns_restore_premap(struct crf_ctx *ctx);
 int ns_restore_cleanup(struct crf_ctx *ctx);
 
+/* The index of namespace kind @kind ("uts") in restore order, or -1 for none crf knows. */
+int ns_kind_index(const char *kind);
+
+/*
+ * validate.c: every ns-PID.img of @dir, before the tree is forked (the
+ * first step of restore-prepare): a live process of the dump, each kind
+ * known and once, its link "KIND:[ID]", a handler named.  0 or -EBADMSG
+ * (logged: file, record, field).  Reads @dir only.
+ */
+struct crf_imgdir;
+int ns_validate(struct crf_imgdir *dir);
+
 #endif

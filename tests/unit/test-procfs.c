@@ -86,19 +86,29 @@ static void test_limits_self(void **state)
 static void test_timers_self(void **state)
 {
 	struct sigevent se = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGRTMIN + 1 };
+	/* Signalling one thread: "signal/tid.N", which once read as process-directed. */
+	struct sigevent st = { .sigev_notify = SIGEV_SIGNAL | SIGEV_THREAD_ID,
+			       .sigev_signo = SIGUSR2 };
 	struct crf_proc_timer t[4];
-	timer_t a, b;
+	timer_t a, b, c;
 	char *text;
 	int n;
 
 	se.sigev_value.sival_ptr = (void *)0xabcdef;
+	st._sigev_un._tid = gettid();
 	assert_int_equal(timer_create(CLOCK_MONOTONIC, &se, &a), 0);
 	assert_int_equal(timer_create(CLOCK_REALTIME, NULL, &b), 0);
+	assert_int_equal(timer_create(CLOCK_MONOTONIC, &st, &c), 0);
 	assert_int_equal(crf_read_file("/proc/self/timers", &text), 0);
 	n = parse_timers(text, t, 4);
 	free(text);
-	assert_int_equal(n, 2);
+	assert_int_equal(n, 3);
 	/* Listed newest first. */
+	assert_int_equal(t[0].notify, SIGEV_SIGNAL | SIGEV_THREAD_ID);
+	assert_int_equal(t[0].notify_tid, gettid());
+	assert_int_equal(t[0].signo, SIGUSR2);
+	memmove(t, t + 1, 2 * sizeof(t[0]));
+	timer_delete(c);
 	assert_int_equal(t[1].id, (int)(intptr_t)a);
 	assert_int_equal(t[1].signo, SIGRTMIN + 1);
 	assert_int_equal(t[1].value, 0xabcdef);

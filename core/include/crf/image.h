@@ -156,6 +156,15 @@ int crf_img_read_raw(struct crf_img *img, uint8_t **buf, size_t *len);
 /* Walk a whole open image (any kind), verifying everything; 0 or -errno. */
 int crf_img_verify(struct crf_img *img);
 
+/*
+ * ABI 1.5: for a restore's checks before the first fork (docs/image-format.md,
+ * "What restore validates"): is @pid, named by @img (the image, and the
+ * record if it is one of several: "cgroup.img: record 3"), a live process
+ * of the dump (the core checked that exactly those have a core-PID.img)?
+ * 0, or -EBADMSG after logging @img and the PID.
+ */
+int crf_img_check_task(struct crf_imgdir *dir, const char *img, pid_t pid);
+
 /* CRC32C (Castagnoli), as used in every image: crc = crf_crc32c(0, p, n). */
 uint32_t crf_crc32c(uint32_t crc, const void *buf, size_t len);
 
