@@ -216,9 +216,9 @@ static int set_files_keys(const struct crf_opts *o, struct crf_config *conf)
 		r = set_files_list(conf, "inherit-fd", &o->inherit_fd, "--inherit-fd");
 	/* Sockets are the net plugin's. */
 	if (r >= 0 && o->tcp_established)
-		r = crf_config_set(conf, "net", "tcp-established", "yes", "--tcp-established");
+		r = config_set(conf, "net", "tcp-established", "yes", "--tcp-established");
 	if (r >= 0 && o->skip_in_flight)
-		r = crf_config_set(conf, "net", "skip-in-flight", "yes", "--skip-in-flight");
+		r = config_set(conf, "net", "skip-in-flight", "yes", "--skip-in-flight");
 	return r;
 }
 
