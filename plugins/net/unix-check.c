@@ -89,11 +89,11 @@ static const Crf__Net__UnixSk *listener_with_icon(const struct unix_table *t, ui
 	return NULL;
 }
 
-static const Crf__Net__UnixSk *listener_named(const struct unix_table *t,
+static const Crf__Net__UnixSk *listener_named(const struct unix_table *t, uint32_t type,
 					      const ProtobufCBinaryData *name)
 {
 	for (size_t i = 0; i < t->n; i++)
-		if (t->v[i]->state == TCP_LISTEN && t->v[i]->has_name &&
+		if (t->v[i]->state == TCP_LISTEN && t->v[i]->type == type && t->v[i]->has_name &&
 		    same_bytes(&t->v[i]->name, name))
 			return t->v[i];
 	return NULL;
@@ -117,6 +117,32 @@ static int host_listener(const struct unix_diag_info *d, void *arg)
 			s->found.n_icons = 0;
 			s->got = true;
 		}
+	return 0;
+}
+
+/* Each queued datagram of @m must be one crf can send again from the right address. */
+static int check_senders(const struct unix_table *t, const Crf__Net__UnixSk *m,
+			 const Crf__Net__UnixSk *peer, const char *what)
+{
+	char name[256];
+
+	for (size_t i = 0; i < m->n_senders; i++) {
+		const ProtobufCBinaryData *from = &m->senders[i];
+		bool ok;
+
+		if (peer)
+			ok = peer->has_name ? same_bytes(&peer->name, from) : !from->len;
+		else
+			ok = !from->len || unix_table_named(t, SOCK_DGRAM, from);
+		if (!ok)
+			return crf_error_errno(ENOTSUP, "%s: datagram %zu of %zu queued is from %s, "
+					       "%s", what, i + 1, m->n_senders,
+					       name_of(from, true, name, sizeof(name)),
+					       peer ? "not its peer" : "a socket outside the tree");
+	}
+	if (!peer && m->n_rqueue && !m->has_name)
+		return crf_error_errno(ENOTSUP, "%s: datagrams queued on an unnamed, unconnected "
+				       "socket", what);
 	return 0;
 }
 
@@ -147,40 +173,34 @@ static int check_unpeered(struct unix_table *t, Crf__Net__UnixSk *m, const char 
 						     sizeof(name)),
 				       (unsigned long long)s.found.ino,
 				       holder(s.found.ino, who, sizeof(who)));
+	/*
+	 * A datagram socket another one connected to is TCP_ESTABLISHED too,
+	 * with no peer of its own: getpeername tells it from one whose peer
+	 * was closed.
+	 */
+	if (m->type == SOCK_DGRAM && !m->has_peer_name)
+		return check_senders(t, m, NULL, what);
 	if (m->type == SOCK_DGRAM)
 		return crf_error_errno(ENOTSUP, "%s: the socket it is connected to was closed, "
 				       "which crf does not restore", what);
-	if (m->has_peer_name)
+	if (m->has_peer_name && m->peer_name.len)
 		return crf_error_errno(ENOTSUP, "%s: its peer %s was closed, which crf does not "
 				       "restore", what,
 				       name_of(&m->peer_name, true, name, sizeof(name)));
 	return 0;
 }
 
-/* Each queued datagram of @m must be one crf can send again from the right address. */
-static int check_senders(const struct unix_table *t, const Crf__Net__UnixSk *m,
-			 const Crf__Net__UnixSk *peer, const char *what)
+/*
+ * Whether a socket of @type is bound to abstract name @name: a probe's bind
+ * says so (each type has its own abstract names).
+ */
+static bool abstract_bound(int type, const ProtobufCBinaryData *name)
 {
-	char name[256];
+	_cleanup_close_ int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a;
+	socklen_t len = unix_addr(name, &a);
 
-	for (size_t i = 0; i < m->n_senders; i++) {
-		const ProtobufCBinaryData *from = &m->senders[i];
-		bool ok;
-
-		if (peer)
-			ok = peer->has_name ? same_bytes(&peer->name, from) : !from->len;
-		else
-			ok = !from->len || unix_table_named(t, from);
-		if (!ok)
-			return crf_error_errno(ENOTSUP, "%s: datagram %zu of %zu queued is from %s, "
-					       "%s", what, i + 1, m->n_senders,
-					       name_of(from, true, name, sizeof(name)),
-					       peer ? "not its peer" : "a socket outside the tree");
-	}
-	if (!peer && m->n_rqueue && !m->has_name)
-		return crf_error_errno(ENOTSUP, "%s: datagrams queued on an unnamed, unconnected "
-				       "socket", what);
-	return 0;
+	return fd < 0 || bind(fd, (struct sockaddr *)&a, len) != 0;
 }
 
 static int check_one(struct unix_table *t, Crf__Net__UnixSk *m)
@@ -211,19 +231,29 @@ static int check_one(struct unix_table *t, Crf__Net__UnixSk *m)
 				       "that is not connected to it", what, p->pid, p->fd);
 	if (m->type == SOCK_DGRAM)
 		return check_senders(t, m, p, what);
-	if (!p || !m->has_name || m->has_file_ino || (m->has_file_gone && m->file_gone))
+	if (!p || !m->has_name)
 		return 0;
-	/* Named, but no socket file of its own: the accepted end of a connection. */
-	l = listener_named(t, &m->name);
-	if (l) {
+	/*
+	 * A connected stream or seqpacket socket with a name: the accepted end
+	 * of a connection to a listener (whose name, and socket file, it
+	 * shares), or one that was bound before it connected.
+	 */
+	l = listener_named(t, m->type, &m->name);
+	if (l && (l->has_vfs_ino == m->has_vfs_ino && l->vfs_ino == m->vfs_ino)) {
 		m->has_accepted_from = true;
 		m->accepted_from = l->ino;
-	} else if (m->name.data[0]) {
-		return crf_error_errno(ENOTSUP, "%s -> %s: accepted from a listener that is "
-				       "closed or outside the tree, which crf does not restore",
-				       what, name_of(&m->peer_name, m->has_peer_name, name,
-						     sizeof(name)));
+		return 0;
 	}
+	if (m->name.data[0])
+		return crf_error_errno(ENOTSUP, "%s -> %s: connected with a path name, accepted "
+				       "from a listener closed or outside the tree, or bound "
+				       "before it connected: crf restores neither", what,
+				       name_of(&m->peer_name, m->has_peer_name, name, sizeof(name)));
+	/* An abstract name no socket is bound to any more: its listener was closed. */
+	if (!abstract_bound((int)m->type, &m->name))
+		return crf_error_errno(ENOTSUP, "%s -> %s: accepted from a listener since closed, "
+				       "which crf does not restore", what,
+				       name_of(&m->peer_name, m->has_peer_name, name, sizeof(name)));
 	return 0;
 }
 

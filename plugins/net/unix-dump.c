@@ -70,14 +70,15 @@ Crf__Net__UnixSk *unix_table_find(const struct unix_table *t, uint64_t ino, size
 	return NULL;
 }
 
-Crf__Net__UnixSk *unix_table_named(const struct unix_table *t, const ProtobufCBinaryData *name)
+Crf__Net__UnixSk *unix_table_named(const struct unix_table *t, uint32_t type,
+				   const ProtobufCBinaryData *name)
 {
 	Crf__Net__UnixSk *found = NULL;
 
 	for (size_t i = 0; t && i < t->n; i++) {
 		Crf__Net__UnixSk *m = t->v[i];
 
-		if (!m->has_name || m->name.len != name->len ||
+		if (m->type != type || !m->has_name || m->name.len != name->len ||
 		    (name->len && memcmp(m->name.data, name->data, name->len)))
 			continue;
 		/* An accepted connection has its listener's name: the listener is the one bound. */
@@ -166,6 +167,8 @@ static int read_file(const struct crf_object *obj, const struct unix_diag_info *
 	m->has_file_gone = true;
 	if (!d->has_vfs)
 		return 0;
+	m->has_vfs_ino = true;
+	m->vfs_ino = d->vfs_ino;
 	m->file_gone = lstat(path, &st) || st.st_ino != d->vfs_ino ||
 		       major(st.st_dev) != d->vfs_dev >> 20 ||
 		       minor(st.st_dev) != (d->vfs_dev & 0xfffff);
@@ -199,8 +202,9 @@ static int read_socket(int fd, Crf__Net__UnixSk *m, const char *what)
 	m->passcred = passcred;
 	m->sndbuf = (uint32_t)sndbuf;
 	m->rcvbuf = (uint32_t)rcvbuf;
+	/* Connected (to a peer maybe closed since): peer_name, empty when the peer is unnamed. */
 	if (getpeername(fd, (struct sockaddr *)&peer, &pl) == 0 &&
-	    pl > offsetof(struct sockaddr_un, sun_path) &&
+	    pl >= offsetof(struct sockaddr_un, sun_path) &&
 	    set_bytes(&m->peer_name, &m->has_peer_name, peer.sun_path,
 		      pl - offsetof(struct sockaddr_un, sun_path)) < 0)
 		return crf_error_errno(ENOMEM, "%s", what);

@@ -160,7 +160,8 @@ static int make_all(struct making *mk)
 
 	/* Listeners and unconnected sockets first: others connect to them. */
 	for (size_t i = 0; r == 0 && i < t->n; i++)
-		if (t->v[i]->state != TCP_ESTABLISHED)
+		if (t->v[i]->state != TCP_ESTABLISHED ||
+		    (t->v[i]->type == SOCK_DGRAM && !t->v[i]->has_peer))
 			r = make_sock(mk, i);
 	for (size_t i = 0; r == 0 && i < t->n; i++) {
 		const Crf__Net__UnixSk *m = t->v[i];
@@ -227,7 +228,7 @@ static int dgram_sender(struct making *mk, const Crf__Net__UnixSk *m, size_t k, 
 	}
 	*to_name = true;
 	if (k < m->n_senders && m->senders[k].len) {
-		p = unix_table_named(t, &m->senders[k]);
+		p = unix_table_named(t, SOCK_DGRAM, &m->senders[k]);
 		return p && unix_table_find(t, p->ino, &j) ? t->made[j] : -1;
 	}
 	if (mk->tmp < 0)

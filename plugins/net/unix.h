@@ -91,8 +91,12 @@ int unix_table_add(struct unix_table *t, Crf__Net__UnixSk *m);
 /* The record of socket @ino and, in *@index when not NULL, its place; NULL: none. */
 Crf__Net__UnixSk *unix_table_find(const struct unix_table *t, uint64_t ino, size_t *index);
 
-/* The socket bound to @name (sun_path bytes), or NULL (not an accepted end: listeners first). */
-Crf__Net__UnixSk *unix_table_named(const struct unix_table *t, const ProtobufCBinaryData *name);
+/*
+ * The socket of @type bound to @name (sun_path bytes), or NULL; of several
+ * (a listener and the connections it accepted), the listener.
+ */
+Crf__Net__UnixSk *unix_table_named(const struct unix_table *t, uint32_t type,
+				   const ProtobufCBinaryData *name);
 
 /* "unix stream /tmp/x.sock" of @m in @buf. */
 const char *unix_describe(const Crf__Net__UnixSk *m, char *buf, size_t size);

@@ -17,6 +17,15 @@
  *   pair-fork  a stream and a seqpacket pair, each with an end in the
  *     parent and one in the child, data queued both ways; the child checks
  *     its ends, the parent its own and the child's verdict.
+ *   bound-path, abstract  names: a stream listener (backlog 5, its socket
+ *     file mode 0640) with one connection accepted (data queued both
+ *     ways) and one waiting to be accepted; a datagram socket bound to a
+ *     name, with datagrams queued from an unnamed socket, from a named one
+ *     and from one connected to it; a socketpair whose end 0 is bound;
+ *     bound-path also a listener whose socket file was deleted.  After
+ *     the restore every getsockname/getpeername is as it was, the queues
+ *     and senders too, the waiting connection is accepted and carries
+ *     data, the backlog takes 5 more connections and no more.
  *   outside-peer  connected to a listener of a process outside the tree
  *     (a grandchild that left it): refused, naming the peer's path.
  *   in-flight  an fd sent with SCM_RIGHTS and not received: refused.
@@ -31,7 +40,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -414,6 +425,191 @@ static void outside(void)
 	wl_note("outside-peer: the connection still works after the refused dump");
 }
 
+/* The address @name: under the tmpdir, or abstract ("\0wl-unix-PID-name"). */
+static socklen_t addr_of(bool abstract, const char *name, struct sockaddr_un *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	if (!abstract) {
+		snprintf(a->sun_path, sizeof(a->sun_path), "%s/wl-unix-%s.sock", wl_tmpdir(), name);
+		return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(a->sun_path) + 1);
+	}
+	snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "wl-unix-%d-%s", (int)getpid(), name);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(a->sun_path + 1));
+}
+
+static int bound(int type, bool abstract, const char *name)
+{
+	struct sockaddr_un a;
+	socklen_t len = addr_of(abstract, name, &a);
+	int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+
+	WL_CHECK(fd >= 0, "socket: %s", strerror(errno));
+	if (!abstract)
+		unlink(a.sun_path);
+	WL_CHECK(bind(fd, (struct sockaddr *)&a, len) == 0, "bind %s: %s", name, strerror(errno));
+	return fd;
+}
+
+static int connected(int type, bool abstract, const char *name)
+{
+	struct sockaddr_un a;
+	socklen_t len = addr_of(abstract, name, &a);
+	int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+
+	WL_CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&a, len) == 0, "connect %s: %s", name,
+		 strerror(errno));
+	return fd;
+}
+
+/* The next datagram on @fd is @want, from @from (@from_len 0: unnamed). */
+static void expect_from(int fd, const char *want, const struct sockaddr_un *from,
+			socklen_t from_len, const char *what)
+{
+	struct sockaddr_un got;
+	socklen_t gl = sizeof(got);
+	char buf[64];
+	ssize_t n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&got, &gl);
+
+	WL_CHECK(n == (ssize_t)strlen(want) && !memcmp(buf, want, (size_t)n), "%s: read %zd (%s)",
+		 what, n, n < 0 ? strerror(errno) : "other bytes");
+	if (!from_len)
+		WL_CHECK(gl <= sizeof(sa_family_t), "%s: from a named socket (length %u)", what, gl);
+	else
+		WL_CHECK(gl == from_len && !memcmp(&got, from, gl), "%s: from another address "
+			 "(length %u, want %u)", what, gl, from_len);
+}
+
+struct named {
+	int l, c1, s1, c2, d, du, dn, dc, p[2], gone;
+	struct names names[10];
+	struct stat file;
+};
+
+static void setup_named(bool abstract, struct named *n)
+{
+	struct sockaddr_un d;
+	socklen_t dl = addr_of(abstract, "d", &d);
+	int fds[10];
+
+	n->l = bound(SOCK_STREAM, abstract, "l");
+	WL_CHECK(listen(n->l, 5) == 0, "listen: %s", strerror(errno));
+	n->c1 = connected(SOCK_STREAM, abstract, "l");
+	n->s1 = accept4(n->l, NULL, NULL, SOCK_CLOEXEC);
+	WL_CHECK(n->s1 >= 0, "accept: %s", strerror(errno));
+	n->c2 = connected(SOCK_STREAM, abstract, "l");
+	xsend(n->c1, "from-c1", 7, "c1");
+	xsend(n->s1, "from-s1", 7, "s1");
+	n->d = bound(SOCK_DGRAM, abstract, "d");
+	n->du = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	n->dn = bound(SOCK_DGRAM, true, "dn");
+	n->dc = connected(SOCK_DGRAM, abstract, "d");
+	WL_CHECK(sendto(n->du, "unnamed", 7, 0, (struct sockaddr *)&d, dl) == 7 &&
+			 sendto(n->dn, "named", 5, 0, (struct sockaddr *)&d, dl) == 5 &&
+			 send(n->dc, "connected", 9, 0) == 9,
+		 "sendto: %s", strerror(errno));
+	pair(SOCK_DGRAM, n->p);
+	{
+		struct sockaddr_un a;
+		socklen_t al = addr_of(abstract, "p", &a);
+
+		if (!abstract)
+			unlink(a.sun_path);
+		WL_CHECK(bind(n->p[0], (struct sockaddr *)&a, al) == 0, "bind p: %s",
+			 strerror(errno));
+		xsend(n->p[1], "to-p0", 5, "p1");
+	}
+	n->gone = -1;
+	if (!abstract) {
+		struct sockaddr_un a;
+
+		addr_of(false, "l", &a);
+		WL_CHECK(chmod(a.sun_path, 0640) == 0 && stat(a.sun_path, &n->file) == 0,
+			 "chmod %s: %s", a.sun_path, strerror(errno));
+		n->gone = bound(SOCK_STREAM, false, "gone");
+		WL_CHECK(listen(n->gone, 1) == 0, "listen: %s", strerror(errno));
+		addr_of(false, "gone", &a);
+		WL_CHECK(unlink(a.sun_path) == 0, "unlink %s: %s", a.sun_path, strerror(errno));
+	}
+	memcpy(fds, (int[]){n->l, n->c1, n->s1, n->c2, n->d, n->du, n->dn, n->dc, n->p[0], n->p[1]},
+	       sizeof(fds));
+	for (int i = 0; i < 10; i++)
+		get_names(fds[i], &n->names[i], "before");
+}
+
+static void verify_named(bool abstract, struct named *n)
+{
+	static const char *const what[10] = {"l", "c1", "s1", "c2", "d", "du", "dn", "dc", "p0", "p1"};
+	int fds[10] = {n->l, n->c1, n->s1, n->c2, n->d, n->du, n->dn, n->dc, n->p[0], n->p[1]};
+	int types[10] = {SOCK_STREAM, SOCK_STREAM, SOCK_STREAM, SOCK_STREAM, SOCK_DGRAM,
+			 SOCK_DGRAM, SOCK_DGRAM, SOCK_DGRAM, SOCK_DGRAM, SOCK_DGRAM};
+	struct sockaddr_un dn;
+	socklen_t dnl = addr_of(true, "dn", &dn);
+	int more = 0, s2;
+
+	for (int i = 0; i < 10; i++)
+		check_names(fds[i], types[i], &n->names[i], what[i]);
+	WL_CHECK(sockopt(n->l, SO_ACCEPTCONN) == 1, "l: not listening");
+	if (!abstract) {
+		struct sockaddr_un a;
+		struct stat st;
+		struct names g;
+
+		addr_of(false, "l", &a);
+		WL_CHECK(stat(a.sun_path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+				 (st.st_mode & 07777) == 0640 && st.st_uid == n->file.st_uid,
+			 "%s: mode %o (%s)", a.sun_path, st.st_mode, strerror(errno));
+		addr_of(false, "gone", &a);
+		WL_CHECK(stat(a.sun_path, &st) < 0 && errno == ENOENT, "%s is back", a.sun_path);
+		get_names(n->gone, &g, "gone");
+		WL_CHECK(!strcmp(g.self.sun_path, a.sun_path), "gone: bound to %s", g.self.sun_path);
+	}
+	expect_bytes(n->c1, "from-s1", 7, "c1");
+	expect_bytes(n->s1, "from-c1", 7, "s1");
+	expect_from(n->d, "unnamed", NULL, 0, "d: datagram 1");
+	expect_from(n->d, "named", &dn, dnl, "d: datagram 2");
+	expect_from(n->d, "connected", NULL, 0, "d: datagram 3");
+	expect_empty(n->d, "d");
+	expect(n->p[0], "to-p0", 5, "p0");
+	ping(n->p[0], n->p[1], SOCK_DGRAM, "p");
+	ping(n->c1, n->s1, SOCK_STREAM, "c1-s1");
+	xsend(n->dc, "again", 5, "dc");
+	expect_from(n->d, "again", NULL, 0, "d: datagram after the restore");
+	/* The connection waiting: accepted now, its peer c2. */
+	s2 = accept4(n->l, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	WL_CHECK(s2 >= 0, "accept the waiting connection: %s", strerror(errno));
+	ping(n->c2, s2, SOCK_STREAM, "c2");
+	close(s2);
+	WL_CHECK(fcntl(n->l, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK: %s", strerror(errno));
+	WL_CHECK(accept4(n->l, NULL, NULL, SOCK_CLOEXEC) < 0 && errno == EAGAIN,
+		 "more connections were waiting");
+	/* Backlog 5: a listener takes one more than its backlog. */
+	for (;;) {
+		struct sockaddr_un a;
+		socklen_t al = addr_of(abstract, "l", &a);
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+		WL_CHECK(fd >= 0, "socket: %s", strerror(errno));
+		if (connect(fd, (struct sockaddr *)&a, al)) {
+			WL_CHECK(errno == EAGAIN, "connect: %s", strerror(errno));
+			close(fd);
+			break;
+		}
+		WL_CHECK(++more <= 10, "the backlog takes more than 10 connections");
+	}
+	WL_CHECK(more == 6, "the backlog took %d connections, want 6 (backlog 5)", more);
+	if (!abstract) {
+		const char *names[] = {"l", "d", "p"};
+
+		for (size_t i = 0; i < 3; i++) {
+			struct sockaddr_un a;
+
+			addr_of(false, names[i], &a);
+			unlink(a.sun_path);
+		}
+	}
+}
+
 /* in-flight: fd 0's description sent with SCM_RIGHTS, not received. */
 static void in_flight(void)
 {
@@ -467,6 +663,17 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "in-flight")) {
 		in_flight();
+		return 0;
+	}
+	if (!strcmp(mode, "bound-path") || !strcmp(mode, "abstract")) {
+		struct named n;
+		bool abstract = !strcmp(mode, "abstract");
+
+		setup_named(abstract, &n);
+		wl_ready();
+		wl_wait_verify();
+		verify_named(abstract, &n);
+		wl_note("%s: names, connections, backlog and senders as they were", mode);
 		return 0;
 	}
 	if (strncmp(mode, "pair-", 5))
