@@ -29,6 +29,9 @@
  *   outside-peer  connected to a listener of a process outside the tree
  *     (a grandchild that left it): refused, naming the peer's path.
  *   in-flight  an fd sent with SCM_RIGHTS and not received: refused.
+ *   waiting-data  a connection not accepted yet that sent data: refused.
+ *   listener-closed  a connection accepted from a listener on a path that
+ *     was closed since: refused.
  * In the refused modes the state is checked as it was after the failed dump.
  * getsockname and getpeername of every end are unnamed (socketpair).
  */
@@ -610,6 +613,35 @@ static void verify_named(bool abstract, struct named *n)
 	}
 }
 
+/* waiting-data, listener-closed: refused; the connection still works after. */
+static void refused_listener(bool closed)
+{
+	int l = bound(SOCK_STREAM, false, "r"), c, s = -1;
+	struct sockaddr_un a;
+	char buf[8];
+
+	addr_of(false, "r", &a);
+	WL_CHECK(listen(l, 2) == 0, "listen: %s", strerror(errno));
+	c = connected(SOCK_STREAM, false, "r");
+	xsend(c, "early", 5, "c");
+	if (closed) {
+		s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+		WL_CHECK(s >= 0, "accept: %s", strerror(errno));
+		close(l);
+		l = -1;
+	}
+	wl_ready();
+	wl_wait_verify();
+	if (!closed) {
+		s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+		WL_CHECK(s >= 0, "accept: %s", strerror(errno));
+	}
+	WL_CHECK(recv(s, buf, sizeof(buf), MSG_DONTWAIT) == 5 && !memcmp(buf, "early", 5),
+		 "the data sent before the dump is gone");
+	unlink(a.sun_path);
+	wl_note("the connection and its data as they were after the refused dump");
+}
+
 /* in-flight: fd 0's description sent with SCM_RIGHTS, not received. */
 static void in_flight(void)
 {
@@ -663,6 +695,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "in-flight")) {
 		in_flight();
+		return 0;
+	}
+	if (!strcmp(mode, "waiting-data") || !strcmp(mode, "listener-closed")) {
+		refused_listener(!strcmp(mode, "listener-closed"));
 		return 0;
 	}
 	if (!strcmp(mode, "bound-path") || !strcmp(mode, "abstract")) {
