@@ -31,9 +31,9 @@ int net_cleanup(struct crf_ctx *ctx)
 CRF_PLUGIN(
 	.name = "net",
 	.version = "0.2.0",
-	.description = "unix sockets: socketpairs (stream, dgram, seqpacket) in the tree, "
-		       "with their queues and shutdown state; TCP, UDP and net namespaces: not "
-		       "yet (such a socket is refused)",
+	.description = "unix sockets (pairs, listeners and their connections, names, "
+		       "queues, shutdown); TCP, UDP and net namespaces: not yet (such a "
+		       "socket is refused)",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = net_probe,
 		[CRF_STAGE_DUMP_FINISH] = net_unix_dump_finish,
