@@ -802,6 +802,38 @@ mutant img-finish-closes-failed core/lib/image.c 'image' \
 		return crf_img_close(img);' \
 	'	if (r >= 0 || r == -EIO)
 		return crf_img_close(img);'
+mutant unix-queue-dropped plugins/net/unix-queue.c 'e2e-unix-pair-stream-kill' \
+	'the data queued on a unix socket is not queued again at restore' \
+	'	for (size_t i = 0; i < m->n_rqueue; i++) {
+		int r = unix_queue_send(peer, m, i, false, what);' \
+	'	for (size_t i = 0; i < 0 * m->n_rqueue; i++) {
+		int r = unix_queue_send(peer, m, i, false, what);'
+mutant unix-boundaries-merged plugins/net/unix-queue.c 'e2e-unix-pair-seqpacket-kill' \
+	'a seqpacket queue is read as a byte stream: its messages run into one' \
+	'	if (m->type == SOCK_STREAM)
+		r = read_stream(fd, m, &in_flight);' \
+	'	if (m->type != SOCK_DGRAM)
+		r = read_stream(fd, m, &in_flight);'
+mutant unix-peek-off-kept plugins/net/unix-queue.c 'e2e-unix-pair-stream-leave' \
+	'the dump leaves SO_PEEK_OFF where its peeks moved it' \
+	'	if (setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off)) && r == 0)' \
+	'	if (0 && r == 0)'
+mutant unix-shutdown-lost plugins/net/unix-make.c 'e2e-unix-pair-stream-kill' \
+	'a unix socket comes back without its shutdown state' \
+	'	if (m->shutdown & 3 && shutdown(fd, how[m->shutdown & 3]))' \
+	'	if (0 && shutdown(fd, how[m->shutdown & 3]))'
+mutant unix-name-lost plugins/net/unix-make.c 'e2e-unix-abstract-kill e2e-unix-bound-path-kill' \
+	'a unix socket comes back without the name it was bound to' \
+	'	if (!m->has_name)
+		return 0;
+	is_path' \
+	'	if (!m->has_name || m->name.len)
+		return 0;
+	is_path'
+mutant unix-senders-lost plugins/net/unix-restore.c 'e2e-unix-abstract-kill' \
+	'every queued datagram is sent again from an unnamed socket, whoever sent it' \
+	'	if (k < m->n_senders && m->senders[k].len) {' \
+	'	if (0 && k < m->n_senders) {'
 
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a

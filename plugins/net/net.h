@@ -13,4 +13,21 @@ int net_probe(struct crf_ctx *ctx);
 /* unix_diag and inet_diag, each tried on a socket of our own. */
 void net_probe_diag(struct crf_ctx *ctx);
 
+/*
+ * The plugin's private state (crf_ctx_priv), from the first hook that needs
+ * it to the cleanup stages; one member per group of files.
+ */
+struct net_state {
+	struct unix_table *unix_sk; /* unix*.c */
+};
+
+/* The state, allocated on first use; NULL when out of memory. */
+struct net_state *net_state(struct crf_ctx *ctx);
+
+/* dump-cleanup and restore-cleanup: free the state. */
+int net_cleanup(struct crf_ctx *ctx);
+
+/* unix*.c: the unix sockets of the dump or of the restore. */
+struct unix_table;
+
 #endif

@@ -1,32 +1,89 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The net plugin's descriptor. */
+/* The net plugin's descriptor and its private state. */
+#include <stdlib.h>
+
 #include <crf/plugin.h>
 
 #include "inet.h"
 #include "net.h"
+#include "unix.h"
+
+struct net_state *net_state(struct crf_ctx *ctx)
+{
+	struct net_state *st = crf_ctx_priv(ctx);
+
+	if (!st) {
+		st = calloc(1, sizeof(*st));
+		crf_ctx_set_priv(ctx, st);
+	}
+	return st;
+}
+
+int net_cleanup(struct crf_ctx *ctx)
+{
+	net_unix_cleanup(ctx);
+	free(crf_ctx_priv(ctx));
+	crf_ctx_set_priv(ctx, NULL);
+	return 0;
+}
+
+/* The unix and the inet halves of the stages both have work in. */
+static int net_dump_finish(struct crf_ctx *ctx)
+{
+	int r = inet_dump_finish(ctx);
+
+	return r < 0 ? r : net_unix_dump_finish(ctx);
+}
+
+static int net_dump_cleanup(struct crf_ctx *ctx)
+{
+	int r = inet_dump_cleanup(ctx);
+	int c = net_cleanup(ctx);
+
+	return r < 0 ? r : c;
+}
+
+static int net_restore_prepare(struct crf_ctx *ctx)
+{
+	int r = inet_restore_prepare(ctx);
+
+	return r < 0 ? r : net_unix_restore_prepare(ctx);
+}
+
+static int net_restore_cleanup(struct crf_ctx *ctx)
+{
+	int r = inet_restore_cleanup(ctx);
+	int c = net_cleanup(ctx);
+
+	return r < 0 ? r : c;
+}
 
 /* The descriptor reads best as one block. */
 /* clang-format off */
 CRF_PLUGIN(
 	.name = "net",
 	.version = "0.2.0",
-	.description = "TCP (unconnected, listening, established through TCP_REPAIR) and UDP "
-		       "sockets; unix sockets and net namespaces: not yet",
+	.description = "unix sockets (pairs, listeners and their connections, names, queues, "
+		       "shutdown), TCP (unconnected, listening, established through TCP_REPAIR) "
+		       "and UDP sockets; net namespaces: not yet",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = net_probe,
 		[CRF_STAGE_DUMP_PAUSE] = inet_dump_pause,
 		[CRF_STAGE_DUMP_UNDO] = inet_dump_undo,
 		[CRF_STAGE_DUMP_RESUME] = inet_dump_undo,
-		[CRF_STAGE_DUMP_FINISH] = inet_dump_finish,
-		[CRF_STAGE_DUMP_CLEANUP] = inet_dump_cleanup,
-		[CRF_STAGE_RESTORE_PREPARE] = inet_restore_prepare,
-		[CRF_STAGE_RESTORE_CLEANUP] = inet_restore_cleanup,
+		[CRF_STAGE_DUMP_FINISH] = net_dump_finish,
+		[CRF_STAGE_DUMP_CLEANUP] = net_dump_cleanup,
+		[CRF_STAGE_RESTORE_PREPARE] = net_restore_prepare,
+		[CRF_STAGE_RESTORE_CLEANUP] = net_restore_cleanup,
 	),
 	.kinds = CRF_KINDS(
+		{ .cls = CRF_OBJ_FD, .name = "unix", .dump = net_unix_dump,
+		  .restore = net_unix_restore },
 		{ .cls = CRF_OBJ_FD, .name = "tcp", .dump = inet_dump, .restore = inet_restore },
 		{ .cls = CRF_OBJ_FD, .name = "udp", .dump = inet_dump, .restore = inet_restore }
 	),
 	.config_keys = CRF_STRINGS("tcp-established", "skip-in-flight"),
-	.schemas = CRF_SCHEMAS(&crf__net__inet_sk__descriptor, &crf__net__net_lock__descriptor),
+	.schemas = CRF_SCHEMAS(&crf__net__inet_sk__descriptor, &crf__net__net_lock__descriptor,
+			       &crf__net__unix_sk__descriptor),
 );
 /* clang-format on */

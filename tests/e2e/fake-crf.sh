@@ -49,7 +49,7 @@ if [[ ${CRF_TEST_CORRUPT:-0} == 1 ]]; then
 fi
 for fd in /proc/"$pid"/fd/*; do
 	if [[ $(readlink "$fd") == socket:* ]]; then
-		echo "fake-crf: dump: PID $pid fd ${fd##*/} (a unix socket): no plugin handles it" >&2
+		echo "fake-crf: dump: PID $pid fd ${fd##*/} (a socket): no plugin handles it" >&2
 		exit 1
 	fi
 done

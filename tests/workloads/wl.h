@@ -16,7 +16,8 @@
  *
  * crf restores fds (0, 1 and 2 like the others) of regular files, directories,
  * /dev/{null,zero,random,urandom}, pipes, FIFOs, eventfd, signalfd, timerfd,
- * memfd, pidfd and terminals (wl-files, wl-pipes, wl-anonfds, wl-tty); a workload holds no
+ * memfd, pidfd, terminals and unix sockets (wl-files, wl-pipes, wl-anonfds, wl-tty,
+ * wl-unix); a workload holds no
  * other fd while it waits.  Every helper here closes what it opens.
  */
 #ifndef CRF_TESTS_WL_H
