@@ -36,10 +36,10 @@
 #include "unlinked.h"
 #include "validate.h"
 
-/* The kind of a socket, from a copy of it taken with pidfd_getfd. */
-static const char *socket_kind(int pidfd, int fd, char *buf, size_t len)
+/* The kind of a socket, from the walk's copy of it (kept for its handler). */
+static const char *socket_kind(struct files_dump *d, char *buf, size_t len)
 {
-	_cleanup_close_ int copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	int copy = files_cur_copy(d);
 	int domain = -1, type = -1, proto = -1;
 	socklen_t sl = sizeof(int);
 
@@ -86,7 +86,7 @@ static const char *fd_kind(struct files_dump *d, int fd, const char *link, const
 	if (is_opath(d, link, st))
 		return "opath";
 	if (!strncmp(link, "socket:", 7))
-		return socket_kind(d->pidfd, fd, buf, len);
+		return socket_kind(d, buf, len);
 	if (!strncmp(link, "pipe:", 5))
 		return "pipe";
 	if (!strncmp(link, "anon_inode:", 11)) {

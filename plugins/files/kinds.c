@@ -222,13 +222,18 @@ int files_foreign_dump(struct crf_ctx *ctx, const struct crf_object *obj,
 	if (same < 0)
 		return same;
 	if (!same) {
+		int copy = files_cur_copy(d);
+
+		if (copy < 0)
+			return copy;
 		info = (struct crf_fd_info){.fd = e.fd,
 					    .cloexec = e.cloexec,
 					    .flags = e.flags,
 					    .pos = e.pos,
 					    .mode = st->st_mode,
 					    .path = e.path,
-					    .saved = &saved};
+					    .saved = &saved,
+					    .copy = copy};
 		o.data = &info;
 		r = crf_kind_dump(ctx, &o, kind);
 		if (r == 0 && saved.buf) {

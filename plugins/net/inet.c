@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * TCP and UDP sockets as fd kinds "tcp" and "udp".  The files plugin's walk
- * finds them and keeps the fd table; the dump handler here takes its own
- * copy of the socket (pidfd_getfd: the tree is frozen, the parasite out),
- * describes it as a crf.net.InetSk and saves that, packed, as the fd's
+ * finds them and keeps the fd table; the dump handler here reads the
+ * socket through the walk's copy of it (crf_fd_info.copy: the tree is
+ * frozen, the parasite out), describes it as a crf.net.InetSk and saves that, packed, as the fd's
  * payload.  The restore handler makes a socket of it in the restored task
  * and returns it.  A socket whose state cannot be made again exactly is
  * refused, named by its addresses.
@@ -122,21 +122,6 @@ const char *inet_sk_name(const Crf__Net__InetSk *sk, char *buf)
 	return buf;
 }
 
-/* A copy of fd @obj->id of @obj->pid (the files plugin's own copy is not public). */
-static int copy_fd(const struct crf_object *obj)
-{
-	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, obj->pid, 0);
-	int fd;
-
-	if (pidfd < 0)
-		return crf_error_errno(errno, "pid %d: pidfd_open", (int)obj->pid);
-	fd = (int)syscall(SYS_pidfd_getfd, pidfd, obj->id, 0);
-	if (fd < 0)
-		return crf_error_errno(errno, "pid %d: pidfd_getfd of fd %d", (int)obj->pid,
-				       obj->id);
-	return fd;
-}
-
 static int sockopt_int(int fd, int level, int name, int *v)
 {
 	socklen_t len = sizeof(*v);
@@ -206,16 +191,15 @@ int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 		.tcp_established = config_yes(ctx, "tcp-established"),
 		.skip_in_flight = config_yes(ctx, "skip-in-flight"),
 	};
-	_cleanup_close_ int fd = -1;
+	const struct crf_fd_info *info = obj->data;
 	Crf__Net__InetSk *sk;
 	char name[INET_NAME_MAX];
-	int r;
+	int fd, r;
 
-	if (!obj->data)
+	if (!info)
 		return crf_error_errno(EINVAL, "fd %d: no fd information", obj->id);
-	fd = copy_fd(obj);
-	if (fd < 0)
-		return fd;
+	/* The files plugin's copy of the socket: it closes it. */
+	fd = info->copy;
 	sk = malloc(sizeof(*sk));
 	if (!sk)
 		return -ENOMEM;

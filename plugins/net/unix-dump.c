@@ -4,7 +4,7 @@
  *
  * The files plugin's walk hands each socket (one call per open file
  * description) to net_unix_dump(), tree frozen: unix_diag names its peer,
- * its address and its shutdown state, a pidfd_getfd copy gives its options
+ * its address and its shutdown state, the files plugin's copy (crf_fd_info.copy) its options
  * and, peeked, its receive queue.  What crf restores is kept as a record;
  * the rest is refused at once, naming the socket.  Peers are known only
  * once the whole tree is walked: unix-check.c, at dump-finish.
@@ -286,20 +286,18 @@ static int record(struct crf_ctx *ctx, const struct crf_object *obj,
 
 int net_unix_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 {
-	_cleanup_close_ int pidfd = -1, copy = -1;
+	const struct crf_fd_info *info = obj->data;
+	int copy;
 	struct unix_diag_info d;
 	const char *why;
 	char what[512], name[256];
 	struct stat st;
 	int r;
 
-	pidfd = (int)syscall(SYS_pidfd_open, obj->pid, 0);
-	if (pidfd < 0)
-		return crf_error_errno(errno, "pid %d: pidfd_open", (int)obj->pid);
-	copy = (int)syscall(SYS_pidfd_getfd, pidfd, obj->id, 0);
-	if (copy < 0)
-		return crf_error_errno(errno, "pid %d: fd %d: pidfd_getfd", (int)obj->pid,
+	if (!info)
+		return crf_error_errno(EINVAL, "pid %d: fd %d: no fd information", (int)obj->pid,
 				       obj->id);
+	copy = info->copy; /* the files plugin's, which closes it */
 	if (fstat(copy, &st))
 		return crf_error_errno(errno, "pid %d: fd %d: fstat", (int)obj->pid, obj->id);
 	r = unix_diag_get(st.st_ino, &d);

@@ -334,7 +334,10 @@ const char *crf_object_class_name(enum crf_object_class cls);
  * offset, @mode the st_mode of its file, @path its /proc link at the dump.
  * @payload, @payload_len (restore): what the kind's dump handler saved
  * with crf_fd_save_payload() (NULL, 0: nothing).  @saved is the owner's,
- * for crf_fd_save_payload(): a handler leaves it alone.
+ * for crf_fd_save_payload(): a handler leaves it alone.  @copy (dump): crf's
+ * own copy of the task's fd (pidfd_getfd), the same open file description,
+ * for the handler to read its state from; the owner closes it after the
+ * handler returns.  -1 at the restore.
  */
 struct crf_payload {
 	void *buf; /* malloc()ed; the fd table's owner frees it */
@@ -351,6 +354,7 @@ struct crf_fd_info {
 	const void *payload;
 	size_t payload_len;
 	struct crf_payload *saved;
+	int copy;
 };
 
 /* The most a kind may save per fd with crf_fd_save_payload(). */
