@@ -707,11 +707,22 @@ mutant net-probe plugins/net/probe-diag.c 'cli' \
 	'		crf_probe_feature(ctx, "unix-diag", false, true,'
 # net: TCP and UDP sockets (docs/net.md)
 mutant net-udp-datagram plugins/net/udp.c 'e2e-udp-kill' \
-	'the oldest datagram of each UDP receive queue is not queued again at the restore' \
+	'the oldest datagram of each UDP receive queue is not queued again (dump and restore)' \
 	'	for (size_t i = 0; i < sk->n_rcvq; i++) {
-		r = inject(sk, sk->rcvq[i], name);' \
+		int e = inject(sk, sk->rcvq[i], name);' \
 	'	for (size_t i = 1; i < sk->n_rcvq; i++) {
-		r = inject(sk, sk->rcvq[i], name);'
+		int e = inject(sk, sk->rcvq[i], name);'
+mutant net-udp-hold plugins/net/netlock.c 'e2e-udp-outside-leave e2e-udp-outside-kill' \
+	'datagrams from outside land before the UDP queue the dump and the restore put back' \
+	'	bool v4 = a->addr.len == 4 || inet_addr_is_mapped(a);
+' \
+	'	bool v4 = a->addr.len == 4 || inet_addr_is_mapped(a);
+	return 0;
+'
+mutant net-udp-hold-restore plugins/net/udp.c 'e2e-udp-outside-kill' \
+	'datagrams from outside land before the UDP queue the restore puts back' \
+	'	if (sk->n_rcvq && (r = netlock_udp_hold(sk, name)) < 0)' \
+	'	if (0 && sk->n_rcvq && (r = netlock_udp_hold(sk, name)) < 0)'
 mutant net-sockopt plugins/net/sockopt.c 'e2e-udp-kill e2e-tcp-established-kill' \
 	'the first saved socket option is not set again' \
 	'	for (size_t i = 0; i < sk->n_opts; i++) {

@@ -92,6 +92,13 @@ bool inet_addr_is_any(const Crf__Net__Addr *a)
 	return true;
 }
 
+bool inet_addr_is_mapped(const Crf__Net__Addr *a)
+{
+	static const uint8_t pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	return a->addr.len == 16 && !memcmp(a->addr.data, pfx, sizeof(pfx));
+}
+
 const char *inet_addr_str(const Crf__Net__Addr *a, char *buf, size_t len)
 {
 	char ip[INET6_ADDRSTRLEN] = "?";

@@ -25,6 +25,8 @@ void inet_addr_to_sa(int family, const Crf__Net__Addr *a, struct sockaddr_storag
 /* A new Addr (malloc'd, with its bytes) of @ss, or NULL. */
 Crf__Net__Addr *inet_addr_new(const struct sockaddr_storage *ss);
 bool inet_addr_is_any(const Crf__Net__Addr *a);
+/* An IPv4-mapped IPv6 address (::ffff:a.b.c.d): it travels as IPv4. */
+bool inet_addr_is_mapped(const Crf__Net__Addr *a);
 /* "1.2.3.4:80", "[::1]:80" into @buf. */
 const char *inet_addr_str(const Crf__Net__Addr *a, char *buf, size_t len);
 /* "tcp LOCAL -> PEER" (or "tcp LOCAL" unconnected) into @buf (INET_NAME_MAX). */
@@ -73,6 +75,13 @@ void netlock_dump_forget(void);
 int netlock_dump_finish(struct crf_ctx *ctx);
 int netlock_restore_prepare(struct crf_ctx *ctx);
 void netlock_restore_release(void);
+/*
+ * Drop the datagrams to @sk's address and port, but for those crf sends
+ * marked NETLOCK_MARK (SO_MARK), until netlock_udp_release().
+ */
+#define NETLOCK_MARK 0x63726621
+int netlock_udp_hold(const Crf__Net__InetSk *sk, const char *name);
+void netlock_udp_release(void);
 
 /* The hooks and handlers (inet.c). */
 int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj);

@@ -95,12 +95,11 @@ static int nft(const char *script, const char *what)
 /* "ip saddr A ip daddr B tcp sport P tcp dport Q" for packets from @a to @b. */
 static void match(char *buf, size_t len, const Crf__Net__Addr *a, const Crf__Net__Addr *b)
 {
-	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	const uint8_t *pa = a->addr.data, *pb = b->addr.data;
 	char sa[INET6_ADDRSTRLEN], sb[INET6_ADDRSTRLEN];
 	int fam = a->addr.len == 16 ? AF_INET6 : AF_INET;
 
-	if (fam == AF_INET6 && !memcmp(pa, mapped, 12) && !memcmp(pb, mapped, 12)) {
+	if (inet_addr_is_mapped(a) && inet_addr_is_mapped(b)) {
 		fam = AF_INET;
 		pa += 12;
 		pb += 12;
@@ -293,6 +292,44 @@ int netlock_restore_prepare(struct crf_ctx *ctx)
 	}
 	protobuf_c_message_free_unpacked(&nl->base, NULL);
 	return r;
+}
+
+/*
+ * A UDP socket's queue while it is taken and queued again (udp.c): what
+ * comes to the socket's address and port is dropped in the input hook, but
+ * for crf's own datagrams (NETLOCK_MARK), so that none from outside lands
+ * before those queued again: it is lost, as on the way.  A table of its own,
+ * crf_udp_PID, made before and deleted after.
+ */
+int netlock_udp_hold(const Crf__Net__InetSk *sk, const char *name)
+{
+	const Crf__Net__Addr *a = sk->local;
+	char buf[512], dst[80] = "", ip[INET6_ADDRSTRLEN], what[INET_NAME_MAX + 32];
+	bool v4 = a->addr.len == 4 || inet_addr_is_mapped(a);
+
+	if (!inet_addr_is_any(a)) {
+		inet_ntop(v4 ? AF_INET : AF_INET6, a->addr.data + (a->addr.len == 16 && v4 ? 12 : 0),
+			  ip, sizeof(ip));
+		snprintf(dst, sizeof(dst), "%s daddr %s ", v4 ? "ip" : "ip6", ip);
+	} else if (sk->family == AF_INET) {
+		snprintf(dst, sizeof(dst), "meta nfproto ipv4 ");
+	}
+	snprintf(what, sizeof(what), "%s: holding other datagrams off", name);
+	snprintf(buf, sizeof(buf),
+		 "add table inet crf_udp_%d\n"
+		 "add chain inet crf_udp_%d input { type filter hook input priority -150; "
+		 "policy accept; }\n"
+		 "add rule inet crf_udp_%d input %sudp dport %u meta mark != %#x drop\n",
+		 (int)getpid(), (int)getpid(), (int)getpid(), dst, a->port, NETLOCK_MARK);
+	return nft(buf, what);
+}
+
+void netlock_udp_release(void)
+{
+	char table[64];
+
+	snprintf(table, sizeof(table), "crf_udp_%d", (int)getpid());
+	drop_table(table);
 }
 
 void netlock_restore_release(void)

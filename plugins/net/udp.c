@@ -8,9 +8,11 @@
  * (SO_PEEK_OFF, each MSG_PEEK moving past the datagram it returned) would
  * leave the queue alone, but the kernel steps over an empty datagram that
  * was peeked at before (by the program, or an earlier dump) without
- * returning it, so it would be lost; a datagram that arrives from outside
- * while the queue is taken and put back lands before those put back.  The
- * peek serves to check each source first, so that a refusal takes nothing.
+ * returning it, so it would be lost.  While the queue is taken and put back
+ * (and at the restore, from the bind until it is whole), the datagrams that
+ * come from outside are dropped (netlock_udp_hold), as if lost on the way,
+ * so that none lands before those put back.  The peek serves to check each
+ * source first, so that a refusal takes nothing.
  *
  * The restore queues each datagram again by sending it to the new socket
  * from its original source address and port.  A UDP socket bound to that
@@ -42,21 +44,13 @@
 /* Datagrams one socket may have queued: the dump stops with an error past it. */
 #define UDP_QUEUE_MAX 4096
 
-/* An IPv4-mapped IPv6 address: the datagram travelled as IPv4. */
-static bool is_mapped(const Crf__Net__Addr *a)
-{
-	static const uint8_t pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-	return a->addr.len == 16 && !memcmp(a->addr.data, pfx, sizeof(pfx));
-}
-
 /* The address @a as a sockaddr of its wire family (a mapped one as IPv4), port @port. */
 static int wire_sa(const Crf__Net__Addr *a, uint32_t port, struct sockaddr_storage *ss,
 		   socklen_t *len)
 {
 	Crf__Net__Addr v4 = *a;
 
-	if (is_mapped(a)) {
+	if (inet_addr_is_mapped(a)) {
 		v4.addr.data = a->addr.data + 12;
 		v4.addr.len = 4;
 	}
@@ -65,15 +59,21 @@ static int wire_sa(const Crf__Net__Addr *a, uint32_t port, struct sockaddr_stora
 	return ss->ss_family;
 }
 
-/* A raw UDP socket bound to the address of @src (not its port): -EADDRNOTAVAIL if not local. */
+/*
+ * A raw UDP socket bound to the address of @src (not its port), its
+ * datagrams marked to pass the hold (netlock_udp_hold): -EADDRNOTAVAIL if
+ * the address is not local.
+ */
 static int raw_from(const Crf__Net__Addr *src)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
-	int family = wire_sa(src, 0, &ss, &len), off = 6;
+	int family = wire_sa(src, 0, &ss, &len), off = 6, mark = NETLOCK_MARK;
 	_cleanup_close_ int fd = socket(family, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_UDP);
 
 	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)))
 		return -errno;
 	/* IPv6 requires the UDP checksum: the kernel computes it at offset 6. */
 	if (family == AF_INET6 && setsockopt(fd, SOL_IPV6, IPV6_CHECKSUM, &off, sizeof(off)))
@@ -125,7 +125,7 @@ static int check_source(const Crf__Net__Addr *src, const char *name)
 
 /*
  * Peek at every queued datagram's source: one crf could not queue again is
- * refused before anything is taken from the queue.
+ * refused before anything is taken from the queue.  How many there are.
  */
 static int check_queue(int fd, const char *name)
 {
@@ -139,7 +139,7 @@ static int check_queue(int fd, const char *name)
 		mh.msg_namelen = sizeof(from);
 		memset(&from, 0, sizeof(from));
 		if (recvmsg(fd, &mh, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC) < 0)
-			return errno == EAGAIN ? 0 : crf_error_errno(errno, "%s: peeking", name);
+			return errno == EAGAIN ? n : crf_error_errno(errno, "%s: peeking", name);
 		a = inet_addr_new(&from);
 		if (!a)
 			return -ENOMEM;
@@ -179,8 +179,7 @@ static int take_queue(int fd, Crf__Net__InetSk *sk, const char *name)
 	return 0;
 }
 
-static int inject(const Crf__Net__InetSk *sk, const Crf__Net__Datagram *d, const char *name);
-static int wait_queued(int fd, const Crf__Net__InetSk *sk, const char *name);
+static int requeue(int fd, const Crf__Net__InetSk *sk, const char *name);
 
 int udp_dump(int fd, Crf__Net__InetSk *sk, const char *name)
 {
@@ -200,20 +199,19 @@ int udp_dump(int fd, Crf__Net__InetSk *sk, const char *name)
 	if (setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero)))
 		return crf_error_errno(errno, "%s: SO_PEEK_OFF (reading the queue in place)", name);
 	r = check_queue(fd, name);
-	if (r >= 0)
-		r = take_queue(fd, sk, name);
-	/* Put back, even after a failure: what was taken must not be lost. */
-	for (size_t i = 0; i < sk->n_rcvq; i++) {
-		int e = inject(sk, sk->rcvq[i], name);
+	if (r > 0) {
+		/* From here until the queue is whole again, others are held off. */
+		r = netlock_udp_hold(sk, name);
+		if (r >= 0) {
+			int e;
 
-		if (e < 0 && r >= 0)
-			r = e;
-	}
-	if (sk->n_rcvq) {
-		int e = wait_queued(fd, sk, name);
-
-		if (e < 0 && r >= 0)
-			r = e;
+			r = take_queue(fd, sk, name);
+			/* Put back, even after a failure: what was taken must not be lost. */
+			e = requeue(fd, sk, name);
+			if (e < 0 && r >= 0)
+				r = e;
+			netlock_udp_release();
+		}
 	}
 	if (setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off)) && r >= 0)
 		r = crf_error_errno(errno, "%s: SO_PEEK_OFF back to %d", name, off);
@@ -285,18 +283,29 @@ static int wait_queued(int fd, const Crf__Net__InetSk *sk, const char *name)
 	return crf_error_errno(EIO, "%s: %zu of %zu datagrams queued again", name, n, sk->n_rcvq);
 }
 
-int udp_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name)
+/*
+ * Queue @sk's datagrams on @fd, every one even after a failure, and wait
+ * until they are there.
+ */
+static int requeue(int fd, const Crf__Net__InetSk *sk, const char *name)
 {
-	_cleanup_close_ int fd = socket(sk->family, SOCK_DGRAM | SOCK_CLOEXEC | nonblock, IPPROTO_UDP);
+	int r = 0;
+
+	for (size_t i = 0; i < sk->n_rcvq; i++) {
+		int e = inject(sk, sk->rcvq[i], name);
+
+		if (e < 0 && r >= 0)
+			r = e;
+	}
+	return r < 0 || !sk->n_rcvq ? r : wait_queued(fd, sk, name);
+}
+
+/* Bind, connect and queue the datagrams. */
+static int make(int fd, const Crf__Net__InetSk *sk, const char *name)
+{
 	struct sockaddr_storage ss;
 	socklen_t len;
-	int r;
 
-	if (fd < 0)
-		return crf_error_errno(errno, "%s: socket", name);
-	r = sockopt_restore(fd, sk, name);
-	if (r < 0)
-		return r;
 	if (sk->local->port || !inet_addr_is_any(sk->local)) {
 		inet_addr_to_sa(sk->family, sk->local, &ss, &len);
 		if (bind(fd, (struct sockaddr *)&ss, len))
@@ -307,15 +316,24 @@ int udp_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name)
 		if (connect(fd, (struct sockaddr *)&ss, len))
 			return crf_error_errno(errno, "%s: connect", name);
 	}
-	for (size_t i = 0; i < sk->n_rcvq; i++) {
-		r = inject(sk, sk->rcvq[i], name);
-		if (r < 0)
-			return r;
-	}
-	if (sk->n_rcvq) {
-		r = wait_queued(fd, sk, name);
-		if (r < 0)
-			return r;
-	}
-	return TAKE_FD(fd);
+	return requeue(fd, sk, name);
+}
+
+int udp_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name)
+{
+	_cleanup_close_ int fd = socket(sk->family, SOCK_DGRAM | SOCK_CLOEXEC | nonblock, IPPROTO_UDP);
+	int r;
+
+	if (fd < 0)
+		return crf_error_errno(errno, "%s: socket", name);
+	r = sockopt_restore(fd, sk, name);
+	if (r < 0)
+		return r;
+	/* From the bind until the queue is whole, datagrams from outside are held off. */
+	if (sk->n_rcvq && (r = netlock_udp_hold(sk, name)) < 0)
+		return r;
+	r = make(fd, sk, name);
+	if (sk->n_rcvq)
+		netlock_udp_release();
+	return r < 0 ? r : TAKE_FD(fd);
 }
