@@ -731,6 +731,11 @@ mutant net-sockopt plugins/net/sockopt.c 'e2e-udp-kill e2e-tcp-established-kill'
 	'	for (size_t i = 1; i < sk->n_opts; i++) {
 		const Crf__Net__SockOpt *o = sk->opts[i];
 		const char *label'
+mutant net-buf-lock plugins/net/sockopt.c 'e2e-tcp-established-kill' \
+	'the buffer size locks are not set as saved: setting a size locks it, autotuning stays off' \
+	'	if (!bufs && !lock)
+		return 0;' \
+	'	return 0;'
 mutant net-tcp-sendq plugins/net/tcp-repair.c 'e2e-tcp-established-kill' \
 	'the sent but unacknowledged part of a TCP send queue is not restored' \
 	'	if (write_queue(fd, TCP_SEND_QUEUE, c->send_queue.data, sent) < 0)' \

@@ -212,17 +212,18 @@ int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 		return -ENOMEM;
 	crf__net__inet_sk__init(sk);
 	r = describe(obj, fd, sk);
-	if (r >= 0)
-		r = sockopt_dump(fd, sk);
+	if (r >= 0) {
+		inet_sk_name(sk, name);
+		r = sockopt_dump(fd, sk, name);
+	}
 	if (r >= 0 && sk->proto == CRF__NET__PROTO__UDP)
-		r = udp_dump(fd, sk, inet_sk_name(sk, name));
+		r = udp_dump(fd, sk, name);
 	else if (r >= 0)
-		r = tcp_dump(fd, sk, &o);
+		r = tcp_dump(fd, sk, &o, name);
 	if (r >= 0)
 		r = save(ctx, obj, sk);
 	if (r >= 0)
-		crf_debug("pid %d: fd %d: %s saved", (int)obj->pid, obj->id,
-			  inet_sk_name(sk, name));
+		crf_debug("pid %d: fd %d: %s saved", (int)obj->pid, obj->id, name);
 	inet_sk_free(sk);
 	return r;
 }

@@ -41,8 +41,14 @@ void inet_sk_free(Crf__Net__InetSk *sk);
 void *inet_memdup(const void *p, size_t len);
 
 /* Common socket options (sockopt.c). */
-int sockopt_dump(int fd, Crf__Net__InetSk *sk);
+int sockopt_dump(int fd, Crf__Net__InetSk *sk, const char *name);
 int sockopt_restore(int fd, const Crf__Net__InetSk *sk, const char *name);
+/*
+ * The buffer size locks as saved (SO_BUF_LOCK): setting SO_RCVBUF/SO_SNDBUF
+ * locked them.  sockopt_restore() sets them last, but an established
+ * connection's, which tcp_repair_restore() sets once it is connected.
+ */
+int sockopt_restore_buf_lock(int fd, const Crf__Net__InetSk *sk, const char *name);
 /* Set SO_REUSEADDR again as saved: leaving TCP repair mode clears it. */
 int sockopt_restore_reuse(int fd, const Crf__Net__InetSk *sk, const char *name);
 
@@ -55,7 +61,7 @@ struct inet_opts {
 	bool tcp_established; /* --tcp-established */
 	bool skip_in_flight;  /* --skip-in-flight */
 };
-int tcp_dump(int fd, Crf__Net__InetSk *sk, const struct inet_opts *o);
+int tcp_dump(int fd, Crf__Net__InetSk *sk, const struct inet_opts *o, const char *name);
 int tcp_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name);
 /* bind() to @sk->local in repair mode, which shares the port with the tree's other sockets. */
 int tcp_bind_repair(int fd, const Crf__Net__InetSk *sk, const char *name);

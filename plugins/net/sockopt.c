@@ -11,8 +11,11 @@
  * SO_RCVBUF and SO_SNDBUF read back twice the value set (the kernel doubles
  * it for its bookkeeping overhead), so half the saved value is set, with
  * the *FORCE variant so that net.core.[rw]mem_max does not cap it.  Setting
- * them locks the size: a TCP connection whose buffers the kernel tuned
- * comes back with the tuned size, fixed.
+ * them locks the size (SOCK_RCVBUF_LOCK, SOCK_SNDBUF_LOCK: TCP no longer
+ * tunes it), which SO_BUF_LOCK (Linux 5.14) reads and sets: the locks are
+ * saved like any option and set last (sockopt_restore_buf_lock), so that a
+ * TCP connection whose buffers the kernel tuned comes back with the tuned
+ * sizes, still tuned, and one whose sizes the program set, locked.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -45,6 +48,7 @@ static const struct sockopt_def opts[] = {
 	SO(SO_KEEPALIVE),
 	SO(SO_RCVBUF),
 	SO(SO_SNDBUF),
+	SO(SO_BUF_LOCK),
 	SO(SO_PRIORITY),
 	SO(SO_MARK),
 	SO(SO_LINGER),
@@ -118,31 +122,41 @@ static int add_opt(Crf__Net__InetSk *sk, const struct sockopt_def *d, const void
 	return 0;
 }
 
-int sockopt_dump(int fd, Crf__Net__InetSk *sk)
+int sockopt_dump(int fd, Crf__Net__InetSk *sk, const char *name)
 {
 	int type = sk->proto == CRF__NET__PROTO__TCP ? SOCK_STREAM : SOCK_DGRAM;
 	_cleanup_close_ int fresh = socket(sk->family, type | SOCK_CLOEXEC, 0);
 	unsigned char v[OPT_MAX], f[OPT_MAX];
+	bool bufs = false, lock_known = false;
 	socklen_t vl, fl;
 	int r;
 
 	if (fresh < 0)
 		return crf_error_errno(errno, "a fresh socket to compare options with");
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
-		if (!applies(&opts[i], sk))
+		const struct sockopt_def *d = &opts[i];
+
+		if (!applies(d, sk))
 			continue;
 		vl = fl = OPT_MAX;
 		memset(v, 0, sizeof(v));
 		memset(f, 0, sizeof(f));
-		if (getsockopt(fd, opts[i].level, opts[i].name, v, &vl) ||
-		    getsockopt(fresh, opts[i].level, opts[i].name, f, &fl))
+		if (getsockopt(fd, d->level, d->name, v, &vl) ||
+		    getsockopt(fresh, d->level, d->name, f, &fl))
 			continue;
+		lock_known |= d->level == SOL_SOCKET && d->name == SO_BUF_LOCK;
 		if (vl == fl && !memcmp(v, f, vl))
 			continue;
-		r = add_opt(sk, &opts[i], v, vl);
+		bufs |= d->level == SOL_SOCKET && (d->name == SO_RCVBUF || d->name == SO_SNDBUF);
+		r = add_opt(sk, d, v, vl);
 		if (r < 0)
 			return r;
 	}
+	if (bufs && !lock_known)
+		return crf_error_errno(EOPNOTSUPP, "%s: its buffer sizes differ from a fresh "
+				       "socket's, and this kernel does not tell whether they are "
+				       "locked (SO_BUF_LOCK, Linux 5.14)",
+				       name);
 	return 0;
 }
 
@@ -169,6 +183,16 @@ static int set_buf(int fd, int name, const Crf__Net__SockOpt *o)
 	return setsockopt(fd, SOL_SOCKET, name, &v, sizeof(v)) ? -errno : 0;
 }
 
+static bool is_buf(const Crf__Net__SockOpt *o)
+{
+	return o->level == SOL_SOCKET && (o->name == SO_RCVBUF || o->name == SO_SNDBUF);
+}
+
+static bool is_buf_lock(const Crf__Net__SockOpt *o)
+{
+	return o->level == SOL_SOCKET && o->name == SO_BUF_LOCK;
+}
+
 int sockopt_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
 {
 	for (size_t i = 0; i < sk->n_opts; i++) {
@@ -179,7 +203,9 @@ int sockopt_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
 		if (!label)
 			return crf_error_errno(EBADMSG, "%s: option %d:%d is not one crf knows",
 					       name, o->level, o->name);
-		if (o->level == SOL_SOCKET && (o->name == SO_RCVBUF || o->name == SO_SNDBUF))
+		if (is_buf_lock(o))
+			continue;
+		if (is_buf(o))
 			r = set_buf(fd, o->name, o);
 		else
 			r = setsockopt(fd, o->level, o->name, o->value.data,
@@ -189,6 +215,27 @@ int sockopt_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
 		if (r < 0)
 			return crf_error_errno(-r, "%s: setsockopt(%s)", name, label);
 	}
+	/* An established connection's, once it is connected (tcp-repair.c). */
+	return sk->state == CRF__NET__STATE__ESTABLISHED ? 0 : sockopt_restore_buf_lock(fd, sk, name);
+}
+
+int sockopt_restore_buf_lock(int fd, const Crf__Net__InetSk *sk, const char *name)
+{
+	bool bufs = false;
+	int lock = 0;
+
+	for (size_t i = 0; i < sk->n_opts; i++) {
+		const Crf__Net__SockOpt *o = sk->opts[i];
+
+		bufs |= is_buf(o);
+		if (is_buf_lock(o) && o->value.len == sizeof(lock))
+			memcpy(&lock, o->value.data, sizeof(lock));
+	}
+	/* Neither saved: a fresh socket's sizes, unlocked. */
+	if (!bufs && !lock)
+		return 0;
+	if (setsockopt(fd, SOL_SOCKET, SO_BUF_LOCK, &lock, sizeof(lock)))
+		return crf_error_errno(errno, "%s: setsockopt(SO_BUF_LOCK, %d)", name, lock);
 	return 0;
 }
 

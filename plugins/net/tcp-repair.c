@@ -309,6 +309,8 @@ int tcp_repair_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
 	if (set_int(fd, TCP_REPAIR, TCP_REPAIR_OFF) < 0)
 		return crf_error_errno(errno, "%s: TCP_REPAIR off", name);
 	r = sockopt_restore_reuse(fd, sk, name);
+	if (r >= 0)
+		r = sockopt_restore_buf_lock(fd, sk, name);
 	if (r < 0)
 		return r;
 	r = write_unsent(fd, sk->tcp);

@@ -37,13 +37,11 @@ static const char *state_name(unsigned s)
 		       : "unknown state";
 }
 
-int tcp_dump(int fd, Crf__Net__InetSk *sk, const struct inet_opts *o)
+int tcp_dump(int fd, Crf__Net__InetSk *sk, const struct inet_opts *o, const char *name)
 {
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
-	char name[INET_NAME_MAX];
 
-	inet_sk_name(sk, name);
 	memset(&ti, 0, sizeof(ti));
 	if (getsockopt(fd, SOL_TCP, TCP_INFO, &ti, &len))
 		return crf_error_errno(errno, "%s: TCP_INFO", name);
