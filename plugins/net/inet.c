@@ -261,7 +261,8 @@ int inet_restore(struct crf_ctx *ctx, const struct crf_object *obj)
  * DUMP_UNDO or DUMP_RESUME, which give the sockets put in repair mode back
  * to the tree and drop the network lock before it is thawed.  A dump that
  * kills the tree calls neither: its sockets die in repair mode, silently
- * (no FIN, no RST), and the lock stays until the restore is done with it.
+ * (no FIN, no RST), and the lock stays until the restore is done with it
+ * (plugin.c: DUMP_CLEANUP, RESTORE_PREPARE, RESTORE_CLEANUP).
  */
 int inet_dump_pause(struct crf_ctx *ctx)
 {
@@ -274,30 +275,5 @@ int inet_dump_undo(struct crf_ctx *ctx)
 	(void)ctx;
 	tcp_repair_release();
 	netlock_dump_release();
-	return 0;
-}
-
-int inet_dump_finish(struct crf_ctx *ctx)
-{
-	return netlock_dump_finish(ctx);
-}
-
-int inet_dump_cleanup(struct crf_ctx *ctx)
-{
-	(void)ctx;
-	tcp_repair_forget();
-	netlock_dump_forget();
-	return 0;
-}
-
-int inet_restore_prepare(struct crf_ctx *ctx)
-{
-	return netlock_restore_prepare(ctx);
-}
-
-int inet_restore_cleanup(struct crf_ctx *ctx)
-{
-	(void)ctx;
-	netlock_restore_release();
 	return 0;
 }

@@ -89,14 +89,10 @@ void netlock_restore_release(void);
 int netlock_udp_hold(const Crf__Net__InetSk *sk, const char *name);
 void netlock_udp_release(void);
 
-/* The hooks and handlers (inet.c). */
+/* The handlers and the hooks of their own (inet.c; plugin.c calls the rest). */
 int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 int inet_restore(struct crf_ctx *ctx, const struct crf_object *obj);
 int inet_dump_pause(struct crf_ctx *ctx);
 int inet_dump_undo(struct crf_ctx *ctx);
-int inet_dump_finish(struct crf_ctx *ctx);
-int inet_dump_cleanup(struct crf_ctx *ctx);
-int inet_restore_prepare(struct crf_ctx *ctx);
-int inet_restore_cleanup(struct crf_ctx *ctx);
 
 #endif

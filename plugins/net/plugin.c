@@ -30,32 +30,29 @@ int net_cleanup(struct crf_ctx *ctx)
 /* The unix and the inet halves of the stages both have work in. */
 static int net_dump_finish(struct crf_ctx *ctx)
 {
-	int r = inet_dump_finish(ctx);
+	int r = netlock_dump_finish(ctx);
 
 	return r < 0 ? r : net_unix_dump_finish(ctx);
 }
 
 static int net_dump_cleanup(struct crf_ctx *ctx)
 {
-	int r = inet_dump_cleanup(ctx);
-	int c = net_cleanup(ctx);
-
-	return r < 0 ? r : c;
+	tcp_repair_forget();
+	netlock_dump_forget();
+	return net_cleanup(ctx);
 }
 
 static int net_restore_prepare(struct crf_ctx *ctx)
 {
-	int r = inet_restore_prepare(ctx);
+	int r = netlock_restore_prepare(ctx);
 
 	return r < 0 ? r : net_unix_restore_prepare(ctx);
 }
 
 static int net_restore_cleanup(struct crf_ctx *ctx)
 {
-	int r = inet_restore_cleanup(ctx);
-	int c = net_cleanup(ctx);
-
-	return r < 0 ? r : c;
+	netlock_restore_release();
+	return net_cleanup(ctx);
 }
 
 /* The descriptor reads best as one block. */
