@@ -31,6 +31,21 @@ void *inet_memdup(const void *p, size_t len)
 	return q;
 }
 
+void *inet_push(void *v, size_t *n, size_t size)
+{
+	void **arr, ***field = v;
+	void *m;
+
+	arr = realloc(*field, (*n + 1) * sizeof(*arr));
+	if (!arr)
+		return NULL;
+	*field = arr;
+	m = calloc(1, size);
+	if (m)
+		arr[(*n)++] = m;
+	return m;
+}
+
 void inet_sk_free(Crf__Net__InetSk *sk)
 {
 	if (sk)

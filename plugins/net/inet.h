@@ -39,6 +39,12 @@ const char *inet_sk_name(const Crf__Net__InetSk *sk, char *buf);
 void inet_sk_free(Crf__Net__InetSk *sk);
 /* A malloc'd copy of @len bytes, or NULL. */
 void *inet_memdup(const void *p, size_t len);
+/*
+ * Append a new zeroed message of @size bytes to the repeated field @v (of
+ * *@n): the message, to be initialised and filled, or NULL.  It is in the
+ * field at once, so that freeing the whole frees it, filled or not.
+ */
+void *inet_push(void *v, size_t *n, size_t size);
 
 /* Common socket options (sockopt.c). */
 int sockopt_dump(int fd, Crf__Net__InetSk *sk, const char *name);

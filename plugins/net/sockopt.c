@@ -100,13 +100,8 @@ static bool applies(const struct sockopt_def *d, const Crf__Net__InetSk *sk)
 static int add_opt(Crf__Net__InetSk *sk, const struct sockopt_def *d, const void *v,
 		   socklen_t len)
 {
-	Crf__Net__SockOpt **n, *o;
+	Crf__Net__SockOpt *o = inet_push(&sk->opts, &sk->n_opts, sizeof(*o));
 
-	n = realloc(sk->opts, (sk->n_opts + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	sk->opts = n;
-	o = malloc(sizeof(*o));
 	if (!o)
 		return -ENOMEM;
 	crf__net__sock_opt__init(o);
@@ -114,12 +109,7 @@ static int add_opt(Crf__Net__InetSk *sk, const struct sockopt_def *d, const void
 	o->name = d->name;
 	o->value.data = inet_memdup(v, len);
 	o->value.len = len;
-	if (!o->value.data) {
-		free(o);
-		return -ENOMEM;
-	}
-	sk->opts[sk->n_opts++] = o;
-	return 0;
+	return o->value.data ? 0 : -ENOMEM;
 }
 
 int sockopt_dump(int fd, Crf__Net__InetSk *sk, const char *name)

@@ -86,20 +86,14 @@ static int raw_from(const Crf__Net__Addr *src)
 static int add_datagram(Crf__Net__InetSk *sk, const struct sockaddr_storage *from,
 			const void *data, size_t n)
 {
-	Crf__Net__Datagram **q, *d;
+	Crf__Net__Datagram *d = inet_push(&sk->rcvq, &sk->n_rcvq, sizeof(*d));
 
-	q = realloc(sk->rcvq, (sk->n_rcvq + 1) * sizeof(*q));
-	if (!q)
-		return -ENOMEM;
-	sk->rcvq = q;
-	d = malloc(sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	crf__net__datagram__init(d);
 	d->src = inet_addr_new(from);
 	d->data.data = inet_memdup(data, n);
 	d->data.len = n;
-	sk->rcvq[sk->n_rcvq++] = d;
 	return d->src && d->data.data ? 0 : -ENOMEM;
 }
 
