@@ -77,6 +77,19 @@ static inline void wl_bind(int fd, int family, const char *addr, int port)
 		wl_fail("bind %s: %s", addr, strerror(errno));
 }
 
+/* A socket of @type bound to @addr, port 0; an IPv6 one v6only. */
+static inline int wl_inet_socket(int family, int type, const char *addr)
+{
+	int fd = socket(family, type | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		wl_fail("socket: %s", strerror(errno));
+	if (family == AF_INET6)
+		wl_setint(fd, SOL_IPV6, IPV6_V6ONLY, 1);
+	wl_bind(fd, family, addr, 0);
+	return fd;
+}
+
 /* The local address: getsockname, with a wildcard's as loopback to reach it. */
 static inline void wl_sk_names(struct wl_sk *s)
 {

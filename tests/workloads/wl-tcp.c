@@ -104,14 +104,9 @@ static void nothing_more(int fd, int dir)
 
 static int listener(int family, const char *addr, int backlog)
 {
-	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = wl_inet_socket(family, SOCK_STREAM, addr);
 
-	if (fd < 0)
-		wl_fail("socket: %s", strerror(errno));
-	if (family == AF_INET6)
-		wl_setint(fd, SOL_IPV6, IPV6_V6ONLY, 1);
 	wl_setint(fd, SOL_SOCKET, SO_REUSEADDR, 1);
-	wl_bind(fd, family, addr, 0);
 	if (listen(fd, backlog))
 		wl_fail("listen: %s", strerror(errno));
 	return fd;

@@ -46,14 +46,7 @@ static int n_q;
 
 static int udp(int family, const char *addr)
 {
-	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		wl_fail("socket: %s", strerror(errno));
-	if (family == AF_INET6)
-		wl_setint(fd, SOL_IPV6, IPV6_V6ONLY, 1);
-	wl_bind(fd, family, addr, 0);
-	return fd;
+	return wl_inet_socket(family, SOCK_DGRAM, addr);
 }
 
 static void queue(int from, int to, size_t len, char fill)
