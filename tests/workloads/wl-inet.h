@@ -11,9 +11,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <netinet/tcp.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "wl.h"
 
@@ -88,6 +91,28 @@ static inline int wl_inet_socket(int family, int type, const char *addr)
 		wl_setint(fd, SOL_IPV6, IPV6_V6ONLY, 1);
 	wl_bind(fd, family, addr, 0);
 	return fd;
+}
+
+/*
+ * Fork a process outside the tree: a grandchild in a session of its own,
+ * reparented away once its parent, waited for here, has exited.  True in
+ * that process (which must end with _exit), false in the workload.
+ */
+static inline bool wl_fork_outside(void)
+{
+	int st;
+	pid_t child = fork();
+
+	if (child < 0)
+		wl_fail("fork: %s", strerror(errno));
+	if (child == 0) {
+		if (setsid() < 0 || fork() != 0)
+			_exit(0);
+		return true;
+	}
+	if (waitpid(child, &st, 0) != child)
+		wl_fail("waitpid: %s", strerror(errno));
+	return false;
 }
 
 /* The local address: getsockname, with a wildcard's as loopback to reach it. */

@@ -34,7 +34,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/sockios.h>
@@ -343,24 +342,15 @@ static void mode_outside(void)
 	uint64_t w = 0, r = 0;
 	char result[512], text[256] = "";
 	unsigned long long got = 0, sent = 0;
-	pid_t child;
-	int st;
 
 	snprintf(result, sizeof(result), "%s/wl-tcp-peer.%d", wl_tmpdir(), (int)getpid());
 	unlink(result);
 	l.fd = listener(AF_INET, "127.0.0.1", 4);
 	wl_sk_names(&l);
-	child = fork();
-	if (child < 0)
-		wl_fail("fork: %s", strerror(errno));
-	if (child == 0) {
-		if (setsid() < 0 || fork() != 0)
-			_exit(0);
+	if (wl_fork_outside()) {
 		close(l.fd);
 		peer(&l, result);
 	}
-	if (waitpid(child, &st, 0) != child)
-		wl_fail("waitpid: %s", strerror(errno));
 	s.fd = accept4(l.fd, NULL, NULL, SOCK_CLOEXEC);
 	if (s.fd < 0)
 		wl_fail("accept: %s", strerror(errno));
@@ -402,24 +392,19 @@ static void mode_pending_skip(void)
 {
 	struct wl_sk l = {0};
 	char path[512], text[32] = "";
-	pid_t child, helper = 0;
-	int st, s;
+	pid_t helper = 0;
+	int s;
 
 	snprintf(path, sizeof(path), "%s/wl-tcp-pending.%d", wl_tmpdir(), (int)getpid());
 	unlink(path);
 	l.fd = listener(AF_INET, "127.0.0.1", 5);
 	wl_sk_names(&l);
 	wl_sk_record(&l);
-	child = fork();
-	if (child < 0)
-		wl_fail("fork: %s", strerror(errno));
-	if (child == 0) {
+	if (wl_fork_outside()) {
 		FILE *f;
 
-		if (setsid() < 0 || fork() != 0)
-			_exit(0);
 		close(l.fd);
-		st = client_of(&l);
+		client_of(&l);
 		f = fopen(path, "we");
 		if (f) {
 			fprintf(f, "%d\n", (int)getpid());
@@ -428,8 +413,6 @@ static void mode_pending_skip(void)
 		sleep(120);
 		_exit(0);
 	}
-	if (waitpid(child, &st, 0) != child)
-		wl_fail("waitpid: %s", strerror(errno));
 	for (int i = 0; i < 500 && wl_read_file(path, text, sizeof(text)) <= 0; i++)
 		usleep(10000);
 	helper = atoi(text);

@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "wl-inet.h"
@@ -113,25 +112,17 @@ static void mode_outside(void)
 	struct wl_sk r = {0};
 	char done[512], c;
 	uint32_t seq, last = 0;
-	int n = 0, st;
-	pid_t child;
+	int n = 0;
 
 	snprintf(done, sizeof(done), "%s/wl-udp-sender.%d", wl_tmpdir(), (int)getpid());
 	unlink(done);
 	r.fd = udp(AF_INET, "127.0.0.1");
 	wl_setint(r.fd, SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20);
 	wl_sk_names(&r);
-	child = fork();
-	if (child < 0)
-		wl_fail("fork: %s", strerror(errno));
-	if (child == 0) {
-		if (setsid() < 0 || fork() != 0)
-			_exit(0);
+	if (wl_fork_outside()) {
 		close(r.fd);
 		sender(&r, done);
 	}
-	if (waitpid(child, &st, 0) != child)
-		wl_fail("waitpid: %s", strerror(errno));
 	if (poll(&(struct pollfd){.fd = r.fd, .events = POLLIN}, 1, 5000) != 1)
 		wl_fail("nothing from the sender outside the tree");
 	/* Some 500 queued: putting them back takes a while. */
