@@ -11,7 +11,9 @@
  *     w  end 0 wrote data then shut down for writing: end 1 reads it, then
  *        EOF; end 0 gets EPIPE;
  *     r  end 0 shut down for reading (stream: end 1 gets EPIPE);
- *     c  SO_PASSCRED on end 0, whose queue is empty; end 1 has data queued;
+ *     c  SO_PASSCRED on end 0, whose queue is empty; end 1 has data queued
+ *        that end 0 sent with SO_PASSCRED off (so without credentials:
+ *        end 1 turning SO_PASSCRED on after the restore reads pid 0);
  *     x  stream only: end 1 closed after writing; end 0 reads it, then EOF.
  *     Then each pair carries new data both ways, after what was queued.
  *   pair-fork  a stream and a seqpacket pair, each with an end in the
@@ -29,6 +31,8 @@
  *   outside-peer  connected to a listener of a process outside the tree
  *     (a grandchild that left it): refused, naming the peer's path.
  *   in-flight  an fd sent with SCM_RIGHTS and not received: refused.
+ *   creds  a stream end with SO_PASSCRED sent to one without it, which
+ *     holds the bytes with their sender's credentials: refused.
  *   waiting-data  a connection not accepted yet that sent data: refused.
  *   listener-closed  a connection accepted from a listener on a path that
  *     was closed since: refused.
@@ -161,6 +165,37 @@ static void expect_eof(int fd, const char *what)
 		 n < 0 ? strerror(errno) : "data");
 }
 
+static int sockopt(int fd, int opt);
+
+/*
+ * With SO_PASSCRED on @fd, the next @len bytes are @want and carry the
+ * credentials of pid @pid (0: none were attached).
+ */
+static void expect_creds(int fd, const char *want, size_t len, pid_t pid, const char *what)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+	} ctl;
+	char got[64];
+	struct iovec iov = {.iov_base = got, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf)};
+	int on = 1;
+	struct cmsghdr *c;
+	struct ucred u;
+
+	WL_CHECK(setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0, "%s: SO_PASSCRED: %s",
+		 what, strerror(errno));
+	WL_CHECK(recvmsg(fd, &mh, MSG_DONTWAIT) == (ssize_t)len && !memcmp(got, want, len),
+		 "%s: recvmsg: %s", what, strerror(errno));
+	c = CMSG_FIRSTHDR(&mh);
+	WL_CHECK(c && c->cmsg_type == SCM_CREDENTIALS, "%s: no SCM_CREDENTIALS", what);
+	memcpy(&u, CMSG_DATA(c), sizeof(u));
+	WL_CHECK(u.pid == pid, "%s: the message carries the credentials of pid %d, want %d", what,
+		 (int)u.pid, (int)pid);
+}
+
 static void expect_epipe(int fd, const char *what)
 {
 	ssize_t n = send(fd, "z", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -263,9 +298,21 @@ static void setup_pairs(int type, struct pairs *p)
 	xsend(p->w[0], "before-shutdown", 15, "w0");
 	WL_CHECK(shutdown(p->w[0], SHUT_WR) == 0, "shutdown: %s", strerror(errno));
 	WL_CHECK(shutdown(p->r[0], SHUT_RD) == 0, "shutdown: %s", strerror(errno));
+	/*
+	 * c0 sends once with SO_PASSCRED on (a datagram or seqpacket socket is
+	 * autobound then), then "to-c1" with it off: no credentials, then on.
+	 */
+	WL_CHECK(setsockopt(p->c[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0,
+		 "SO_PASSCRED: %s", strerror(errno));
+	xsend(p->c[0], "warm", 4, "c0");
+	expect_bytes(p->c[1], "warm", 4, "c1");
+	on = 0;
 	WL_CHECK(setsockopt(p->c[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0,
 		 "SO_PASSCRED: %s", strerror(errno));
 	xsend(p->c[0], "to-c1", 5, "c0");
+	on = 1;
+	WL_CHECK(setsockopt(p->c[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0,
+		 "SO_PASSCRED: %s", strerror(errno));
 	p->x = -1;
 	if (type == SOCK_STREAM) {
 		pair(type, x);
@@ -312,10 +359,7 @@ static void verify_pairs(int type, struct pairs *p)
 	expect_empty(p->q[0], "q0");
 	expect_empty(p->q[1], "q1");
 	ping(p->q[0], p->q[1], type, "q");
-	if (type == SOCK_STREAM)
-		expect_bytes(p->c[1], "to-c1", 5, "c1");
-	else
-		expect(p->c[1], "to-c1", 5, "c1");
+	expect_creds(p->c[1], "to-c1", 5, 0, "c1");
 	ping(p->c[0], p->c[1], type, "c");
 	if (type == SOCK_STREAM)
 		expect_bytes(p->w[1], "before-shutdown", 15, "w1");
@@ -677,6 +721,23 @@ static void in_flight(void)
 	wl_note("in-flight: the fd and its message still queued after the refused dump");
 }
 
+/* creds: bytes queued with their sender's credentials. */
+static void creds(void)
+{
+	int sv[2], on = 1;
+
+	pair(SOCK_STREAM, sv);
+	WL_CHECK(setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0,
+		 "SO_PASSCRED: %s", strerror(errno));
+	xsend(sv[0], "cred", 4, "sv0");
+	wl_ready();
+	wl_wait_verify();
+	WL_CHECK(sockopt(sv[1], SO_PASSCRED) == 0, "sv1: the dump left SO_PASSCRED on");
+	expect_creds(sv[1], "cred", 4, getpid(), "sv1");
+	expect_empty(sv[1], "sv1");
+	wl_note("creds: the bytes and their credentials as they were after the refused dump");
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "pair-stream";
@@ -695,6 +756,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "in-flight")) {
 		in_flight();
+		return 0;
+	}
+	if (!strcmp(mode, "creds")) {
+		creds();
 		return 0;
 	}
 	if (!strcmp(mode, "waiting-data") || !strcmp(mode, "listener-closed")) {
