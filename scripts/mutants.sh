@@ -842,6 +842,10 @@ mutant unix-passcred-left-on plugins/net/unix-queue.c 'e2e-unix-creds-refused e2
 	'the dump leaves SO_PASSCRED on where its walk of the queue turned it on' \
 	'	p = m->passcred ? 0 : passcred(fd, 0, what);' \
 	'	p = 0;'
+mutant unix-dgram-left-unconnected plugins/net/unix-restore.c 'e2e-unix-abstract-kill e2e-unix-bound-path-kill' \
+	'a datagram socket connected to by one since closed comes back unconnected' \
+	'			r = m->state == TCP_ESTABLISHED ? mark_connected(m, what) : 0;' \
+	'			r = 0;'
 
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a

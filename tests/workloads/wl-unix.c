@@ -23,7 +23,8 @@
  *     file mode 0640) with one connection accepted (data queued both
  *     ways) and one waiting to be accepted; a datagram socket bound to a
  *     name, with datagrams queued from an unnamed socket, from a named one
- *     and from one connected to it; a socketpair whose end 0 is bound;
+ *     and from one connected to it; one a socket connected to and left
+ *     (still connected in /proc/net/unix); a socketpair whose end 0 is bound;
  *     bound-path also a listener whose socket file was deleted.  After
  *     the restore every getsockname/getpeername is as it was, the queues
  *     and senders too, the waiting connection is accepted and carries
@@ -528,7 +529,7 @@ static void expect_from(int fd, const char *want, const struct sockaddr_un *from
 }
 
 struct named {
-	int l, c1, s1, c2, d, du, dn, dc, p[2], gone;
+	int l, c1, s1, c2, d, du, dn, dc, p[2], gone, dl;
 	struct names names[10];
 	struct stat file;
 };
@@ -555,6 +556,8 @@ static void setup_named(bool abstract, struct named *n)
 			 sendto(n->dn, "named", 5, 0, (struct sockaddr *)&d, dl) == 5 &&
 			 send(n->dc, "connected", 9, 0) == 9,
 		 "sendto: %s", strerror(errno));
+	n->dl = bound(SOCK_DGRAM, abstract, "dl");
+	close(connected(SOCK_DGRAM, abstract, "dl"));
 	pair(SOCK_DGRAM, n->p);
 	{
 		struct sockaddr_un a;
@@ -582,6 +585,28 @@ static void setup_named(bool abstract, struct named *n)
 	       sizeof(fds));
 	for (int i = 0; i < 10; i++)
 		get_names(fds[i], &n->names[i], "before");
+}
+
+/* The St column of @fd's socket in /proc/net/unix: 1 unconnected, 3 connected. */
+static unsigned proc_state(int fd, const char *what)
+{
+	char line[512];
+	struct stat st;
+	FILE *f = fopen("/proc/net/unix", "r");
+
+	WL_CHECK(f && fstat(fd, &st) == 0, "%s: /proc/net/unix: %s", what, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long ino;
+		unsigned type, state;
+
+		if (sscanf(line, "%*s %*s %*s %*s %x %x %lu", &type, &state, &ino) == 3 &&
+		    ino == st.st_ino) {
+			fclose(f);
+			return state;
+		}
+	}
+	fclose(f);
+	wl_fail("%s: socket %lu not in /proc/net/unix", what, (unsigned long)st.st_ino);
 }
 
 static void verify_named(bool abstract, struct named *n)
@@ -617,6 +642,10 @@ static void verify_named(bool abstract, struct named *n)
 	expect_from(n->d, "named", &dn, dnl, "d: datagram 2");
 	expect_from(n->d, "connected", NULL, 0, "d: datagram 3");
 	expect_empty(n->d, "d");
+	WL_CHECK(proc_state(n->dl, "dl") == 3 && proc_state(n->d, "d") == 3 &&
+			 proc_state(n->dn, "dn") == 1,
+		 "/proc/net/unix: dl %u, d %u, dn %u, want 3 3 1 (connected, connected, not)",
+		 proc_state(n->dl, "dl"), proc_state(n->d, "d"), proc_state(n->dn, "dn"));
 	expect(n->p[0], "to-p0", 5, "p0");
 	ping(n->p[0], n->p[1], SOCK_DGRAM, "p");
 	ping(n->c1, n->s1, SOCK_STREAM, "c1-s1");
@@ -646,9 +675,9 @@ static void verify_named(bool abstract, struct named *n)
 	}
 	WL_CHECK(more == 6, "the backlog took %d connections, want 6 (backlog 5)", more);
 	if (!abstract) {
-		const char *names[] = {"l", "d", "p"};
+		const char *names[] = {"l", "d", "p", "dl"};
 
-		for (size_t i = 0; i < 3; i++) {
+		for (size_t i = 0; i < 4; i++) {
 			struct sockaddr_un a;
 
 			addr_of(false, names[i], &a);
