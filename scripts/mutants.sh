@@ -846,6 +846,10 @@ mutant unix-dgram-left-unconnected plugins/net/unix-restore.c 'e2e-unix-abstract
 	'a datagram socket connected to by one since closed comes back unconnected' \
 	'			r = m->state == TCP_ESTABLISHED ? mark_connected(m, what) : 0;' \
 	'			r = 0;'
+mutant unix-chroot-root-ignored plugins/net/unix-dump.c 'e2e-unix-chroot-refused' \
+	'a path name bound under a chrooted task'"'"'s root is bound in crf'"'"'s root at the restore' \
+	'	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)' \
+	'	if (1 || a.st_ino == b.st_ino)'
 
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a

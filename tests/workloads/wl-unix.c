@@ -32,6 +32,8 @@
  *   outside-peer  connected to a listener of a process outside the tree
  *     (a grandchild that left it): refused, naming the peer's path.
  *   in-flight  an fd sent with SCM_RIGHTS and not received: refused.
+ *   chroot  a child in a chroot (a directory of the tmpdir) listens on a
+ *     path of its root: refused; the listener still takes a connection.
  *   creds  a stream end with SO_PASSCRED sent to one without it, which
  *     holds the bytes with their sender's credentials: refused.
  *   waiting-data  a connection not accepted yet that sent data: refused.
@@ -754,6 +756,48 @@ static void in_flight(void)
 	wl_note("in-flight: the fd and its message still queued after the refused dump");
 }
 
+/* chroot: a listener on a path under a task's own root. */
+static void chrooted(void)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX}, outer = {.sun_family = AF_UNIX};
+	char jail[80], byte;
+	int ready[2], fd, status;
+	pid_t pid;
+
+	snprintf(jail, sizeof(jail), "%s/wl-unix-jail", wl_tmpdir());
+	WL_CHECK(mkdir(jail, 0700) == 0 || errno == EEXIST, "mkdir %s: %s", jail, strerror(errno));
+	snprintf(outer.sun_path, sizeof(outer.sun_path), "%s/jail.sock", jail);
+	unlink(outer.sun_path);
+	strcpy(a.sun_path, "/jail.sock");
+	WL_CHECK(pipe(ready) == 0, "pipe: %s", strerror(errno));
+	pid = fork();
+	WL_CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		WL_CHECK(chroot(jail) == 0 && chdir("/") == 0, "chroot %s: %s", jail,
+			 strerror(errno));
+		WL_CHECK(l >= 0 && bind(l, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(l, 1) == 0,
+			 "bind %s in the chroot: %s", a.sun_path, strerror(errno));
+		WL_CHECK(write(ready[1], "r", 1) == 1, "write: %s", strerror(errno));
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	WL_CHECK(read(ready[0], &byte, 1) == 1, "the child did not listen");
+	wl_ready();
+	wl_wait_verify();
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	WL_CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&outer, sizeof(outer)) == 0,
+		 "connect %s: %s", outer.sun_path, strerror(errno));
+	close(fd);
+	kill(pid, SIGKILL);
+	WL_CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+	unlink(outer.sun_path);
+	rmdir(jail);
+	wl_note("chroot: the listener as it was after the refused dump");
+}
+
 /* creds: bytes queued with their sender's credentials. */
 static void creds(void)
 {
@@ -789,6 +833,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "in-flight")) {
 		in_flight();
+		return 0;
+	}
+	if (!strcmp(mode, "chroot")) {
+		chrooted();
 		return 0;
 	}
 	if (!strcmp(mode, "creds")) {
