@@ -826,13 +826,13 @@ mutant unix-queue-dropped plugins/net/unix-queue.c 'e2e-unix-pair-stream-kill' \
 		int r = unix_queue_send(peer, m, i, false, what);'
 mutant unix-boundaries-merged plugins/net/unix-queue.c 'e2e-unix-pair-seqpacket-kill' \
 	'a seqpacket queue is read as a byte stream: its messages run into one' \
-	'	if (m->type == SOCK_STREAM)
-		r = read_stream(fd, m, &in_flight);' \
-	'	if (m->type != SOCK_DGRAM)
-		r = read_stream(fd, m, &in_flight);'
+	'	if (r == 0 && m->type == SOCK_STREAM)
+		r = read_stream(fd, m, w);' \
+	'	if (r == 0 && m->type != SOCK_DGRAM)
+		r = read_stream(fd, m, w);'
 mutant unix-peek-off-kept plugins/net/unix-queue.c 'e2e-unix-pair-stream-leave' \
 	'the dump leaves SO_PEEK_OFF where its peeks moved it' \
-	'	if (setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off)) && r == 0)' \
+	'	if (setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &m->peek_off, sizeof(m->peek_off)) && r == 0)' \
 	'	if (0 && r == 0)'
 mutant unix-shutdown-lost plugins/net/unix-make.c 'e2e-unix-pair-stream-kill' \
 	'a unix socket comes back without its shutdown state' \
@@ -850,6 +850,22 @@ mutant unix-senders-lost plugins/net/unix-restore.c 'e2e-unix-abstract-kill' \
 	'every queued datagram is sent again from an unnamed socket, whoever sent it' \
 	'	if (k < m->n_senders && m->senders[k].len) {' \
 	'	if (0 && k < m->n_senders) {'
+mutant unix-creds-lost plugins/net/unix-queue.c 'e2e-unix-creds-refused' \
+	'bytes queued with their sender'"'"'s credentials are restored without them' \
+	'	if (r == 0 && w.credited)' \
+	'	if (0 && w.credited)'
+mutant unix-passcred-left-on plugins/net/unix-queue.c 'e2e-unix-creds-refused e2e-unix-pair-stream-leave' \
+	'the dump leaves SO_PASSCRED on where its walk of the queue turned it on' \
+	'	p = m->passcred ? 0 : passcred(fd, 0, what);' \
+	'	p = 0;'
+mutant unix-dgram-left-unconnected plugins/net/unix-restore.c 'e2e-unix-abstract-kill e2e-unix-bound-path-kill' \
+	'a datagram socket connected to by one since closed comes back unconnected' \
+	'			r = m->state == TCP_ESTABLISHED ? mark_connected(m, what) : 0;' \
+	'			r = 0;'
+mutant unix-chroot-root-ignored plugins/net/unix-dump.c 'e2e-unix-chroot-refused' \
+	'a path name bound under a chrooted task'"'"'s root is bound in crf'"'"'s root at the restore' \
+	'	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)' \
+	'	if (1 || a.st_ino == b.st_ino)'
 
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a

@@ -175,9 +175,13 @@ static int check_unpeered(struct unix_table *t, Crf__Net__UnixSk *m, const char 
 				       holder(s.found.ino, who, sizeof(who)));
 	/*
 	 * A datagram socket another one connected to is TCP_ESTABLISHED too,
-	 * with no peer of its own: getpeername tells it from one whose peer
-	 * was closed.
+	 * with no peer of its own, and stays so when that one is closed (the
+	 * restore connects a socket to it and closes it again): getpeername
+	 * tells it from one whose peer was closed.
 	 */
+	if (m->type == SOCK_DGRAM && !m->has_peer_name && !m->has_name)
+		return crf_error_errno(ENOTSUP, "%s: connected to by a socket since closed, and "
+				       "unnamed: crf cannot connect to it again", what);
 	if (m->type == SOCK_DGRAM && !m->has_peer_name)
 		return check_senders(t, m, NULL, what);
 	if (m->type == SOCK_DGRAM)

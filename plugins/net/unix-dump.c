@@ -151,17 +151,42 @@ static const char *unsupported(const struct unix_diag_info *d)
 }
 
 /*
+ * Whether @pid's root is crf's.  The restore binds a path name in crf's
+ * root (restore-prepare, before any task enters its own): for a task in a
+ * chroot that would be another file, outside the root the program sees.
+ */
+static int same_root(const struct crf_object *obj, const char *what)
+{
+	char path[64], root[4096];
+	struct stat a, b;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)obj->pid);
+	if (stat(path, &a) || stat("/", &b))
+		return crf_error_errno(errno, "%s: %s", what, path);
+	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return 0;
+	n = readlink(path, root, sizeof(root) - 1);
+	root[n > 0 ? n : 0] = '\0';
+	return crf_error_errno(ENOTSUP, "%s: bound to a path under the task's root %s, not crf's, "
+			       "which crf does not restore", what, n > 0 ? root : "(unreadable)");
+}
+
+/*
  * The socket file of a path name, seen from the task's root: kept when it
  * is the socket's (the inode unix_diag gives), else gone (deleted, or
  * another file took the path).  unix_diag's device is the kernel's dev_t
  * (major << 20 | minor), not st_dev's encoding.
  */
 static int read_file(const struct crf_object *obj, const struct unix_diag_info *d,
-		     Crf__Net__UnixSk *m)
+		     Crf__Net__UnixSk *m, const char *what)
 {
 	char path[4200];
 	struct stat st;
+	int r = same_root(obj, what);
 
+	if (r < 0)
+		return r;
 	snprintf(path, sizeof(path), "/proc/%d/root%.*s", (int)obj->pid, (int)d->name_len,
 		 d->name);
 	m->has_file_gone = true;
@@ -236,8 +261,12 @@ static int fill(const struct crf_object *obj, const struct unix_diag_info *d, in
 	m->wqlen = d->wqlen;
 	if (d->name_len && set_bytes(&m->name, &m->has_name, d->name, d->name_len) < 0)
 		return crf_error_errno(ENOMEM, "%s", what);
-	if (d->name_len && d->name[0] && read_file(obj, d, m) < 0)
-		return -ENOMEM;
+	if (d->name_len && d->name[0]) {
+		int r = read_file(obj, d, m, what);
+
+		if (r < 0)
+			return r;
+	}
 	if (d->state == TCP_LISTEN) {
 		m->has_backlog = true;
 		m->backlog = d->wqlen;

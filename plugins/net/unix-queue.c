@@ -18,6 +18,16 @@
  * as an empty message from an unnamed sender also is.  There SO_TIMESTAMP
  * tells them apart: with it on, every message comes with an SCM_TIMESTAMP,
  * the end of the queue with none; it is put back off afterwards.
+ *
+ * A message carries its sender's credentials when the sender asked for
+ * them (SCM_CREDENTIALS) or either socket had SO_PASSCRED at the send;
+ * the receiver sees them only with SO_PASSCRED on, but may turn it on at
+ * any time, also after the restore, and a stream read then stops where
+ * they change.  crf cannot send a message again with credentials of a
+ * process that does not exist yet (restore-prepare runs before the tree
+ * is forked), so the walk turns SO_PASSCRED on (put back afterwards) to
+ * see which messages carry some (a pid), and those are refused; the
+ * others are queued again without, as they were.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -41,20 +51,35 @@
 /* SCM_MAX_FD: the most fds one message carries. */
 #define MAX_FDS 253
 
+/* What the peeks of one walk of a queue found besides the data. */
+struct walk {
+	int in_flight;	 /* fds (SCM_RIGHTS) */
+	bool creds;	 /* the last peek's data carries credentials */
+	size_t credited; /* bytes (stream) or messages that carry credentials */
+};
+
 /*
  * Close what a peek installed in crf (SCM_RIGHTS, SCM_PIDFD); the number of
- * fds in flight.  *@stamped: an SCM_TIMESTAMP came.
+ * fds in flight.  *@stamped: an SCM_TIMESTAMP came; *@creds: credentials
+ * with a pid (without, the kernel sends pid 0: none were attached).
  */
-static int close_passed(struct msghdr *mh, bool *stamped)
+static int close_passed(struct msghdr *mh, bool *stamped, bool *creds)
 {
 	int n = 0;
 
-	*stamped = false;
+	*stamped = *creds = false;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
 		size_t len;
 
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMP)
 			*stamped = true;
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+			struct ucred u;
+
+			memcpy(&u, CMSG_DATA(c), sizeof(u));
+			*creds = u.pid != 0;
+		}
 		if (c->cmsg_level != SOL_SOCKET ||
 		    (c->cmsg_type != SCM_RIGHTS && c->cmsg_type != SCM_PIDFD))
 			continue;
@@ -75,7 +100,7 @@ static int close_passed(struct msghdr *mh, bool *stamped)
  * One peek into @buf (@len bytes, may be 0); the length or -errno, 0 with
  * *@end at the end.  The sender's address goes to @from (when not NULL).
  */
-static ssize_t peek(int fd, void *buf, size_t len, int flags, int *in_flight, bool *end,
+static ssize_t peek(int fd, void *buf, size_t len, int flags, struct walk *w, bool *end,
 		    ProtobufCBinaryData *from)
 {
 	union {
@@ -103,9 +128,9 @@ static ssize_t peek(int fd, void *buf, size_t len, int flags, int *in_flight, bo
 		*end = true;
 		return 0;
 	}
-	*in_flight += close_passed(&mh, &stamped);
+	w->in_flight += close_passed(&mh, &stamped, &w->creds);
 	if (mh.msg_flags & MSG_CTRUNC)
-		*in_flight += MAX_FDS;
+		w->in_flight += MAX_FDS;
 	if (n == 0 && (flags & PEEK_STAMPED) && !stamped)
 		*end = true;
 	if (from && !*end) {
@@ -138,7 +163,7 @@ static int add_message(Crf__Net__UnixSk *m, void *data, size_t len)
 	return add_bytes(&m->rqueue, &m->n_rqueue, (ProtobufCBinaryData){.len = len, .data = data});
 }
 
-static int read_stream(int fd, Crf__Net__UnixSk *m, int *in_flight)
+static int read_stream(int fd, Crf__Net__UnixSk *m, struct walk *w)
 {
 	size_t cap = 65536, len = 0;
 	uint8_t *buf = malloc(cap), *p;
@@ -157,11 +182,14 @@ static int read_stream(int fd, Crf__Net__UnixSk *m, int *in_flight)
 			buf = p;
 			cap *= 2;
 		}
-		n = peek(fd, buf + len, cap - len, 0, in_flight, &end, NULL);
+		n = peek(fd, buf + len, cap - len, 0, w, &end, NULL);
 		if (n < 0) {
 			free(buf);
 			return (int)n;
 		}
+		/* With SO_PASSCRED a peek stops where the credentials change. */
+		if (w->creds)
+			w->credited += (size_t)n;
 		/* 0: the peer shut down its side and everything is read. */
 		end = end || n == 0;
 		len += (size_t)n;
@@ -177,19 +205,20 @@ static int read_stream(int fd, Crf__Net__UnixSk *m, int *in_flight)
 	return 0;
 }
 
-static int read_messages(int fd, Crf__Net__UnixSk *m, int stamped, int *in_flight)
+static int read_messages(int fd, Crf__Net__UnixSk *m, int stamped, struct walk *w)
 {
 	bool dgram = m->type == SOCK_DGRAM;
 
 	for (;;) {
 		ProtobufCBinaryData from = {0};
 		bool end;
-		ssize_t len = peek(fd, NULL, 0, MSG_TRUNC | stamped, in_flight, &end,
-				   dgram ? &from : NULL), n;
+		ssize_t len = peek(fd, NULL, 0, MSG_TRUNC | stamped, w, &end, dgram ? &from : NULL), n;
 		uint8_t *buf;
 
 		if (len < 0 || end)
 			return len < 0 ? (int)len : 0;
+		if (w->creds)
+			w->credited++;
 		if (dgram && add_bytes(&m->senders, &m->n_senders, from) < 0) {
 			free(from.data);
 			return -ENOMEM;
@@ -198,7 +227,7 @@ static int read_messages(int fd, Crf__Net__UnixSk *m, int stamped, int *in_fligh
 		if (!buf)
 			return -ENOMEM;
 		/* An empty message was read by the first peek; a second would pass it over. */
-		n = len ? peek(fd, buf, (size_t)len, stamped, in_flight, &end, NULL) : 0;
+		n = len ? peek(fd, buf, (size_t)len, stamped, w, &end, NULL) : 0;
 		if (n != len) {
 			free(buf);
 			return n < 0 ? (int)n : -EAGAIN;
@@ -211,45 +240,73 @@ static int read_messages(int fd, Crf__Net__UnixSk *m, int stamped, int *in_fligh
 }
 
 /* Messages of a socket that may be shut down for reading (see the top). */
-static int read_shut(int fd, Crf__Net__UnixSk *m, int *in_flight, const char *what)
+static int read_shut(int fd, Crf__Net__UnixSk *m, struct walk *w, const char *what)
 {
 	int was = 0, on = 1, r;
 	socklen_t sl = sizeof(was);
 
 	if (!(m->shutdown & 1))
-		return read_messages(fd, m, 0, in_flight);
+		return read_messages(fd, m, 0, w);
 	if (getsockopt(fd, SOL_SOCKET, SO_TIMESTAMP, &was, &sl) ||
 	    (!was && setsockopt(fd, SOL_SOCKET, SO_TIMESTAMP, &on, sizeof(on))))
 		return crf_error_errno(errno, "%s: SO_TIMESTAMP", what);
-	r = read_messages(fd, m, PEEK_STAMPED, in_flight);
+	r = read_messages(fd, m, PEEK_STAMPED, w);
 	if (!was && setsockopt(fd, SOL_SOCKET, SO_TIMESTAMP, &was, sizeof(was)) && r == 0)
 		r = crf_error_errno(errno, "%s: putting SO_TIMESTAMP back off", what);
 	return r;
 }
 
+/* SO_PASSCRED of @fd to @on; 0 or -errno (logged). */
+static int passcred(int fd, int on, const char *what)
+{
+	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)))
+		return crf_error_errno(errno, "%s: %s SO_PASSCRED", what,
+				       on ? "turning on" : "putting back off");
+	return 0;
+}
+
+/* The walk of the queue, SO_PEEK_OFF at 0 and SO_PASSCRED on; put back after. */
+static int walk(int fd, Crf__Net__UnixSk *m, struct walk *w, const char *what)
+{
+	int zero = 0, r, p;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero)))
+		return crf_error_errno(errno, "%s: setsockopt(SO_PEEK_OFF)", what);
+	r = m->passcred ? 0 : passcred(fd, 1, what);
+	if (r == 0 && m->type == SOCK_STREAM)
+		r = read_stream(fd, m, w);
+	else if (r == 0)
+		r = read_shut(fd, m, w, what);
+	if (r < 0)
+		r = crf_error_errno(-r, "%s: reading the receive queue with MSG_PEEK", what);
+	p = m->passcred ? 0 : passcred(fd, 0, what);
+	if (r == 0)
+		r = p;
+	if (setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &m->peek_off, sizeof(m->peek_off)) && r == 0)
+		r = crf_error_errno(errno, "%s: putting SO_PEEK_OFF back to %d", what, m->peek_off);
+	return r;
+}
+
 int unix_queue_read(int fd, Crf__Net__UnixSk *m, const char *what)
 {
-	int off = -1, zero = 0, in_flight = 0, r;
+	struct walk w = {0};
+	int off = -1, r;
 	socklen_t sl = sizeof(off);
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &off, &sl))
 		return crf_error_errno(errno, "%s: getsockopt(SO_PEEK_OFF)", what);
 	m->peek_off = off;
-	if (setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero)))
-		return crf_error_errno(errno, "%s: setsockopt(SO_PEEK_OFF)", what);
-	if (m->type == SOCK_STREAM)
-		r = read_stream(fd, m, &in_flight);
-	else
-		r = read_shut(fd, m, &in_flight, what);
-	if (setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off)) && r == 0)
-		r = crf_error_errno(errno, "%s: putting SO_PEEK_OFF back to %d", what, off);
-	else if (r < 0)
-		r = crf_error_errno(-r, "%s: reading the receive queue with MSG_PEEK", what);
-	if (r == 0 && in_flight)
+	r = walk(fd, m, &w, what);
+	if (r == 0 && w.in_flight)
 		r = crf_error_errno(ENOTSUP, "%s: %s%d fd%s in flight (SCM_RIGHTS, not received yet), "
 				    "which crf does not restore", what,
-				    in_flight >= MAX_FDS ? "at least " : "", in_flight,
-				    in_flight == 1 ? "" : "s");
+				    w.in_flight >= MAX_FDS ? "at least " : "", w.in_flight,
+				    w.in_flight == 1 ? "" : "s");
+	if (r == 0 && w.credited)
+		r = crf_error_errno(ENOTSUP, "%s: %zu %s queued with the credentials of their sender "
+				    "(SO_PASSCRED or SCM_CREDENTIALS at the send), which crf cannot "
+				    "send again before the sender exists", what, w.credited,
+				    m->type == SOCK_STREAM ? "bytes" : "messages");
 	return r;
 }
 

@@ -191,6 +191,20 @@ static int make_all(struct making *mk)
 	return r;
 }
 
+/*
+ * A datagram socket another one connected to is TCP_ESTABLISHED (unix_diag,
+ * /proc/net/unix: connected), and stays so when that one is closed: a socket
+ * connected to it and closed again leaves it so.
+ */
+static int mark_connected(const Crf__Net__UnixSk *m, const char *what)
+{
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return crf_error_errno(errno, "%s: socket", what);
+	return unix_connect(fd, m, what);
+}
+
 /* One-way datagram connections, once every socket is bound. */
 static int connect_dgrams(struct making *mk)
 {
@@ -201,12 +215,19 @@ static int connect_dgrams(struct making *mk)
 		const Crf__Net__UnixSk *m = t->v[i], *p;
 		int r;
 
-		if (m->type != SOCK_DGRAM || !m->has_peer)
+		if (m->type != SOCK_DGRAM)
 			continue;
+		what_of(m, what, sizeof(what));
+		if (!m->has_peer) {
+			r = m->state == TCP_ESTABLISHED ? mark_connected(m, what) : 0;
+			if (r < 0)
+				return r;
+			continue;
+		}
 		p = unix_table_find(t, m->peer, NULL);
 		if (!p || (p->has_peer && p->peer == m->ino))
 			continue;
-		r = unix_connect(t->made[i], p, what_of(m, what, sizeof(what)));
+		r = unix_connect(t->made[i], p, what);
 		if (r < 0)
 			return r;
 	}

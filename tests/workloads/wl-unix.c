@@ -11,7 +11,9 @@
  *     w  end 0 wrote data then shut down for writing: end 1 reads it, then
  *        EOF; end 0 gets EPIPE;
  *     r  end 0 shut down for reading (stream: end 1 gets EPIPE);
- *     c  SO_PASSCRED on end 0, whose queue is empty; end 1 has data queued;
+ *     c  SO_PASSCRED on end 0, whose queue is empty; end 1 has data queued
+ *        that end 0 sent with SO_PASSCRED off (so without credentials:
+ *        end 1 turning SO_PASSCRED on after the restore reads pid 0);
  *     x  stream only: end 1 closed after writing; end 0 reads it, then EOF.
  *     Then each pair carries new data both ways, after what was queued.
  *   pair-fork  a stream and a seqpacket pair, each with an end in the
@@ -21,7 +23,8 @@
  *     file mode 0640) with one connection accepted (data queued both
  *     ways) and one waiting to be accepted; a datagram socket bound to a
  *     name, with datagrams queued from an unnamed socket, from a named one
- *     and from one connected to it; a socketpair whose end 0 is bound;
+ *     and from one connected to it; one a socket connected to and left
+ *     (still connected in /proc/net/unix); a socketpair whose end 0 is bound;
  *     bound-path also a listener whose socket file was deleted.  After
  *     the restore every getsockname/getpeername is as it was, the queues
  *     and senders too, the waiting connection is accepted and carries
@@ -29,6 +32,10 @@
  *   outside-peer  connected to a listener of a process outside the tree
  *     (a grandchild that left it): refused, naming the peer's path.
  *   in-flight  an fd sent with SCM_RIGHTS and not received: refused.
+ *   chroot  a child in a chroot (a directory of the tmpdir) listens on a
+ *     path of its root: refused; the listener still takes a connection.
+ *   creds  a stream end with SO_PASSCRED sent to one without it, which
+ *     holds the bytes with their sender's credentials: refused.
  *   waiting-data  a connection not accepted yet that sent data: refused.
  *   listener-closed  a connection accepted from a listener on a path that
  *     was closed since: refused.
@@ -161,6 +168,37 @@ static void expect_eof(int fd, const char *what)
 		 n < 0 ? strerror(errno) : "data");
 }
 
+static int sockopt(int fd, int opt);
+
+/*
+ * With SO_PASSCRED on @fd, the next @len bytes are @want and carry the
+ * credentials of pid @pid (0: none were attached).
+ */
+static void expect_creds(int fd, const char *want, size_t len, pid_t pid, const char *what)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+	} ctl;
+	char got[64];
+	struct iovec iov = {.iov_base = got, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf)};
+	int on = 1;
+	struct cmsghdr *c;
+	struct ucred u;
+
+	WL_CHECK(setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0, "%s: SO_PASSCRED: %s",
+		 what, strerror(errno));
+	WL_CHECK(recvmsg(fd, &mh, MSG_DONTWAIT) == (ssize_t)len && !memcmp(got, want, len),
+		 "%s: recvmsg: %s", what, strerror(errno));
+	c = CMSG_FIRSTHDR(&mh);
+	WL_CHECK(c && c->cmsg_type == SCM_CREDENTIALS, "%s: no SCM_CREDENTIALS", what);
+	memcpy(&u, CMSG_DATA(c), sizeof(u));
+	WL_CHECK(u.pid == pid, "%s: the message carries the credentials of pid %d, want %d", what,
+		 (int)u.pid, (int)pid);
+}
+
 static void expect_epipe(int fd, const char *what)
 {
 	ssize_t n = send(fd, "z", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -263,9 +301,21 @@ static void setup_pairs(int type, struct pairs *p)
 	xsend(p->w[0], "before-shutdown", 15, "w0");
 	WL_CHECK(shutdown(p->w[0], SHUT_WR) == 0, "shutdown: %s", strerror(errno));
 	WL_CHECK(shutdown(p->r[0], SHUT_RD) == 0, "shutdown: %s", strerror(errno));
+	/*
+	 * c0 sends once with SO_PASSCRED on (a datagram or seqpacket socket is
+	 * autobound then), then "to-c1" with it off: no credentials, then on.
+	 */
+	WL_CHECK(setsockopt(p->c[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0,
+		 "SO_PASSCRED: %s", strerror(errno));
+	xsend(p->c[0], "warm", 4, "c0");
+	expect_bytes(p->c[1], "warm", 4, "c1");
+	on = 0;
 	WL_CHECK(setsockopt(p->c[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0,
 		 "SO_PASSCRED: %s", strerror(errno));
 	xsend(p->c[0], "to-c1", 5, "c0");
+	on = 1;
+	WL_CHECK(setsockopt(p->c[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0,
+		 "SO_PASSCRED: %s", strerror(errno));
 	p->x = -1;
 	if (type == SOCK_STREAM) {
 		pair(type, x);
@@ -312,10 +362,7 @@ static void verify_pairs(int type, struct pairs *p)
 	expect_empty(p->q[0], "q0");
 	expect_empty(p->q[1], "q1");
 	ping(p->q[0], p->q[1], type, "q");
-	if (type == SOCK_STREAM)
-		expect_bytes(p->c[1], "to-c1", 5, "c1");
-	else
-		expect(p->c[1], "to-c1", 5, "c1");
+	expect_creds(p->c[1], "to-c1", 5, 0, "c1");
 	ping(p->c[0], p->c[1], type, "c");
 	if (type == SOCK_STREAM)
 		expect_bytes(p->w[1], "before-shutdown", 15, "w1");
@@ -484,7 +531,7 @@ static void expect_from(int fd, const char *want, const struct sockaddr_un *from
 }
 
 struct named {
-	int l, c1, s1, c2, d, du, dn, dc, p[2], gone;
+	int l, c1, s1, c2, d, du, dn, dc, p[2], gone, dl;
 	struct names names[10];
 	struct stat file;
 };
@@ -511,6 +558,8 @@ static void setup_named(bool abstract, struct named *n)
 			 sendto(n->dn, "named", 5, 0, (struct sockaddr *)&d, dl) == 5 &&
 			 send(n->dc, "connected", 9, 0) == 9,
 		 "sendto: %s", strerror(errno));
+	n->dl = bound(SOCK_DGRAM, abstract, "dl");
+	close(connected(SOCK_DGRAM, abstract, "dl"));
 	pair(SOCK_DGRAM, n->p);
 	{
 		struct sockaddr_un a;
@@ -538,6 +587,28 @@ static void setup_named(bool abstract, struct named *n)
 	       sizeof(fds));
 	for (int i = 0; i < 10; i++)
 		get_names(fds[i], &n->names[i], "before");
+}
+
+/* The St column of @fd's socket in /proc/net/unix: 1 unconnected, 3 connected. */
+static unsigned proc_state(int fd, const char *what)
+{
+	char line[512];
+	struct stat st;
+	FILE *f = fopen("/proc/net/unix", "r");
+
+	WL_CHECK(f && fstat(fd, &st) == 0, "%s: /proc/net/unix: %s", what, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long ino;
+		unsigned type, state;
+
+		if (sscanf(line, "%*s %*s %*s %*s %x %x %lu", &type, &state, &ino) == 3 &&
+		    ino == st.st_ino) {
+			fclose(f);
+			return state;
+		}
+	}
+	fclose(f);
+	wl_fail("%s: socket %lu not in /proc/net/unix", what, (unsigned long)st.st_ino);
 }
 
 static void verify_named(bool abstract, struct named *n)
@@ -573,6 +644,10 @@ static void verify_named(bool abstract, struct named *n)
 	expect_from(n->d, "named", &dn, dnl, "d: datagram 2");
 	expect_from(n->d, "connected", NULL, 0, "d: datagram 3");
 	expect_empty(n->d, "d");
+	WL_CHECK(proc_state(n->dl, "dl") == 3 && proc_state(n->d, "d") == 3 &&
+			 proc_state(n->dn, "dn") == 1,
+		 "/proc/net/unix: dl %u, d %u, dn %u, want 3 3 1 (connected, connected, not)",
+		 proc_state(n->dl, "dl"), proc_state(n->d, "d"), proc_state(n->dn, "dn"));
 	expect(n->p[0], "to-p0", 5, "p0");
 	ping(n->p[0], n->p[1], SOCK_DGRAM, "p");
 	ping(n->c1, n->s1, SOCK_STREAM, "c1-s1");
@@ -602,9 +677,9 @@ static void verify_named(bool abstract, struct named *n)
 	}
 	WL_CHECK(more == 6, "the backlog took %d connections, want 6 (backlog 5)", more);
 	if (!abstract) {
-		const char *names[] = {"l", "d", "p"};
+		const char *names[] = {"l", "d", "p", "dl"};
 
-		for (size_t i = 0; i < 3; i++) {
+		for (size_t i = 0; i < 4; i++) {
 			struct sockaddr_un a;
 
 			addr_of(false, names[i], &a);
@@ -623,13 +698,17 @@ static void refused_listener(bool closed)
 	addr_of(false, "r", &a);
 	WL_CHECK(listen(l, 2) == 0, "listen: %s", strerror(errno));
 	c = connected(SOCK_STREAM, false, "r");
-	xsend(c, "early", 5, "c");
 	if (closed) {
 		s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
 		WL_CHECK(s >= 0, "accept: %s", strerror(errno));
 		close(l);
 		l = -1;
 	}
+	/*
+	 * Before the accept the data carries c's credentials (the kernel adds
+	 * them for a receiver with no socket yet), which is refused by itself.
+	 */
+	xsend(c, "early", 5, "c");
 	wl_ready();
 	wl_wait_verify();
 	if (!closed) {
@@ -677,6 +756,65 @@ static void in_flight(void)
 	wl_note("in-flight: the fd and its message still queued after the refused dump");
 }
 
+/* chroot: a listener on a path under a task's own root. */
+static void chrooted(void)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX}, outer = {.sun_family = AF_UNIX};
+	char jail[80], byte;
+	int ready[2], fd, status;
+	pid_t pid;
+
+	snprintf(jail, sizeof(jail), "%s/wl-unix-jail", wl_tmpdir());
+	WL_CHECK(mkdir(jail, 0700) == 0 || errno == EEXIST, "mkdir %s: %s", jail, strerror(errno));
+	snprintf(outer.sun_path, sizeof(outer.sun_path), "%s/jail.sock", jail);
+	unlink(outer.sun_path);
+	strcpy(a.sun_path, "/jail.sock");
+	WL_CHECK(pipe(ready) == 0, "pipe: %s", strerror(errno));
+	pid = fork();
+	WL_CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		WL_CHECK(chroot(jail) == 0 && chdir("/") == 0, "chroot %s: %s", jail,
+			 strerror(errno));
+		WL_CHECK(l >= 0 && bind(l, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(l, 1) == 0,
+			 "bind %s in the chroot: %s", a.sun_path, strerror(errno));
+		WL_CHECK(write(ready[1], "r", 1) == 1, "write: %s", strerror(errno));
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	WL_CHECK(read(ready[0], &byte, 1) == 1, "the child did not listen");
+	wl_ready();
+	wl_wait_verify();
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	WL_CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&outer, sizeof(outer)) == 0,
+		 "connect %s: %s", outer.sun_path, strerror(errno));
+	close(fd);
+	kill(pid, SIGKILL);
+	WL_CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+	unlink(outer.sun_path);
+	rmdir(jail);
+	wl_note("chroot: the listener as it was after the refused dump");
+}
+
+/* creds: bytes queued with their sender's credentials. */
+static void creds(void)
+{
+	int sv[2], on = 1;
+
+	pair(SOCK_STREAM, sv);
+	WL_CHECK(setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0,
+		 "SO_PASSCRED: %s", strerror(errno));
+	xsend(sv[0], "cred", 4, "sv0");
+	wl_ready();
+	wl_wait_verify();
+	WL_CHECK(sockopt(sv[1], SO_PASSCRED) == 0, "sv1: the dump left SO_PASSCRED on");
+	expect_creds(sv[1], "cred", 4, getpid(), "sv1");
+	expect_empty(sv[1], "sv1");
+	wl_note("creds: the bytes and their credentials as they were after the refused dump");
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "pair-stream";
@@ -695,6 +833,14 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "in-flight")) {
 		in_flight();
+		return 0;
+	}
+	if (!strcmp(mode, "chroot")) {
+		chrooted();
+		return 0;
+	}
+	if (!strcmp(mode, "creds")) {
+		creds();
 		return 0;
 	}
 	if (!strcmp(mode, "waiting-data") || !strcmp(mode, "listener-closed")) {
