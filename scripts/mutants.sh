@@ -850,6 +850,9 @@ mutant unix-senders-lost plugins/net/unix-restore.c 'e2e-unix-abstract-kill' \
 	'every queued datagram is sent again from an unnamed socket, whoever sent it' \
 	'	if (k < m->n_senders && m->senders[k].len) {' \
 	'	if (0 && k < m->n_senders) {'
+mutant unix-peercred-unchecked plugins/net/unix-dump.c 'e2e-unix-peercred-refused' \
+	'a connected unix socket is restored without --unix-peercred-crf: its SO_PEERCRED then names crf restore' \
+	'	if (!c.pid || (ok && !strcmp(ok, "yes")))' '	if (1)'
 mutant unix-creds-lost plugins/net/unix-queue.c 'e2e-unix-creds-refused' \
 	'bytes queued with their sender'"'"'s credentials are restored without them' \
 	'	if (r == 0 && w.credited)' \

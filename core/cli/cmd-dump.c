@@ -22,6 +22,7 @@ enum {
 	OPT_EXTERNAL,
 	OPT_TCP_ESTABLISHED,
 	OPT_SKIP_IN_FLIGHT,
+	OPT_UNIX_PEERCRED_CRF,
 };
 
 static const char help[] =
@@ -46,7 +47,11 @@ static const char help[] =
 	"      --tcp-established  save established TCP connections (in repair mode, with\n"
 	"                         a network lock); without it they are refused\n"
 	"      --skip-in-flight   leave out TCP connections not yet accepted (their\n"
-	"                         peers see a reset); without it they are refused\n";
+	"                         peers see a reset); without it they are refused\n"
+	"      --unix-peercred-crf\n"
+	"                         restore connected and listening unix sockets although\n"
+	"                         their SO_PEERCRED will name crf restore's process, not\n"
+	"                         the peer; without it they are refused\n";
 
 struct dump_args {
 	pid_t pid;
@@ -107,6 +112,9 @@ static int handle(void *data, int c, const char *arg)
 	case OPT_SKIP_IN_FLIGHT:
 		a->o->skip_in_flight = true;
 		return 0;
+	case OPT_UNIX_PEERCRED_CRF:
+		a->o->unix_peercred_crf = true;
+		return 0;
 	case OPT_FREEZE:
 		if (strcmp(arg, "auto") && strcmp(arg, "cgroup") && strcmp(arg, "ptrace"))
 			return crf_usage_error(a->o, "--freeze must be auto, cgroup or ptrace");
@@ -129,6 +137,7 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 		{ "external", required_argument, NULL, OPT_EXTERNAL },
 		{ "tcp-established", no_argument, NULL, OPT_TCP_ESTABLISHED },
 		{ "skip-in-flight", no_argument, NULL, OPT_SKIP_IN_FLIGHT },
+		{ "unix-peercred-crf", no_argument, NULL, OPT_UNIX_PEERCRED_CRF },
 		{ 0 },
 	};
 	struct dump_args a = { .o = o, .freeze = "auto" };

@@ -219,6 +219,8 @@ static int set_files_keys(const struct crf_opts *o, struct crf_config *conf)
 		r = config_set(conf, "net", "tcp-established", "yes", "--tcp-established");
 	if (r >= 0 && o->skip_in_flight)
 		r = config_set(conf, "net", "skip-in-flight", "yes", "--skip-in-flight");
+	if (r >= 0 && o->unix_peercred_crf)
+		r = config_set(conf, "net", "unix-peercred-crf", "yes", "--unix-peercred-crf");
 	return r;
 }
 

@@ -35,9 +35,11 @@ struct crf_opts {
 	struct strv external;
 	struct strv inherit_fd;
 	const char *file_validation;
-	/* dump --tcp-established, --skip-in-flight: the net plugin's keys of those names */
+	/* dump --tcp-established, --skip-in-flight, --unix-peercred-crf: the net
+	 * plugin's keys of those names */
 	bool tcp_established;
 	bool skip_in_flight;
+	bool unix_peercred_crf;
 };
 
 enum {

@@ -79,7 +79,7 @@ CRF_PLUGIN(
 		{ .cls = CRF_OBJ_FD, .name = "tcp", .dump = inet_dump, .restore = inet_restore },
 		{ .cls = CRF_OBJ_FD, .name = "udp", .dump = inet_dump, .restore = inet_restore }
 	),
-	.config_keys = CRF_STRINGS("tcp-established", "skip-in-flight"),
+	.config_keys = CRF_STRINGS("tcp-established", "skip-in-flight", "unix-peercred-crf"),
 	.schemas = CRF_SCHEMAS(&crf__net__inet_sk__descriptor, &crf__net__net_lock__descriptor,
 			       &crf__net__unix_sk__descriptor),
 );

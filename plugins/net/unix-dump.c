@@ -313,6 +313,30 @@ static int record(struct crf_ctx *ctx, const struct crf_object *obj,
 	return crf_fd_save_payload(ctx, obj, &pl, sizeof(pl));
 }
 
+/*
+ * SO_PEERCRED of a connected or listening socket names the process (and
+ * its uid and gid) that made the connection, the pair or the listener.  A
+ * restore makes them in crf restore's process: a program asking who its
+ * peer is would be told crf.  Refused, unless the dump was told that this
+ * is acceptable (--unix-peercred-crf).
+ */
+static int check_peercred(struct crf_ctx *ctx, int copy, const char *what)
+{
+	const char *ok = crf_ctx_config(ctx, "unix-peercred-crf");
+	struct ucred c = {0};
+	socklen_t len = sizeof(c);
+
+	if (getsockopt(copy, SOL_SOCKET, SO_PEERCRED, &c, &len))
+		return crf_error_errno(errno, "%s: SO_PEERCRED", what);
+	if (!c.pid || (ok && !strcmp(ok, "yes")))
+		return 0;
+	return crf_error_errno(ENOTSUP,
+			       "%s: its SO_PEERCRED names pid %d (uid %u, gid %u), and a restored "
+			       "socket's would name crf restore's process; crf dump "
+			       "--unix-peercred-crf accepts that",
+			       what, (int)c.pid, (unsigned)c.uid, (unsigned)c.gid);
+}
+
 int net_unix_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 {
 	const struct crf_fd_info *info = obj->data;
@@ -342,6 +366,8 @@ int net_unix_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	if (why)
 		r = crf_error_errno(ENOTSUP, "%s: %s", what, why);
 	else
+		r = check_peercred(ctx, copy, what);
+	if (r == 0)
 		r = record(ctx, obj, &d, copy, what);
 	unix_diag_info_free(&d);
 	return r;
