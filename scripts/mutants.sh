@@ -586,6 +586,9 @@ mutant files-append plugins/files/restore.c 'e2e-files-kill' \
 mutant files-shared-desc plugins/files/restore.c 'e2e-files-kill' \
 	'a dup of an fd gets a description of its own' \
 	'	if (e->has_same_as && !e->has_same_pid) {' '	if (0) {'
+mutant files-sync plugins/files/sync.c 'e2e-dirty-leave' \
+	'the filesystems the tree wrote to are not synced' \
+	'		if (syncfs(s->fs[i].fd) < 0)' '		if (0)'
 mutant files-pipe-byte plugins/files/pipe.c 'e2e-pipes-kill' \
 	'the last byte buffered in each pipe is lost' \
 	'	for (done = 0; r == 0 && done < m->data.len; done += (size_t)n) {

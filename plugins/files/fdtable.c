@@ -305,7 +305,9 @@ int files_dump_finish(struct crf_ctx *ctx)
 		r = files_pipes_dump_finish(ctx);
 	if (r >= 0)
 		r = files_ext_dump_finish(ctx);
-	return r < 0 ? r : files_shared_dump_finish(ctx);
+	if (r >= 0)
+		r = files_shared_dump_finish(ctx);
+	return r < 0 ? r : files_syncs_dump_finish(ctx);
 }
 
 /*
@@ -348,6 +350,7 @@ int files_cleanup(struct crf_ctx *ctx)
 		files_locks_free(tree->locks);
 		files_ext_free(tree->ext);
 		files_unlinked_free(tree->unlinked);
+		files_syncs_free(tree->syncs);
 		free(tree);
 	}
 	crf_ctx_set_priv(ctx, NULL);

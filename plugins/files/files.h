@@ -34,6 +34,7 @@ struct files_tree {
 	struct files_ext *ext;	   /* external.c: what lies outside the tree */
 	/* unlinked.c: the dump's unlinked files */
 	struct files_unlinked *unlinked;
+	struct files_syncs *syncs; /* sync.c: one fd per filesystem written to */
 };
 
 /* The plugin's files_tree, created on first use; NULL after logging ENOMEM. */
@@ -63,6 +64,15 @@ struct files_dump {
 	/* The handler of the fd being dumped, recorded with it by files_fd_write(). */
 	const char *cur_kind, *cur_plugin, *cur_version;
 };
+
+/*
+ * sync.c: the filesystem (@dev) of a writable regular file, whose fd
+ * @copy (files_cur_copy) is kept, once per filesystem, for dump-finish's
+ * syncfs; and that stage, and the table's release.
+ */
+int files_sync_note(struct files_dump *d, int copy, dev_t dev, const char *path);
+int files_syncs_dump_finish(struct crf_ctx *ctx);
+void files_syncs_free(struct files_syncs *s);
 
 /* The whole fdinfo of the fd being dumped, read once per fd; 0 or -errno (not logged). */
 int files_cur_fdinfo(struct files_dump *d, const char **text);

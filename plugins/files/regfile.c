@@ -61,8 +61,8 @@ static int refuse(const struct files_dump *d, int fd, const char *path, unsigned
 
 /*
  * Facts about the file itself, from the walk's stat; the writes the
- * program made must be on disk (fsync of a copy of the fd), since the
- * image keeps only the offset (once per description: not again for @same).
+ * program made must be on disk, since the image keeps only the offset: its
+ * filesystem is noted for dump-finish's syncfs (sync.c).
  */
 static int describe(struct files_dump *d, int fd, Crf__Files__Fd *e, bool same)
 {
@@ -76,9 +76,9 @@ static int describe(struct files_dump *d, int fd, Crf__Files__Fd *e, bool same)
 		copy = files_cur_copy(d);
 		if (copy < 0)
 			return copy;
-		if (fsync(copy) < 0)
-			return crf_error_errno(errno, "pid %d: fsync of fd %d (%s)", d->pid, fd,
-					       e->path);
+		r = files_sync_note(d, copy, st->st_dev, e->path);
+		if (r < 0)
+			return r;
 	}
 	e->mode = st->st_mode;
 	if (S_ISCHR(st->st_mode)) {
