@@ -438,6 +438,22 @@ mutant core-stop-request core/host/stop.c 'e2e-fault-walk' \
 		return 0;' \
 	'	if (sig >= 0)
 		return 0;'
+mutant core-psite-error-lost core/dump/task-dump.c 'e2e-fault-walk' \
+	'a failed parasite call for the alternate stack or the itimers is ignored' \
+	'		ret = parasite_get_itimers(p, it);
+	if (ret < 0)
+		return (int)ret;' \
+	'		ret = parasite_get_itimers(p, it);
+	if (ret < 0)
+		memset(it, 0, sizeof(it));
+	memset(&ss, 0, sizeof(ss));'
+mutant core-img-finish-error-lost core/lib/image.c 'e2e-fault-walk' \
+	'an image whose last write failed is renamed into place all the same' \
+	'	r = img->kind == CRF_IMG_BLOB ? blob_finish(img) : record_finish(img);
+	if (r < 0)
+		return r;' \
+	'	r = img->kind == CRF_IMG_BLOB ? blob_finish(img) : record_finish(img);
+	img->err = 0;'
 mutant core-dump-data-order core/dump/dump.c 'e2e-fault-walk' \
 	'the plugins'"'"' dump-task-data (the page copy) runs with the parasite still in the task' \
 	'					    p);

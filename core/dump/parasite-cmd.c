@@ -7,12 +7,14 @@
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 
 #include <crf/log.h>
 
+#include "crf-private.h"
 #include "infect-priv.h"
 
 #define HDR_LEN offsetof(struct crf_psite_args, sys)
@@ -23,6 +25,7 @@ long crf__psite_call(struct crf_parasite *p, int cmd, const void *in, size_t in_
 	struct user_regs_struct g = p->saved.gp;
 	struct crf_psite_args a;
 	uint8_t *buf = (uint8_t *)&a;
+	char point[64];
 	long rax;
 	int r;
 
@@ -30,6 +33,10 @@ long crf__psite_call(struct crf_parasite *p, int cmd, const void *in, size_t in_
 	if (!p->ready)
 		return crf_error_errno(ENOTCONN, "pid %d: the parasite is not in place",
 				       (int)p->pid);
+	snprintf(point, sizeof(point), "pid %d command %d", (int)p->pid, cmd);
+	r = crf__fault_fine("parasite call", point, true);
+	if (r < 0)
+		return r;
 	if (in_len > sizeof(a) - HDR_LEN || out_len > sizeof(a) - HDR_LEN)
 		return crf_error_errno(E2BIG, "pid %d: parasite command %d too large", (int)p->pid,
 				       cmd);

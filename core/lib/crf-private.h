@@ -136,6 +136,12 @@ int crf__stop_signal(void);
  */
 int crf__fault(const char *name, bool parasite_in);
 
+/*
+ * A fine fault point ("image write", "parasite call": @what, then @name,
+ * the image or the command), counted only with CRF_FAULT_FINE=1.
+ */
+int crf__fault_fine(const char *what, const char *name, bool parasite_in);
+
 /* Whether a stage belongs to a restore (its hooks run in restore order). */
 bool crf__stage_is_restore(enum crf_stage stage);
 

@@ -11,6 +11,12 @@
  *   CRF_FAULT=term@N    crf gets SIGTERM at the N-th point
  *   CRF_FAULT=kill@N    crf gets SIGKILL at the N-th point
  *
+ * With CRF_FAULT_FINE=1 as well, the fine points count too, in the same
+ * order (crf__fault_fine): every write to an image, every image created,
+ * renamed into place or opened, every read of one, every parasite call.
+ * Without it they cost one branch and count nothing, so the phase points
+ * keep their numbers.
+ *
  * Unset (always, outside tests) it costs one branch per point.
  */
 #include <errno.h>
@@ -25,7 +31,7 @@ enum action { NONE, TRACE, FAIL, TERM, KILL };
 
 static enum action action = NONE;
 static unsigned long at, count;
-static bool parsed;
+static bool parsed, fine;
 
 static void parse(void)
 {
@@ -36,6 +42,7 @@ static void parse(void)
 	const char *v = getenv("CRF_FAULT");
 
 	parsed = true;
+	fine = getenv("CRF_FAULT_FINE") && !strcmp(getenv("CRF_FAULT_FINE"), "1");
 	if (!v || !*v)
 		return;
 	if (!strcmp(v, "trace")) {
@@ -81,4 +88,16 @@ int crf__fault(const char *name, bool parasite_in)
 		return crf_error_errno(EIO, "fault injected at point %lu (%s)", count, name);
 	}
 	return 0;
+}
+
+int crf__fault_fine(const char *what, const char *name, bool parasite_in)
+{
+	char point[320];
+
+	if (!parsed)
+		parse();
+	if (action == NONE || !fine)
+		return 0;
+	snprintf(point, sizeof(point), "%s %s", what, name);
+	return crf__fault(point, parasite_in);
 }

@@ -150,24 +150,27 @@ int img_fail(struct crf_img *img, int err, const char *fmt, ...)
 int img_pread(struct crf_img *img, void *buf, size_t n, uint64_t off)
 {
 	uint8_t *p = buf;
+	int r = crf__fault_fine("image read", img->path, false);
 
+	if (r < 0)
+		return img->err = r;
 	while (n) {
-		ssize_t r = pread(img->fd, p, n, off);
+		ssize_t k = pread(img->fd, p, n, off);
 
-		if (r < 0 && errno == EINTR)
+		if (k < 0 && errno == EINTR)
 			continue;
-		if (r < 0) {
+		if (k < 0) {
 			img->err = crf_error_errno(errno, "%s: read at offset %" PRIu64, img->path,
 						   off);
 			return img->err;
 		}
-		if (r == 0)
+		if (k == 0)
 			return img_fail(img, -ENODATA,
 					"truncated at offset %" PRIu64
 					" (the file shrank while being read)",
 					off);
-		p += r;
-		n -= r;
+		p += k;
+		n -= k;
 		off += r;
 	}
 	return 0;
@@ -176,6 +179,10 @@ int img_pread(struct crf_img *img, void *buf, size_t n, uint64_t off)
 int img_write(struct crf_img *img, const void *buf, size_t n)
 {
 	const uint8_t *p = buf;
+	int e = crf__fault_fine("image write", img->path, false);
+
+	if (e < 0)
+		return img->err = e;
 
 	while (n) {
 		ssize_t r = pwrite(img->fd, p, n, img->off);
@@ -197,6 +204,10 @@ int img_write(struct crf_img *img, const void *buf, size_t n)
 
 int img_writev(struct crf_img *img, struct iovec *iov, int n)
 {
+	int e = crf__fault_fine("image write", img->path, false);
+
+	if (e < 0)
+		return img->err = e;
 	while (n) {
 		ssize_t r = pwritev(img->fd, iov, n > IOV_MAX ? IOV_MAX : n, img->off);
 
@@ -378,6 +389,9 @@ int img_open(struct crf_imgdir *dir, const char *name, enum crf_img_kind kind, s
 	r = img_new(dir, name, &img);
 	if (r < 0)
 		return r;
+	r = crf__fault_fine("image open", img->path, false);
+	if (r < 0)
+		return r;
 	img->fd = openat(dir->fd, name, O_RDONLY | O_CLOEXEC);
 	if (img->fd < 0)
 		return crf_error_errno(errno, "cannot open image %s", img->path);
@@ -433,6 +447,9 @@ int img_create(struct crf_imgdir *dir, const char *name, enum crf_img_kind kind,
 		crf_error("%s: image already exists", img->path);
 		return -EEXIST;
 	}
+	r = crf__fault_fine("image create", img->path, false);
+	if (r < 0)
+		return r;
 	img->writer = true;
 	img->kind = kind;
 	img->chunk = chunk;
@@ -521,6 +538,9 @@ static int writer_finish(struct crf_img *img)
 	img->fd = -1;
 	if (r < 0 && errno != EINTR)
 		return crf_error_errno(errno, "%s: cannot close", img->path);
+	r = crf__fault_fine("image rename", img->path, false);
+	if (r < 0)
+		return r;
 	/* Never replace an image; fall back where the filesystem cannot tell. */
 	r = renameat2(dir->fd, img->tmp, dir->fd, img->name, RENAME_NOREPLACE);
 	if (r < 0 && errno == EINVAL)

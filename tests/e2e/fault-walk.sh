@@ -156,23 +156,34 @@ for ((i = 0; i < 1000; i++)); do [[ -e $T/ready ]] && break; sleep 0.01; done
 pids=$(tree_pids "$root")
 snapshot >"$T/before"
 
-# 1. dump --leave-running, with freezer $1 (each point: the acts $2; at least $3 points)
+# Whether a point is a fine one (CRF_FAULT_FINE=1: image I/O, parasite calls).
+fine_point() {
+	[[ $1 == "image "* || $1 == "parasite call "* ]]
+}
+
+# 1. dump --leave-running, with freezer $1 (each point: the acts $2; at least $3 points);
+# with $4 = fine, only the fine points, every one, counted with CRF_FAULT_FINE=1.
 walk_dump() {
-	local freeze=$1 acts=$2 min=$3 n complete i name act d st what
-	CRF_FAULT=trace "$CRF" dump -t "$root" -D "$BASE.trace" --leave-running --freeze="$freeze" \
-		>"$T/out" 2>&1 || fail "traced dump ($freeze)"
-	points "$T/out" >"$T/dump-points-$freeze"
+	local freeze=$1 acts=$2 min=$3 fine=${4:-} n complete i name act d st what pts
+	pts=$T/dump-points-$freeze$fine
+	CRF_FAULT=trace CRF_FAULT_FINE=${fine:+1} "$CRF" dump -t "$root" -D "$BASE.trace" \
+		--leave-running --freeze="$freeze" >"$T/out" 2>&1 || fail "traced dump ($freeze)"
+	points "$T/out" >"$pts"
 	rm -rf "$BASE.trace"
-	n=$(wc -l <"$T/dump-points-$freeze")
-	((n >= min)) || fail "only $n fault points in a dump ($freeze)"
-	complete=$(sed -n 's/^\([0-9]*\) images complete$/\1/p' "$T/dump-points-$freeze")
+	complete=$(sed -n 's/^\([0-9]*\) images complete$/\1/p' "$pts")
 	[[ -n $complete ]] || { fail "no point 'images complete' in a dump ($freeze)"; complete=$n; }
+	if [[ -n $fine ]]; then
+		while read -r i name; do fine_point "$name" && echo "$i $name"; done <"$pts" >"$pts.f"
+		mv "$pts.f" "$pts"
+	fi
+	n=$(wc -l <"$pts")
+	((n >= min)) || fail "only $n ${fine:+fine }fault points in a dump ($freeze)"
 	while read -r i name; do
 		for act in $acts; do
 			[[ $act == kill && $name == *"(parasite in)" ]] && continue
 			d=$BASE.$act$i
-			CRF_FAULT=$act@$i timeout -s KILL 60 "$CRF" dump -t "$root" -D "$d" \
-				--leave-running --freeze="$freeze" >"$T/out" 2>&1
+			CRF_FAULT=$act@$i CRF_FAULT_FINE=${fine:+1} timeout -s KILL 60 "$CRF" dump \
+				-t "$root" -D "$d" --leave-running --freeze="$freeze" >"$T/out" 2>&1
 			st=$?
 			what="dump ($freeze) $act at point $i ($name): status $st"
 			case $act in
@@ -192,11 +203,14 @@ walk_dump() {
 			no_images "$d" "$what" && unchanged "$what" && passed=$((passed + 1))
 			rm -rf "$d"
 		done
-	done <"$T/dump-points-$freeze"
-	echo "  dump --freeze=$freeze: $n points ($acts)"
+	done <"$pts"
+	echo "  dump --freeze=$freeze: $n ${fine:+fine }points ($acts)"
 }
 walk_dump ptrace "fail term kill" 20
 n=$(wc -l <"$T/dump-points-ptrace")
+# Every image create, write, rename and parasite call failing in turn.
+walk_dump ptrace fail 50 fine
+nf=$(wc -l <"$T/dump-points-ptracefine")
 
 # 1b. the cgroup freezer, on a sleeper alone in $CG
 if [[ -n $CG ]]; then
@@ -256,6 +270,32 @@ while read -r i name; do
 		gone "$what" && passed=$((passed + 1))
 	done
 done < <(grep -v 'restore-cleanup' "$T/restore-points")
+# The fine points of a restore (every image open and read), failing: a sample of
+# about 40, spread evenly, the first and last among them.
+CRF_FAULT=trace CRF_FAULT_FINE=1 "$CRF" restore -D "$BASE.r2" --pid-wait=2000 -d >"$T/out" 2>&1 ||
+	fail "traced restore (fine points)"
+points "$T/out" | while read -r i name; do fine_point "$name" && echo "$i $name"; done \
+	>"$T/restore-fine"
+mf=$(wc -l <"$T/restore-fine")
+((mf >= 20)) || fail "only $mf fine fault points in a restore"
+"$CRF" dump -t "$root" -D "$BASE.r3" >"$T/out" 2>&1 || { fail "dump for the fine restore walk"; exit 1; }
+gone "the dump for the fine restore walk"
+stride=$(((mf + 39) / 40))
+while read -r i name; do
+	CRF_FAULT=fail@$i CRF_FAULT_FINE=1 timeout -s KILL 60 "$CRF" restore -D "$BASE.r3" -d \
+		>"$T/out" 2>&1
+	st=$?
+	what="restore failing at fine point $i ($name): status $st"
+	if [[ $st -eq 0 ]]; then
+		fail "$what: the restore succeeded"
+		continue
+	fi
+	grep -q 'fault injected' "$T/out" || { fail "$what: no message says why"; continue; }
+	gone "$what" && passed=$((passed + 1))
+done < <(awk -v s="$stride" -v n="$mf" '(NR - 1) % s == 0 || NR == n' "$T/restore-fine")
+mv "$BASE.r3" "$BASE.r2.fine"
+rm -rf "$BASE.r2"
+mv "$BASE.r2.fine" "$BASE.r2"
 "$CRF" restore -D "$BASE.r2" -d >"$T/out" 2>&1 || fail "the restore after the walk"
 unchanged "the restore after the walk"
 rm -rf "$BASE.r2"
@@ -272,5 +312,5 @@ if ! cat "$T/wl.log" "$T/final.log" | grep -q 'processes: PIDs, parents, session
 	cat "$T/wl.log" "$T/final.log" | sed 's/^/    | /' | tail
 fi
 root=
-echo "fault-walk: $n dump points, $m restore points; $passed passed, $failed failed"
+echo "fault-walk: $n dump points, $m restore points, $nf and $mf fine ones; $passed passed, $failed failed"
 ((failed == 0))
