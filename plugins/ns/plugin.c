@@ -4,6 +4,8 @@
 
 #include "ns.h"
 #include "ns.pb-c.h"
+#include "mnt.h"
+#include "mnt.pb-c.h"
 
 /* The descriptor reads best as one block. */
 /* clang-format off */
@@ -17,9 +19,9 @@ CRF_PLUGIN(
 	 * which plugin claimed it and has that plugin's handler restore it
 	 * (claims.c).
 	 */
-	.description = "namespaces: probes; the namespaces other plugins' handlers claim (mount, "
-		       "net, uts, ipc, user, time, cgroup: none of its own yet; PID namespaces are "
-		       "the core's)",
+	.description = "namespaces: probes; mount namespaces (mnt*.c); the namespaces other "
+		       "plugins' handlers claim (net, uts, ipc, user, time, cgroup); PID namespaces "
+		       "are the core's",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = ns_probe,
 		[CRF_STAGE_DUMP_TASK_DATA] = ns_dump_task_data,
@@ -27,6 +29,10 @@ CRF_PLUGIN(
 		[CRF_STAGE_RESTORE_PREMAP] = ns_restore_premap,
 		[CRF_STAGE_RESTORE_CLEANUP] = ns_restore_cleanup,
 	),
-	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor),
+	.kinds = CRF_KINDS(
+		{ .cls = CRF_OBJ_NS, .name = "mnt", .dump = mnt_dump, .restore = mnt_restore }
+	),
+	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__mnt_entry__descriptor,
+			       &crf__ns__mnt_node__descriptor),
 );
 /* clang-format on */
