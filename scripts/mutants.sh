@@ -889,6 +889,41 @@ mutant unix-chroot-root-ignored plugins/net/unix-dump.c 'e2e-unix-chroot-refused
 	'	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)' \
 	'	if (1 || a.st_ino == b.st_ino)'
 
+# --- ns plugin: mount namespaces (plugins/ns/mnt*.c, docs/ns-mnt.md) ---
+mutant ns-mnt-tmpfs-file-lost plugins/ns/mnt-tmpfs.c 'e2e-mnt-kill' \
+	'a tmpfs file comes back empty (its contents are not written)' \
+	'		for (size_t off = 0; off < n->data.len;) {' \
+	'		for (size_t off = n->data.len; off < n->data.len;) {'
+mutant ns-mnt-dir-times-lost plugins/ns/mnt-tmpfs.c 'e2e-mnt-kill' \
+	'a tmpfs directory keeps the times of its restore, not of the dump' \
+	'		if (r >= 0)
+			r = set_times(root, dirs[i].path, dirs[i].ts, where);' \
+	'		if (0)
+			r = set_times(root, dirs[i].path, dirs[i].ts, where);'
+mutant ns-mnt-flag-lost plugins/ns/mnt-restore.c 'e2e-mnt-kill' \
+	'noexec is dropped from every mount'"'"'s flags at the restore' \
+	'	a.attr_set = attr;' '	a.attr_set = attr & ~(uint64_t)MOUNT_ATTR_NOEXEC;'
+mutant ns-mnt-propagation-lost plugins/ns/mnt-restore.c 'e2e-mnt-kill' \
+	'a shared mount comes back private' \
+	'		if (e->shared && mount(' '		if (0 && e->shared && mount('
+mutant ns-mnt-unmount-skipped plugins/ns/mnt-restore.c 'e2e-mnt-kill' \
+	'a mount of crf'"'"'s the namespace did not have stays in the restored one' \
+	'		if (keep[k])
+			continue;' \
+	'		if (1)
+			continue;'
+mutant ns-mnt-bind-source-wrong plugins/ns/mnt.c 'e2e-mnt-kill' \
+	'a bind mount'"'"'s source is taken as its filesystem'"'"'s mount point, unchecked' \
+	'		rest = strcmp(c->root, "/") ? m->root + rl : m->root;' '		rest = "";' \
+	'		if (stat(src, &sst) == 0 && sst.st_dev == st->st_dev && sst.st_ino == st->st_ino) {' \
+	'		if (stat(src, &sst) == 0) {'
+mutant ns-mnt-fd-on-new-fs plugins/ns/mnt.c 'e2e-mnt-fd-refused' \
+	'an fd on a tmpfs the restore makes anew is not refused' \
+	'	if (r >= 0)
+		r = check_files(&d);' \
+	'	if (0)
+		r = check_files(&d);'
+
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a
 # script as it runs, and a run takes long enough for someone to edit this one.

@@ -322,6 +322,7 @@ static int classify_one(struct mnt_dump *d, size_t i)
 	const struct mnt_line *m = &d->t.v[i];
 	Crf__Ns__MntEntry *e = &d->e[i];
 	int p = line_index(&d->t, m->parent), fd, r;
+	bool theirs = false; /* crf has a mount of its filesystem */
 	uint64_t attr;
 	struct stat st;
 
@@ -394,6 +395,12 @@ static int classify_one(struct mnt_dump *d, size_t i)
 			return 0;
 		}
 	}
+	for (size_t k = 0; !theirs && k < d->own.n; k++)
+		theirs = d->own.v[k].major == m->major && d->own.v[k].minor == m->minor;
+	if (!theirs)
+		return refuse(d, m, "a filesystem made in the namespace, of a type or from a "
+				    "source crf does not restore (it makes tmpfs, proc, sysfs and "
+				    "mqueue, and binds of its own mounts)");
 	r = join_clone(&d->j, m->mount_point, &fd);
 	if (r < 0)
 		return crf_error_errno(r, "pid %d: mount namespace %s: open_tree %s", (int)d->pid,

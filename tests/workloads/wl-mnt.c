@@ -22,6 +22,9 @@
  * times, contents, link targets, device numbers); the fds are on the same
  * files (device, inode) and the counter file holds the last value written.
  *
+ * MODE slave SHARED: the same, "/" made a slave rather than private: the copy
+ * of SHARED, a shared mount of crf's (tests/e2e/mnt-slave.sh makes it), is
+ * a slave of it (master:N).
  * MODE refused-ramfs: a ramfs mount (a type crf does not restore);
  * refused-peers: two mounts in one peer group; refused-fd: an fd kept on a
  * file of D/t.  The dump must fail; the process checks it still runs as before.
@@ -229,8 +232,10 @@ static void tick(void)
 		wl_fail("write counter: %m");
 }
 
-static void setup(const char *mode)
+static void setup(const char *mode, const char *shared)
 {
+	bool slave = !strcmp(mode, "slave");
+
 	char p[4096], q[4096];
 	time_t t0 = 1600000000;
 
@@ -256,7 +261,8 @@ static void setup(const char *mode)
 
 	if (unshare(CLONE_NEWNS) < 0)
 		wl_fail("unshare(CLONE_NEWNS): %m");
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+	/* slave: what is shared in crf's namespace (the test's SHARED) stays a slave of it. */
+	if (mount(NULL, "/", NULL, MS_REC | (slave ? MS_SLAVE : MS_PRIVATE), NULL) < 0)
 		wl_fail("make / private: %m");
 
 	if (!strcmp(mode, "refused-ramfs")) {
@@ -337,9 +343,11 @@ int main(int argc, char **argv)
 	char tdir[4096];
 
 	wl_init("mnt");
-	setup(mode);
+	setup(mode, argc > 2 ? argv[2] : NULL);
 	path_of(tdir, sizeof(tdir), "t");
 	read_table(table, sizeof(table));
+	if (!strcmp(mode, "slave") && !strstr(table, "master:"))
+		wl_fail("slave: no mount is a slave of crf's (SHARED %s)", argc > 2 ? argv[2] : "?");
 	/*
 	 * Twice: the first walk reads the directories and the symlink, which sets
 	 * their atimes (relatime); the second sees them as the dump will.
