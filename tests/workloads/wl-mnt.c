@@ -22,9 +22,10 @@
  * times, contents, link targets, device numbers); the fds are on the same
  * files (device, inode) and the counter file holds the last value written.
  *
- * MODE slave SHARED: the same, "/" made a slave rather than private: the copy
- * of SHARED, a shared mount of crf's (tests/e2e/mnt-slave.sh makes it), is
- * a slave of it (master:N).
+ * MODE slave SHARED GONE: the same, "/" made a slave rather than private: the
+ * copy of SHARED, a shared mount of crf's (tests/e2e/mnt-slave.sh makes it),
+ * is a slave of it (master:N); the copy of GONE, another of crf's, is
+ * unmounted (the restore must unmount it again).
  * MODE refused-ramfs: a ramfs mount (a type crf does not restore);
  * refused-peers: two mounts in one peer group; refused-fd: an fd kept on a
  * file of D/t.  The dump must fail; the process checks it still runs as before.
@@ -232,7 +233,7 @@ static void tick(void)
 		wl_fail("write counter: %m");
 }
 
-static void setup(const char *mode, const char *shared)
+static void setup(const char *mode, const char *gone)
 {
 	bool slave = !strcmp(mode, "slave");
 
@@ -264,6 +265,8 @@ static void setup(const char *mode, const char *shared)
 	/* slave: what is shared in crf's namespace (the test's SHARED) stays a slave of it. */
 	if (mount(NULL, "/", NULL, MS_REC | (slave ? MS_SLAVE : MS_PRIVATE), NULL) < 0)
 		wl_fail("make / private: %m");
+	if (gone && umount(gone) < 0)
+		wl_fail("umount %s: %m", gone);
 
 	if (!strcmp(mode, "refused-ramfs")) {
 		do_mount("wl-ramfs", "r", "ramfs", 0, NULL);
@@ -343,7 +346,7 @@ int main(int argc, char **argv)
 	char tdir[4096];
 
 	wl_init("mnt");
-	setup(mode, argc > 2 ? argv[2] : NULL);
+	setup(mode, argc > 3 ? argv[3] : NULL);
 	path_of(tdir, sizeof(tdir), "t");
 	read_table(table, sizeof(table));
 	if (!strcmp(mode, "slave") && !strstr(table, "master:"))
