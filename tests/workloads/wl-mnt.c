@@ -27,7 +27,8 @@
  * is a slave of it (master:N); the copy of GONE, another of crf's, is
  * unmounted (the restore must unmount it again).
  * MODE refused-ramfs: a ramfs mount (a type crf does not restore);
- * refused-peers: two mounts in one peer group; refused-fd: an fd kept on a
+ * refused-root: pivot_root into a tmpfs (a container root crf does not
+ * restore yet); refused-peers: two mounts in one peer group; refused-fd: an fd kept on a
  * file of D/t.  The dump must fail; the process checks it still runs as before.
  */
 #include "wl.h"
@@ -41,6 +42,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -233,6 +235,62 @@ static void tick(void)
 		wl_fail("write counter: %m");
 }
 
+/* mkdir -p @path under @root. */
+static void mkdirs(const char *root, const char *path)
+{
+	char p[8192];
+
+	snprintf(p, sizeof(p), "%s%s", root, path);
+	for (char *c = p + strlen(root) + 1; *c; c++)
+		if (*c == '/') {
+			*c = '\0';
+			if (mkdir(p, 0755) < 0 && errno != EEXIST)
+				wl_fail("mkdir %s: %m", p);
+			*c = '/';
+		}
+	if (mkdir(p, 0755) < 0 && errno != EEXIST)
+		wl_fail("mkdir %s: %m", p);
+}
+
+/*
+ * A container root: a tmpfs with a fresh proc and binds of the directories
+ * the harness talks through, pivot_root'ed into, the old root detached.
+ */
+static void pivot_into_tmpfs(void)
+{
+	const char *env[] = {"CRF_TEST_READY", "CRF_TEST_VERIFY"};
+	char nr[4096], p[8192];
+
+	mkdir_at("nr", 0755);
+	do_mount("wl-root", "nr", "tmpfs", 0, "size=1m");
+	path_of(nr, sizeof(nr), "nr");
+	for (size_t i = 0; i < 2; i++) {
+		const char *f = getenv(env[i]);
+		char dir[3000], *slash;
+
+		if (!f || !*f)
+			continue;
+		snprintf(dir, sizeof(dir), "%s", f);
+		slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			wl_fail("%s=%s: not a file in a directory", env[i], f);
+		*slash = '\0';
+		mkdirs(nr, dir);
+		snprintf(p, sizeof(p), "%s%s", nr, dir);
+		if (mount(dir, p, NULL, MS_BIND, NULL) < 0)
+			wl_fail("bind %s: %m", dir);
+	}
+	mkdirs(nr, "/proc");
+	mkdirs(nr, "/old");
+	snprintf(p, sizeof(p), "%s/proc", nr);
+	if (mount("proc", p, "proc", 0, NULL) < 0)
+		wl_fail("mount proc: %m");
+	snprintf(p, sizeof(p), "%s/old", nr);
+	if (syscall(SYS_pivot_root, nr, p) < 0 || chdir("/") < 0 ||
+	    umount2("/old", MNT_DETACH) < 0)
+		wl_fail("pivot_root %s: %m", nr);
+}
+
 static void setup(const char *mode, const char *gone)
 {
 	bool slave = !strcmp(mode, "slave");
@@ -270,6 +328,10 @@ static void setup(const char *mode, const char *gone)
 
 	if (!strcmp(mode, "refused-ramfs")) {
 		do_mount("wl-ramfs", "r", "ramfs", 0, NULL);
+		return;
+	}
+	if (!strcmp(mode, "refused-root")) {
+		pivot_into_tmpfs();
 		return;
 	}
 	do_mount("wl-tmpfs", "t", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=750");
@@ -342,6 +404,7 @@ static void same_file(int fd, const char *rel)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "restore";
+	bool no_t = !strcmp(mode, "refused-ramfs") || !strcmp(mode, "refused-root");
 	static char now[65536];
 	char tdir[4096];
 
@@ -355,7 +418,7 @@ int main(int argc, char **argv)
 	 * Twice: the first walk reads the directories and the symlink, which sets
 	 * their atimes (relatime); the second sees them as the dump will.
 	 */
-	for (int pass = 0; pass < 2 && strcmp(mode, "refused-ramfs"); pass++) {
+	for (int pass = 0; pass < 2 && !no_t; pass++) {
 		tree_t[0] = tree_inner[0] = '\0';
 		path_of(tdir, sizeof(tdir), "t");
 		list_tree(tdir, ".", tree_t, sizeof(tree_t));
@@ -371,7 +434,7 @@ int main(int argc, char **argv)
 	read_table(now, sizeof(now));
 	if (strcmp(now, table))
 		wl_fail("mount table:\n%s\nwas:\n%s", now, table);
-	if (strcmp(mode, "refused-ramfs")) {
+	if (!no_t) {
 		now[0] = '\0';
 		path_of(tdir, sizeof(tdir), "t");
 		list_tree(tdir, ".", now, sizeof(now));
