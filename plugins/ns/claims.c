@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Namespaces another plugin's handler claims (crf/plugin.h, ABI 1.5).
+ * Namespaces a handler claims (crf/plugin.h, ABI 1.5): another plugin's, or
+ * this plugin's own (kind "mnt", mnt.c), recorded and restored the same way.
  *
  * Dump (dump-task-data): every namespace of the process that is not crf's
  * own is asked of the registry, with the object the core dispatched for it
- * (crf_ns_object); one claimed by another plugin is recorded in ns-PID.img
+ * (crf_ns_object); one claimed by a handler is recorded in ns-PID.img
  * with who claimed it.  The handler's @dump saved its state already, at the
  * core's dispatch.  A thread in a claimed namespace of its own (not its
  * process's) is refused: restored threads share their process's.
