@@ -153,6 +153,11 @@ int mnt_table_parse(char *text, struct mnt_table *t)
 
 int mnt_table_read(const char *path, struct mnt_table *t)
 {
+	return mnt_table_read_at(AT_FDCWD, path, t);
+}
+
+int mnt_table_read_at(int dirfd, const char *path, struct mnt_table *t)
+{
 	size_t len = 0, cap = 65536;
 	char *buf = malloc(cap);
 	ssize_t n;
@@ -161,7 +166,7 @@ int mnt_table_read(const char *path, struct mnt_table *t)
 	memset(t, 0, sizeof(*t));
 	if (!buf)
 		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		free(buf);
 		return crf_error_errno(errno, "%s", path);

@@ -8,7 +8,10 @@
  *  2. unshare(CLONE_NEWNS), and every mount made a slave (MS_REC|MS_SLAVE
  *     of "/"): nothing done next propagates out to crf's mounts;
  *  3. the copies of crf's mounts the dump had are found again (same place,
- *     filesystem, root, source, parent) and the others unmounted;
+ *     filesystem, root, source, parent) and the others unmounted; for a
+ *     container root (the root a bind of a directory of crf's) none is
+ *     kept: the tree is built at the root's source and pivoted into
+ *     (pivot_root(".", ".") and the old root detached) after step 4;
  *  4. the mounts made in the namespace are made again in the dump's order
  *     (parents first): tmpfs (filled before it is attached), proc, sysfs,
  *     mqueue with fsopen/fsconfig/fsmount, binds from step 1, attached with
@@ -51,6 +54,8 @@ struct mnt_rst {
 	size_t n;
 	int *fd;     /* bind clones, -1 */
 	int *now;    /* dump line -> line of the table now, -1 */
+	const char *stage; /* a container root: where its tree is built, or NULL */
+	int proc;	   /* crf's /proc, to read the table after the pivot */
 };
 
 static int fail(const struct mnt_rst *s, const Crf__Ns__MntEntry *e, int err, const char *what)
@@ -356,11 +361,28 @@ static int make_mounts(struct mnt_rst *s)
 		}
 		r = e->how == CRF__NS__MNT_HOW__MNT_NEW ? make_new(s, i)
 							 : set_attr(s->fd[i], "", AT_EMPTY_PATH, e, s);
-		if (r >= 0 && syscall(SYS_move_mount, s->fd[i], "", AT_FDCWD, e->mount_point,
-				      MOVE_MOUNT_F_EMPTY_PATH) < 0)
-			r = fail(s, e, errno, "move_mount");
+		if (r >= 0) {
+			char at[8192];
+
+			/* A container root's tree is built at its root's source, then pivoted. */
+			snprintf(at, sizeof(at), "%s%s", s->stage ? s->stage : "",
+				 s->stage && !strcmp(e->mount_point, "/") ? "" : e->mount_point);
+			if (syscall(SYS_move_mount, s->fd[i], "", AT_FDCWD, at,
+				    MOVE_MOUNT_F_EMPTY_PATH) < 0)
+				r = fail(s, e, errno, "move_mount");
+		}
 	}
 	return r;
+}
+
+/* A container root: the tree built at s->stage becomes the root, the old one detached. */
+static int pivot(struct mnt_rst *s)
+{
+	if (chdir(s->stage) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
+	    umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+		return crf_error_errno(errno, "pid %d: mount namespace %s: pivot_root into %s",
+				       (int)s->pid, s->desc, s->stage);
+	return 0;
 }
 
 /* 5: propagation, in the dump's order. */
@@ -397,7 +419,7 @@ static int compare(struct mnt_rst *s)
 	struct mnt_table t;
 	int r;
 
-	r = mnt_table_read("/proc/self/mountinfo", &t);
+	r = mnt_table_read_at(s->proc, "self/mountinfo", &t);
 	if (r < 0)
 		return r;
 	map_lines(s, &t, false, -1);
@@ -448,7 +470,7 @@ static int compare(struct mnt_rst *s)
 int mnt_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 {
 	const struct crf_ns_info *ni = obj->data;
-	struct mnt_rst s = {.pid = obj->pid, .desc = obj->desc, .ns = ni->id, .ctx = ctx};
+	struct mnt_rst s = {.pid = obj->pid, .desc = obj->desc, .ns = ni->id, .ctx = ctx, .proc = -1};
 	int r;
 
 	if (ni->inherited)
@@ -462,20 +484,32 @@ int mnt_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 		for (size_t i = 0; r >= 0 && i < s.n; i++)
 			s.fd[i] = -1;
 	}
+	/* The root a bind of crf's (not a copy): a container root. */
+	if (r >= 0 && s.e[0]->how == CRF__NS__MNT_HOW__MNT_BIND)
+		s.stage = s.e[0]->bind_src;
+	if (r >= 0) {
+		s.proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (s.proc < 0)
+			r = crf_error_errno(errno, "/proc");
+	}
 	if (r >= 0)
 		r = open_binds(&s);
 	if (r >= 0 && unshare(CLONE_NEWNS) < 0)
 		r = crf_error_errno(errno, "pid %d: unshare(CLONE_NEWNS)", (int)s.pid);
 	if (r >= 0 && mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		r = crf_error_errno(errno, "pid %d: make / a slave", (int)s.pid);
-	if (r >= 0)
+	if (r >= 0 && !s.stage)
 		r = keep_crf_mounts(&s);
 	if (r >= 0)
 		r = make_mounts(&s);
+	if (r >= 0 && s.stage)
+		r = pivot(&s);
 	if (r >= 0)
 		r = propagate(&s);
 	if (r >= 0)
 		r = compare(&s);
+	if (s.proc >= 0)
+		close(s.proc);
 	for (size_t i = 0; s.fd && i < s.n; i++)
 		if (s.fd[i] >= 0)
 			close(s.fd[i]);

@@ -14,8 +14,12 @@
  *             a mount of crf's of the same filesystem whose root holds the
  *             mount's root, checked by device and inode.
  *
- * Anything else is refused by name: a root that is not crf's (a container
- * root), an unknown filesystem or one crf cannot reach (a block device
+ * The namespace's root is a copy of crf's, or a bind of a directory of
+ * crf's (a container root, pivot_root'ed into: the restore builds the tree
+ * on it and pivots; docs/ns-mnt.md).
+ *
+ * Anything else is refused by name: a container root on a filesystem of its
+ * own, an unknown filesystem or one crf cannot reach (a block device
  * mounted in the namespace), a mount covering another at the same place,
  * a second mount of a filesystem made in the namespace, peers of crf's
  * mounts, peer groups of more than one mount, a slave of anything but
@@ -343,9 +347,6 @@ static int classify_one(struct mnt_dump *d, size_t i)
 	if (mnt_opts_attr(m->opts, &attr) < 0)
 		return refuse(d, m, "a per-mount option of '%s' is not one crf sets", m->opts);
 	d->crf[i] = crf_copy(d, i);
-	if (p < 0 && d->crf[i] < 0)
-		return refuse(d, m, "the namespace's root is not crf's (a container root), "
-				    "which crf does not restore yet");
 	if (m->shared && own_group(d, m->shared))
 		return refuse(d, m, "a peer of a mount of crf's namespace (shared:%u): "
 				    "propagation out of the namespace is not restored",
@@ -391,6 +392,10 @@ static int classify_one(struct mnt_dump *d, size_t i)
 				return r < 0 ? r
 					     : refuse(d, m, "mqueue of an IPC namespace not "
 							    "crf's: not restored");
+			if (p < 0)
+				return refuse(d, m, "a container root on a filesystem of its own, "
+						    "which crf does not restore yet (a directory "
+						    "of crf's is restored)");
 			e->how = CRF__NS__MNT_HOW__MNT_NEW;
 			return 0;
 		}

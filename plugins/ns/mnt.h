@@ -31,6 +31,8 @@ struct mnt_table {
 int mnt_table_parse(char *text, struct mnt_table *t);
 /* Read and parse the file @path. */
 int mnt_table_read(const char *path, struct mnt_table *t);
+/* The same, @path relative to directory @dirfd. */
+int mnt_table_read_at(int dirfd, const char *path, struct mnt_table *t);
 void mnt_table_free(struct mnt_table *t);
 /* The line of mount @id, or NULL. */
 const struct mnt_line *mnt_table_find(const struct mnt_table *t, unsigned int id);

@@ -50,9 +50,13 @@ static char base[3000], table[65536], tree_t[65536], tree_inner[8192];
 static int counter_fd = -1, file_fd = -1, tmpfs_fd = -1;
 static unsigned long counter;
 
+/* @rel under D, or @rel itself when absolute. */
 static void path_of(char *buf, size_t len, const char *rel)
 {
-	snprintf(buf, len, "%s/%s", base, rel);
+	if (rel[0] == '/')
+		snprintf(buf, len, "%s", rel);
+	else
+		snprintf(buf, len, "%s/%s", base, rel);
 }
 
 static void do_mount(const char *src, const char *rel, const char *type, unsigned long flags,
@@ -206,9 +210,8 @@ static void read_table(char *out, size_t len)
 			strcat(prop, !strncmp(tok, "shared:", 7) ? "shared" : tok);
 			strcat(prop, ",");
 		}
-		if (!strncmp(mp, base, strlen(base)) &&
-		    (strstr(rest, "tmpfs ") == rest || strstr(rest, "proc ") == rest ||
-		     strstr(rest, "sysfs ") == rest || strstr(rest, "mqueue ") == rest))
+		/* Made here (the sources all "wl-..."): a new device at the restore. */
+		if (strstr(rest, " wl-") && !strstr(rest, "ext4 "))
 			strcpy(dev, "new");
 		snprintf(line, sizeof(line), "%s [%s] %s %s %s %s %s\n", mp, pmp, root, opts, prop,
 			 dev, rest);
@@ -291,6 +294,102 @@ static void pivot_into_tmpfs(void)
 		wl_fail("pivot_root %s: %m", nr);
 }
 
+/* @path of the host at the same place in the rootfs @rfs: bound, or the same symlink. */
+static void host_path(const char *rfs, const char *path)
+{
+	char p[8192], t[4096];
+	struct stat st;
+	ssize_t n;
+
+	if (lstat(path, &st) < 0)
+		return; /* not on this host */
+	snprintf(p, sizeof(p), "%s%s", rfs, path);
+	if (S_ISLNK(st.st_mode)) {
+		n = readlink(path, t, sizeof(t) - 1);
+		if (n < 0)
+			wl_fail("readlink %s: %m", path);
+		t[n] = '\0';
+		if (symlink(t, p) < 0 && errno != EEXIST)
+			wl_fail("symlink %s: %m", p);
+		return;
+	}
+	mkdirs(rfs, path);
+	if (mount(path, p, NULL, MS_BIND, NULL) < 0)
+		wl_fail("bind %s on %s: %m", path, p);
+}
+
+/*
+ * A container: D/rootfs (a directory on the host's disk, bound on itself)
+ * pivot_root'ed into, with the host's /usr, /lib*, /bin, the workload's
+ * directory and the test's temp dir at their places (to run, and to talk to
+ * the harness), /dev/null bound, fds 0-2 reopened inside, a fresh /proc, a
+ * tmpfs at /scratch, the host directory D/host
+ * at /data (the counter file: a path that exists only in the container).
+ */
+static void container(void)
+{
+	const char *keep[] = {"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin"};
+	char rfs[4096], p[8192], exe[4096], log[4096], *slash;
+	ssize_t n;
+	int fd;
+
+	mkdir_at("rootfs", 0755);
+	path_of(rfs, sizeof(rfs), "rootfs");
+	if (mount(rfs, rfs, NULL, MS_BIND, NULL) < 0)
+		wl_fail("bind %s: %m", rfs);
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		host_path(rfs, keep[i]);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		wl_fail("readlink /proc/self/exe: %m");
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	*slash = '\0';
+	host_path(rfs, exe);
+	host_path(rfs, wl_tmpdir());
+	mkdirs(rfs, "/proc");
+	mkdirs(rfs, "/scratch");
+	mkdirs(rfs, "/data");
+	mkdirs(rfs, "/old");
+	snprintf(p, sizeof(p), "%s/proc", rfs);
+	if (mount("wl-proc", p, "proc", MS_NOSUID | MS_NODEV, NULL) < 0)
+		wl_fail("mount proc: %m");
+	snprintf(p, sizeof(p), "%s/scratch", rfs);
+	if (mount("wl-ctmp", p, "tmpfs", MS_NOSUID, "size=1m,mode=1777") < 0)
+		wl_fail("mount tmpfs: %m");
+	snprintf(p, sizeof(p), "%s/data", rfs);
+	path_of(exe, sizeof(exe), "host");
+	if (mount(exe, p, NULL, MS_BIND, NULL) < 0)
+		wl_fail("bind %s: %m", exe);
+	snprintf(p, sizeof(p), "%s/dev", rfs);
+	if (mkdir(p, 0755) < 0 && errno != EEXIST)
+		wl_fail("mkdir %s: %m", p);
+	snprintf(p, sizeof(p), "%s/dev/null", rfs);
+	if (close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0 ||
+	    mount("/dev/null", p, NULL, MS_BIND, NULL) < 0)
+		wl_fail("bind /dev/null: %m");
+	n = readlink("/proc/self/fd/1", log, sizeof(log) - 1);
+	if (n < 0)
+		wl_fail("readlink /proc/self/fd/1: %m");
+	log[n] = '\0';
+	snprintf(p, sizeof(p), "%s/old", rfs);
+	if (syscall(SYS_pivot_root, rfs, p) < 0 || chdir("/") < 0 ||
+	    umount2("/old", MNT_DETACH) < 0 || rmdir("/old") < 0)
+		wl_fail("pivot_root %s: %m", rfs);
+	/* fds 0-2 reopened in the container, as a runtime sets them up. */
+	fd = open("/dev/null", O_RDONLY);
+	if (fd < 0 || dup2(fd, 0) < 0 || close(fd) < 0)
+		wl_fail("reopen fd 0: %m");
+	fd = open(log, O_WRONLY | O_APPEND);
+	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || close(fd) < 0)
+		wl_fail("reopen fds 1-2 on %s: %m", log);
+	make_file("/scratch/f", 0640, 7, 8, 3000, 13, 1600000000);
+	counter_fd = open("/data/counter", O_WRONLY | O_CLOEXEC);
+	if (counter_fd < 0)
+		wl_fail("open /data/counter: %m");
+	tick();
+}
+
 static void setup(const char *mode, const char *gone)
 {
 	bool slave = !strcmp(mode, "slave");
@@ -332,6 +431,10 @@ static void setup(const char *mode, const char *gone)
 	}
 	if (!strcmp(mode, "refused-root")) {
 		pivot_into_tmpfs();
+		return;
+	}
+	if (!strcmp(mode, "container")) {
+		container();
 		return;
 	}
 	do_mount("wl-tmpfs", "t", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=750");
@@ -405,6 +508,9 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "restore";
 	bool no_t = !strcmp(mode, "refused-ramfs") || !strcmp(mode, "refused-root");
+	bool box = !strcmp(mode, "container");
+	const char *t_rel = box ? "/scratch" : "t", *inner_rel = box ? "/proc/self/fdinfo" : "t/inner";
+	const char *counter_rel = box ? "/data/counter" : "host/counter";
 	static char now[65536];
 	char tdir[4096];
 
@@ -420,10 +526,11 @@ int main(int argc, char **argv)
 	 */
 	for (int pass = 0; pass < 2 && !no_t; pass++) {
 		tree_t[0] = tree_inner[0] = '\0';
-		path_of(tdir, sizeof(tdir), "t");
+		path_of(tdir, sizeof(tdir), t_rel);
 		list_tree(tdir, ".", tree_t, sizeof(tree_t));
-		path_of(tdir, sizeof(tdir), "t/inner");
-		list_tree(tdir, ".", tree_inner, sizeof(tree_inner));
+		path_of(tdir, sizeof(tdir), inner_rel);
+		if (!box)
+			list_tree(tdir, ".", tree_inner, sizeof(tree_inner));
 	}
 	wl_ready();
 	while (!wl_verify_requested()) {
@@ -436,13 +543,14 @@ int main(int argc, char **argv)
 		wl_fail("mount table:\n%s\nwas:\n%s", now, table);
 	if (!no_t) {
 		now[0] = '\0';
-		path_of(tdir, sizeof(tdir), "t");
+		path_of(tdir, sizeof(tdir), t_rel);
 		list_tree(tdir, ".", now, sizeof(now));
 		if (strcmp(now, tree_t))
 			wl_fail("tmpfs t:\n%s\nwas:\n%s", now, tree_t);
 		now[0] = '\0';
-		path_of(tdir, sizeof(tdir), "t/inner");
-		list_tree(tdir, ".", now, sizeof(now));
+		path_of(tdir, sizeof(tdir), inner_rel);
+		if (!box)
+			list_tree(tdir, ".", now, sizeof(now));
 		if (strcmp(now, tree_inner))
 			wl_fail("tmpfs t/inner:\n%s\nwas:\n%s", now, tree_inner);
 	}
@@ -450,11 +558,12 @@ int main(int argc, char **argv)
 		char buf[64], want[64], p[4096];
 		ssize_t n;
 
-		same_file(counter_fd, "host/counter");
-		same_file(file_fd, "hostfile");
+		same_file(counter_fd, counter_rel);
+		if (file_fd >= 0)
+			same_file(file_fd, "hostfile");
 		tick();
 		tick();
-		path_of(p, sizeof(p), "host/counter");
+		path_of(p, sizeof(p), counter_rel);
 		n = wl_read_file(p, buf, sizeof(buf) - 1);
 		snprintf(want, sizeof(want), "%020lu\n", counter);
 		if (n < 0 || (buf[n] = '\0', strcmp(buf, want)))
