@@ -923,6 +923,15 @@ mutant ns-mnt-fd-on-new-fs plugins/ns/mnt.c 'e2e-mnt-fd-refused' \
 		r = check_files(&d);' \
 	'	if (0)
 		r = check_files(&d);'
+mutant ns-mnt-pivot-skipped plugins/ns/mnt-restore.c 'e2e-mnt-container-kill' \
+	'a container'"'"'s tree is built but not pivoted into: the task stays in crf'"'"'s root' \
+	'	if (r >= 0 && s.stage)
+		r = pivot(&s);' \
+	'	if (0)
+		r = pivot(&s);'
+mutant ns-mnt-outside-fd plugins/ns/mnt.c 'e2e-mnt-container-outside-fd-refused' \
+	'an fd of a container'"'"'s task on a mount outside the container is not refused' \
+	'	return mnt_table_find(&d->t, *id) == NULL;' '	return 0;'
 
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a

@@ -24,8 +24,9 @@
  * a second mount of a filesystem made in the namespace, peers of crf's
  * mounts, peer groups of more than one mount, a slave of anything but
  * crf's mounts, sysfs or mqueue of a net or IPC namespace not crf's, a
- * queue in an mqueue, and an fd or mapping of the task's on a filesystem
- * the restore makes anew (files there would come back as other inodes).
+ * queue in an mqueue, an fd or mapping of the task's on a filesystem the
+ * restore makes anew (files there would come back as other inodes), and in
+ * a container an fd or cwd on a mount of crf's (outside the container).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -436,10 +437,36 @@ static const Crf__Ns__MntEntry *new_dev(const struct mnt_dump *d, dev_t dev)
 	return NULL;
 }
 
+/*
+ * A container root: an fd (or the cwd) of the task on a mount not in the
+ * container's table (crf's, or one the pivot detached: opened before it)
+ * has a path relative to another root, which the restored task, pivoted,
+ * cannot reach: refused.  1 when @path (a /proc link) is on such a mount.
+ */
+static int outside(const struct mnt_dump *d, const char *path, unsigned int *id)
+{
+	struct statx stx;
+	char link[64];
+	ssize_t n;
+
+	if (d->t.n == 0 || d->e[0].how == CRF__NS__MNT_HOW__MNT_CRF)
+		return 0;
+	/* Pipes, sockets, anonymous inodes, memfds live on no mount of a table. */
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0 || link[0] != '/' || (link[n] = '\0', !strncmp(link, "/memfd:", 7)))
+		return 0;
+	if (statx(AT_FDCWD, path, 0, STATX_MNT_ID | STATX_TYPE, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID) || S_ISFIFO(stx.stx_mode) || S_ISSOCK(stx.stx_mode))
+		return 0; /* gone since, or no mount ID: the files plugin says */
+	*id = (unsigned int)stx.stx_mnt_id;
+	return mnt_table_find(&d->t, *id) == NULL;
+}
+
 static int check_files(const struct mnt_dump *d)
 {
 	const Crf__Ns__MntEntry *e;
 	char path[300], line[4600];
+	unsigned int id = 0;
 	struct dirent *de;
 	struct stat st;
 	FILE *f;
@@ -456,6 +483,15 @@ static int check_files(const struct mnt_dump *d)
 		snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)d->pid, de->d_name);
 		if (stat(path, &st) < 0)
 			continue; /* closed since, or a link crf cannot follow: files says */
+		if (outside(d, path, &id)) {
+			r = crf_error_errno(ENOTSUP,
+					    "pid %d: fd %s is on mount %u, not one of its container's "
+					    "mount namespace %s (opened before the pivot): its path "
+					    "is another namespace's, which the restored task cannot "
+					    "reach",
+					    (int)d->pid, de->d_name, id, d->desc);
+			break;
+		}
 		if ((e = new_dev(d, st.st_dev)))
 			r = crf_error_errno(ENOTSUP,
 					    "pid %d: fd %s is on the %s mounted at %s in mount "
@@ -467,6 +503,12 @@ static int check_files(const struct mnt_dump *d)
 	closedir(dir);
 	if (r < 0)
 		return r;
+	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)d->pid);
+	if (outside(d, path, &id))
+		return crf_error_errno(ENOTSUP,
+				       "pid %d: its cwd is on mount %u, not one of its container's "
+				       "mount namespace %s: not restored",
+				       (int)d->pid, id, d->desc);
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)d->pid);
 	f = fopen(path, "re");
 	if (!f)

@@ -27,6 +27,8 @@
  * is a slave of it (master:N); the copy of GONE, another of crf's, is
  * unmounted (the restore must unmount it again).
  * MODE refused-ramfs: a ramfs mount (a type crf does not restore);
+ * container: pivot_root into a directory (below); container-outside-fd: the
+ * same with an fd kept on a host file opened before the pivot (refused).
  * refused-root: pivot_root into a tmpfs (a container root crf does not
  * restore yet); refused-peers: two mounts in one peer group; refused-fd: an fd kept on a
  * file of D/t.  The dump must fail; the process checks it still runs as before.
@@ -326,7 +328,7 @@ static void host_path(const char *rfs, const char *path)
  * tmpfs at /scratch, the host directory D/host
  * at /data (the counter file: a path that exists only in the container).
  */
-static void container(void)
+static void container(bool outside)
 {
 	const char *keep[] = {"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin"};
 	char rfs[4096], p[8192], exe[4096], log[4096], *slash;
@@ -372,6 +374,12 @@ static void container(void)
 	if (n < 0)
 		wl_fail("readlink /proc/self/fd/1: %m");
 	log[n] = '\0';
+	if (outside) {
+		path_of(p, sizeof(p), "hostfile");
+		file_fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (file_fd < 0)
+			wl_fail("open %s: %m", p);
+	}
 	snprintf(p, sizeof(p), "%s/old", rfs);
 	if (syscall(SYS_pivot_root, rfs, p) < 0 || chdir("/") < 0 ||
 	    umount2("/old", MNT_DETACH) < 0 || rmdir("/old") < 0)
@@ -433,8 +441,8 @@ static void setup(const char *mode, const char *gone)
 		pivot_into_tmpfs();
 		return;
 	}
-	if (!strcmp(mode, "container")) {
-		container();
+	if (!strncmp(mode, "container", 9)) {
+		container(!strcmp(mode, "container-outside-fd"));
 		return;
 	}
 	do_mount("wl-tmpfs", "t", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=750");
@@ -508,7 +516,7 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "restore";
 	bool no_t = !strcmp(mode, "refused-ramfs") || !strcmp(mode, "refused-root");
-	bool box = !strcmp(mode, "container");
+	bool box = !strncmp(mode, "container", 9);
 	const char *t_rel = box ? "/scratch" : "t", *inner_rel = box ? "/proc/self/fdinfo" : "t/inner";
 	const char *counter_rel = box ? "/data/counter" : "host/counter";
 	static char now[65536];
@@ -559,7 +567,7 @@ int main(int argc, char **argv)
 		ssize_t n;
 
 		same_file(counter_fd, counter_rel);
-		if (file_fd >= 0)
+		if (file_fd >= 0 && !box)
 			same_file(file_fd, "hostfile");
 		tick();
 		tick();
