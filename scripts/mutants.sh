@@ -932,6 +932,15 @@ mutant ns-mnt-pivot-skipped plugins/ns/mnt-restore.c 'e2e-mnt-container-kill' \
 mutant ns-mnt-outside-fd plugins/ns/mnt.c 'e2e-mnt-container-outside-fd-refused' \
 	'an fd of a container'"'"'s task on a mount outside the container is not refused' \
 	'	return mnt_table_find(&d->t, *id) == NULL;' '	return 0;'
+mutant ns-mnt-external-not-marked plugins/ns/mnt.c 'e2e-mnt-external' \
+	'crf dump --external mnt[MP]:KEY is ignored: the mount is saved as a bind' \
+	'	d->src[i] = mnt_external(d->ctx, m->mount_point, &r);' '	d->src[i] = mnt_external(d->ctx, "", &r);'
+mutant ns-mnt-root-ignored plugins/ns/mnt-restore.c 'e2e-mnt-external' \
+	'crf restore --root DIR is ignored: the container comes back in its old rootfs' \
+	'		if (i == 0 && s->root)
+			src = s->root;' \
+	'		if (0)
+			src = s->root;'
 
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a

@@ -18,6 +18,8 @@ enum {
 	OPT_INHERIT_STDIO,
 	OPT_INHERIT_FD,
 	OPT_FILE_VALIDATION,
+	OPT_EXTERNAL,
+	OPT_ROOT,
 };
 
 static const char help[] =
@@ -41,6 +43,10 @@ static const char help[] =
 	"                         (repeatable)\n"
 	"      --inherit-stdio    a dump made with --inherit-stdio: its processes' fds\n"
 	"                         0-2 are crf restore's own\n"
+	"      --external mnt[KEY]:PATH  a dump with a mount saved as external KEY (crf\n"
+	"                         dump --external mnt[MP]:KEY): PATH is bound there\n"
+	"      --root DIR         a container whose root was a directory: DIR is its\n"
+	"                         root now\n"
 	"      --file-validation=strict|lax\n"
 	"                         how a file reopened by path may have changed since\n"
 	"                         the dump: lax (the default) accepts one that only\n"
@@ -94,6 +100,11 @@ static int handle(void *data, int c, const char *arg)
 		return 0;
 	case OPT_INHERIT_FD:
 		return inherit_fd(a->o, arg);
+	case OPT_EXTERNAL:
+		return opts_external_mnt(a->o, arg);
+	case OPT_ROOT:
+		a->o->root = arg;
+		return 0;
 	case OPT_FILE_VALIDATION:
 		if (strcmp(arg, "strict") && strcmp(arg, "lax"))
 			return crf_usage_error(a->o, "--file-validation must be strict or lax");
@@ -113,6 +124,8 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv)
 		{ "inherit-stdio", no_argument, NULL, OPT_INHERIT_STDIO },
 		{ "inherit-fd", required_argument, NULL, OPT_INHERIT_FD },
 		{ "file-validation", required_argument, NULL, OPT_FILE_VALIDATION },
+		{ "external", required_argument, NULL, OPT_EXTERNAL },
+		{ "root", required_argument, NULL, OPT_ROOT },
 		{ 0 },
 	};
 	struct restore_args a = { .o = o };

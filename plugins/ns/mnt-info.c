@@ -251,6 +251,28 @@ int mnt_opts_attr(const char *opts, uint64_t *attr)
 	return 0;
 }
 
+char *mnt_external(struct crf_ctx *ctx, const char *a, int *err)
+{
+	const char *v = crf_ctx_config(ctx, "external-mnt");
+	size_t n = strlen(a);
+
+	*err = 0;
+	for (const char *w = v; w && *w;) {
+		size_t len = strcspn(w, " ");
+
+		if (len > n && !strncmp(w, a, n) && w[n] == ':') {
+			char *b = strndup(w + n + 1, len - n - 1);
+
+			if (!b)
+				*err = -ENOMEM;
+			return b;
+		}
+		w += len;
+		w += strspn(w, " ");
+	}
+	return NULL;
+}
+
 void mnt_image(char *buf, size_t len, uint64_t ns, unsigned int mount)
 {
 	if (mount)

@@ -55,6 +55,7 @@ struct mnt_rst {
 	int *fd;     /* bind clones, -1 */
 	int *now;    /* dump line -> line of the table now, -1 */
 	const char *stage; /* a container root: where its tree is built, or NULL */
+	const char *root;  /* crf restore --root DIR, or NULL */
 	int proc;	   /* crf's /proc, to read the table after the pivot */
 };
 
@@ -120,14 +121,34 @@ static int open_binds(struct mnt_rst *s)
 		struct stat st;
 		char why[4300];
 
-		if (e->how != CRF__NS__MNT_HOW__MNT_BIND)
+		const char *src = e->bind_src;
+		char *ext = NULL;
+		int err = 0;
+
+		if (e->how == CRF__NS__MNT_HOW__MNT_EXT) {
+			ext = e->ext_key ? mnt_external(s->ctx, e->ext_key, &err) : NULL;
+			if (!ext)
+				return err < 0 ? err
+					       : fail(s, e, ENOENT,
+						      "external at the dump: crf restore --external "
+						      "mnt[KEY]:PATH says what to bind there");
+			src = ext;
+		} else if (e->how != CRF__NS__MNT_HOW__MNT_BIND) {
 			continue;
-		s->fd[i] = (int)syscall(SYS_open_tree, AT_FDCWD, e->bind_src,
+		}
+		/* crf restore --root DIR: a container's root is DIR now. */
+		if (i == 0 && s->root)
+			src = s->root;
+		s->fd[i] = (int)syscall(SYS_open_tree, AT_FDCWD, src,
 					OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 		if (s->fd[i] < 0) {
-			snprintf(why, sizeof(why), "open_tree of its source %s", e->bind_src);
+			snprintf(why, sizeof(why), "open_tree of its source %s", src);
+			free(ext);
 			return fail(s, e, errno, why);
 		}
+		free(ext);
+		if (e->how == CRF__NS__MNT_HOW__MNT_EXT || (i == 0 && s->root))
+			continue;
 		if (fstat(s->fd[i], &st) < 0)
 			return fail(s, e, errno, "fstat");
 		if (st.st_dev != e->src_dev || st.st_ino != e->src_ino) {
@@ -427,6 +448,7 @@ static int compare(struct mnt_rst *s)
 		const Crf__Ns__MntEntry *e = s->e[i];
 		const struct mnt_line *m;
 		char a[64], b[64];
+		bool other;
 
 		if (s->now[i] < 0) {
 			r = fail(s, e, ENOTRECOVERABLE, "not there after the restore");
@@ -435,7 +457,11 @@ static int compare(struct mnt_rst *s)
 		m = &t.v[s->now[i]];
 		snprintf(a, sizeof(a), "%u:%u", m->major, m->minor);
 		snprintf(b, sizeof(b), "%u:%u", e->major, e->minor);
-		if (strcmp(m->root, e->root))
+		/* Bound from what crf restore was given: its flags and propagation only. */
+		other = e->how == CRF__NS__MNT_HOW__MNT_EXT || (i == 0 && s->root);
+		if (other)
+			;
+		else if (strcmp(m->root, e->root))
 			r = differs(s, e, "root", m->root, e->root);
 		else if (strcmp(m->fstype, e->fstype))
 			r = differs(s, e, "filesystem type", m->fstype, e->fstype);
@@ -447,6 +473,10 @@ static int compare(struct mnt_rst *s)
 			r = differs(s, e, "superblock options", m->super_opts, e->super_opts);
 		else if (e->how != CRF__NS__MNT_HOW__MNT_NEW && strcmp(a, b))
 			r = differs(s, e, "device", a, b);
+		if (r < 0)
+			break;
+		if (other && strcmp(m->opts, e->opts))
+			r = differs(s, e, "per-mount options", m->opts, e->opts);
 		else if (!m->shared != !e->shared)
 			r = differs(s, e, "propagation", m->shared ? "shared" : "not shared",
 				    e->shared ? "shared" : "not shared");
@@ -484,9 +514,15 @@ int mnt_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 		for (size_t i = 0; r >= 0 && i < s.n; i++)
 			s.fd[i] = -1;
 	}
-	/* The root a bind of crf's (not a copy): a container root. */
+	/* The root a bind of crf's (not a copy): a container root, at DIR with --root. */
+	s.root = crf_ctx_config(ctx, "root");
 	if (r >= 0 && s.e[0]->how == CRF__NS__MNT_HOW__MNT_BIND)
-		s.stage = s.e[0]->bind_src;
+		s.stage = s.root ? s.root : s.e[0]->bind_src;
+	else if (r >= 0 && s.root)
+		r = crf_error_errno(EINVAL,
+				    "pid %d: mount namespace %s: crf restore --root %s, but its "
+				    "root was no container's (a copy of crf's)",
+				    (int)s.pid, s.desc, s.root);
 	if (r >= 0) {
 		s.proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (s.proc < 0)

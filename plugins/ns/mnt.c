@@ -12,7 +12,10 @@
  *             makes with open_tree), proc, sysfs or mqueue of its own;
  *   MNT_BIND  a bind mount of a file or directory crf reaches: the source is
  *             a mount of crf's of the same filesystem whose root holds the
- *             mount's root, checked by device and inode.
+ *             mount's root, checked by device and inode;
+ *   MNT_EXT   a mount crf dump --external mnt[MP]:KEY names (MP its place in
+ *             the namespace): only its flags and propagation are saved, crf
+ *             restore --external mnt[KEY]:PATH binds PATH there.
  *
  * The namespace's root is a copy of crf's, or a bind of a directory of
  * crf's (a container root, pivot_root'ed into: the restore builds the tree
@@ -181,12 +184,13 @@ static int join_clone(struct mnt_join *j, const char *path, int *fd)
 /* ---- classifying -------------------------------------------------------- */
 
 struct mnt_dump {
+	struct crf_ctx *ctx;
 	pid_t pid;
 	const char *desc;
 	struct mnt_table t, own;
 	Crf__Ns__MntEntry *e; /* one per line of t */
 	int *crf;	      /* t line -> own line for MNT_CRF, else -1 */
-	char **src;	      /* MNT_BIND sources, owned */
+	char **src;	      /* MNT_BIND sources, MNT_EXT keys, owned */
 	struct mnt_join j;
 };
 
@@ -223,6 +227,14 @@ static int line_index(const struct mnt_table *t, unsigned int id)
 /* The own line a copy @i of the table is: same place, same fs, parent the copy's parent. */
 static int crf_copy(const struct mnt_dump *d, size_t i)
 {
+	int err;
+	char *ext = mnt_external(d->ctx, d->t.v[i].mount_point, &err);
+
+	/* An external mount is no copy (nor are its children). */
+	if (ext) {
+		free(ext);
+		return -1;
+	}
 	const struct mnt_line *m = &d->t.v[i];
 	int p = line_index(&d->t, m->parent);
 
@@ -362,6 +374,14 @@ static int classify_one(struct mnt_dump *d, size_t i)
 		return refuse(d, m, "a slave of peer group %u, not of crf's mount of the same "
 				    "place: not restored",
 			      m->master);
+	d->src[i] = mnt_external(d->ctx, m->mount_point, &r);
+	if (r < 0)
+		return r;
+	if (d->src[i]) {
+		e->how = CRF__NS__MNT_HOW__MNT_EXT;
+		e->ext_key = d->src[i];
+		return 0;
+	}
 	if (d->crf[i] >= 0) {
 		e->how = CRF__NS__MNT_HOW__MNT_CRF;
 		return 0;
@@ -594,7 +614,7 @@ static int write_table(struct crf_ctx *ctx, struct mnt_dump *d, uint64_t ns)
 int mnt_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 {
 	const struct crf_ns_info *ni = obj->data;
-	struct mnt_dump d = {.pid = obj->pid, .desc = obj->desc, .j = {-1, -1}};
+	struct mnt_dump d = {.ctx = ctx, .pid = obj->pid, .desc = obj->desc, .j = {-1, -1}};
 	char path[64], name[96];
 	bool have;
 	int r;

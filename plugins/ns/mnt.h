@@ -48,6 +48,12 @@ int mnt_tmpfs_fill(int fd, const char *where, struct crf_img *img);
 int mnt_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 int mnt_restore(struct crf_ctx *ctx, const struct crf_object *obj);
 
+/*
+ * The word "A:B" of the ns plugin's key external-mnt whose A is @a: B,
+ * malloc'd, or NULL (none, or no memory: *@err says -ENOMEM).
+ */
+char *mnt_external(struct crf_ctx *ctx, const char *a, int *err);
+
 /* The images: mnt-ID.img, and mnt-ID-MOUNT.img for tmpfs MOUNT's contents. */
 void mnt_image(char *buf, size_t len, uint64_t ns, unsigned int mount);
 

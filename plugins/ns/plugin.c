@@ -32,6 +32,8 @@ CRF_PLUGIN(
 	.kinds = CRF_KINDS(
 		{ .cls = CRF_OBJ_NS, .name = "mnt", .dump = mnt_dump, .restore = mnt_restore }
 	),
+	/* crf dump/restore --external mnt[A]:B ("A:B" words), crf restore --root DIR. */
+	.config_keys = CRF_STRINGS("external-mnt", "root"),
 	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__mnt_entry__descriptor,
 			       &crf__ns__mnt_node__descriptor),
 );

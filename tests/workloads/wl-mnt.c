@@ -28,7 +28,11 @@
  * unmounted (the restore must unmount it again).
  * MODE refused-ramfs: a ramfs mount (a type crf does not restore);
  * container: pivot_root into a directory (below); container-outside-fd: the
- * same with an fd kept on a host file opened before the pivot (refused).
+ * same with an fd kept on a host file opened before the pivot (refused);
+ * container-ext DATA ROOT2: /data bound from DATA, a second rootfs ROOT2
+ * made with the same mount points (tests/e2e/mnt-external.sh: dumped with
+ * --external mnt[/data]:data, restored with --external mnt[data]:DATA
+ * --root ROOT2; the root's root field not compared).
  * refused-root: pivot_root into a tmpfs (a container root crf does not
  * restore yet); refused-peers: two mounts in one peer group; refused-fd: an fd kept on a
  * file of D/t.  The dump must fail; the process checks it still runs as before.
@@ -49,6 +53,7 @@
 #include <unistd.h>
 
 static char base[3000], table[65536], tree_t[65536], tree_inner[8192];
+static bool mask_root; /* the root's root field changes (crf restore --root) */
 static int counter_fd = -1, file_fd = -1, tmpfs_fd = -1;
 static unsigned long counter;
 
@@ -215,6 +220,8 @@ static void read_table(char *out, size_t len)
 		/* Made here (the sources all "wl-..."): a new device at the restore. */
 		if (strstr(rest, " wl-") && !strstr(rest, "ext4 "))
 			strcpy(dev, "new");
+		if (mask_root && !strcmp(mp, "/"))
+			strcpy(root, "ROOT");
 		snprintf(line, sizeof(line), "%s [%s] %s %s %s %s %s\n", mp, pmp, root, opts, prop,
 			 dev, rest);
 		canon[i] = strdup(line);
@@ -296,8 +303,11 @@ static void pivot_into_tmpfs(void)
 		wl_fail("pivot_root %s: %m", nr);
 }
 
-/* @path of the host at the same place in the rootfs @rfs: bound, or the same symlink. */
-static void host_path(const char *rfs, const char *path)
+/*
+ * @path of the host at the same place in the rootfs @rfs: bound (with
+ * @bind: else only its mount point made), or the same symlink.
+ */
+static void host_path(const char *rfs, const char *path, bool bind)
 {
 	char p[8192], t[4096];
 	struct stat st;
@@ -316,7 +326,7 @@ static void host_path(const char *rfs, const char *path)
 		return;
 	}
 	mkdirs(rfs, path);
-	if (mount(path, p, NULL, MS_BIND, NULL) < 0)
+	if (bind && mount(path, p, NULL, MS_BIND, NULL) < 0)
 		wl_fail("bind %s on %s: %m", path, p);
 }
 
@@ -328,10 +338,44 @@ static void host_path(const char *rfs, const char *path)
  * tmpfs at /scratch, the host directory D/host
  * at /data (the counter file: a path that exists only in the container).
  */
-static void container(bool outside)
+/* The mount points of the container in @rfs; with @bind, the host's paths bound there. */
+static void skeleton(const char *rfs, bool bind)
 {
 	const char *keep[] = {"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin"};
-	char rfs[4096], p[8192], exe[4096], log[4096], *slash;
+	char p[8192], exe[4096], *slash;
+	ssize_t n;
+
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		host_path(rfs, keep[i], bind);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		wl_fail("readlink /proc/self/exe: %m");
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	*slash = '\0';
+	host_path(rfs, exe, bind);
+	host_path(rfs, wl_tmpdir(), bind);
+	mkdirs(rfs, "/proc");
+	mkdirs(rfs, "/scratch");
+	mkdirs(rfs, "/data");
+	mkdirs(rfs, "/dev");
+	snprintf(p, sizeof(p), "%s/dev/null", rfs);
+	if (close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
+		wl_fail("create %s: %m", p);
+}
+
+/*
+ * A container: D/rootfs (a directory on the host's disk, bound on itself)
+ * pivot_root'ed into, with the host's /usr, /lib*, /bin, the workload's
+ * directory and the test's temp dir at their places (to run, and to talk to
+ * the harness), /dev/null bound, fds 0-2 reopened inside, a fresh /proc, a
+ * tmpfs at /scratch, the host directory @data (D/host) at /data (the counter
+ * file: a path that exists only in the container).  @root2: a second rootfs
+ * with the same mount points (for crf restore --root).
+ */
+static void container(bool outside, const char *data, const char *root2)
+{
+	char rfs[4096], p[8192], host[4096], log[4096];
 	ssize_t n;
 	int fd;
 
@@ -339,19 +383,13 @@ static void container(bool outside)
 	path_of(rfs, sizeof(rfs), "rootfs");
 	if (mount(rfs, rfs, NULL, MS_BIND, NULL) < 0)
 		wl_fail("bind %s: %m", rfs);
-	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-		host_path(rfs, keep[i]);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n < 0)
-		wl_fail("readlink /proc/self/exe: %m");
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	*slash = '\0';
-	host_path(rfs, exe);
-	host_path(rfs, wl_tmpdir());
-	mkdirs(rfs, "/proc");
-	mkdirs(rfs, "/scratch");
-	mkdirs(rfs, "/data");
+	skeleton(rfs, true);
+	if (root2) {
+		skeleton(root2, false);
+		snprintf(p, sizeof(p), "%s/root2-marker", root2);
+		if (close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
+			wl_fail("create %s: %m", p);
+	}
 	mkdirs(rfs, "/old");
 	snprintf(p, sizeof(p), "%s/proc", rfs);
 	if (mount("wl-proc", p, "proc", MS_NOSUID | MS_NODEV, NULL) < 0)
@@ -360,15 +398,17 @@ static void container(bool outside)
 	if (mount("wl-ctmp", p, "tmpfs", MS_NOSUID, "size=1m,mode=1777") < 0)
 		wl_fail("mount tmpfs: %m");
 	snprintf(p, sizeof(p), "%s/data", rfs);
-	path_of(exe, sizeof(exe), "host");
-	if (mount(exe, p, NULL, MS_BIND, NULL) < 0)
-		wl_fail("bind %s: %m", exe);
-	snprintf(p, sizeof(p), "%s/dev", rfs);
-	if (mkdir(p, 0755) < 0 && errno != EEXIST)
-		wl_fail("mkdir %s: %m", p);
+	if (data)
+		snprintf(host, sizeof(host), "%s", data);
+	else
+		path_of(host, sizeof(host), "host");
+	if (mount(host, p, NULL, MS_BIND, NULL) < 0)
+		wl_fail("bind %s: %m", host);
+	snprintf(p, sizeof(p), "%s/counter", host);
+	if (close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
+		wl_fail("create %s: %m", p);
 	snprintf(p, sizeof(p), "%s/dev/null", rfs);
-	if (close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0 ||
-	    mount("/dev/null", p, NULL, MS_BIND, NULL) < 0)
+	if (mount("/dev/null", p, NULL, MS_BIND, NULL) < 0)
 		wl_fail("bind /dev/null: %m");
 	n = readlink("/proc/self/fd/1", log, sizeof(log) - 1);
 	if (n < 0)
@@ -398,7 +438,7 @@ static void container(bool outside)
 	tick();
 }
 
-static void setup(const char *mode, const char *gone)
+static void setup(const char *mode, const char *gone, const char *data, const char *root2)
 {
 	bool slave = !strcmp(mode, "slave");
 
@@ -442,7 +482,7 @@ static void setup(const char *mode, const char *gone)
 		return;
 	}
 	if (!strncmp(mode, "container", 9)) {
-		container(!strcmp(mode, "container-outside-fd"));
+		container(!strcmp(mode, "container-outside-fd"), data, root2);
 		return;
 	}
 	do_mount("wl-tmpfs", "t", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=750");
@@ -523,7 +563,11 @@ int main(int argc, char **argv)
 	char tdir[4096];
 
 	wl_init("mnt");
-	setup(mode, argc > 3 ? argv[3] : NULL);
+	bool ext = !strcmp(mode, "container-ext");
+
+	mask_root = ext;
+	setup(mode, ext || argc <= 3 ? NULL : argv[3], ext && argc > 2 ? argv[2] : NULL,
+	      ext && argc > 3 ? argv[3] : NULL);
 	path_of(tdir, sizeof(tdir), "t");
 	read_table(table, sizeof(table));
 	if (!strcmp(mode, "slave") && !strstr(table, "master:"))
@@ -546,6 +590,9 @@ int main(int argc, char **argv)
 			tick();
 		usleep(10000);
 	}
+	/* crf restore --root ROOT2: the root is ROOT2 now. */
+	if (ext && access("/root2-marker", F_OK) < 0)
+		wl_fail("the root is not ROOT2 (no /root2-marker): %m");
 	read_table(now, sizeof(now));
 	if (strcmp(now, table))
 		wl_fail("mount table:\n%s\nwas:\n%s", now, table);
