@@ -27,6 +27,7 @@
  * is a slave of it (master:N); the copy of GONE, another of crf's, is
  * unmounted (the restore must unmount it again).
  * MODE refused-ramfs: a ramfs mount (a type crf does not restore);
+ * refused-devpts: a devpts instance of its own (the same);
  * container: pivot_root into a directory (below); container-outside-fd: the
  * same with an fd kept on a host file opened before the pivot (refused);
  * container-ext DATA ROOT2: /data bound from DATA, a second rootfs ROOT2
@@ -477,6 +478,10 @@ static void setup(const char *mode, const char *gone, const char *data, const ch
 		do_mount("wl-ramfs", "r", "ramfs", 0, NULL);
 		return;
 	}
+	if (!strcmp(mode, "refused-devpts")) {
+		do_mount("wl-devpts", "r", "devpts", 0, "newinstance,ptmxmode=0666");
+		return;
+	}
 	if (!strcmp(mode, "refused-root")) {
 		pivot_into_tmpfs();
 		return;
@@ -555,7 +560,8 @@ static void same_file(int fd, const char *rel)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "restore";
-	bool no_t = !strcmp(mode, "refused-ramfs") || !strcmp(mode, "refused-root");
+	bool no_t = !strcmp(mode, "refused-ramfs") || !strcmp(mode, "refused-root") ||
+		    !strcmp(mode, "refused-devpts");
 	bool box = !strncmp(mode, "container", 9);
 	const char *t_rel = box ? "/scratch" : "t", *inner_rel = box ? "/proc/self/fdinfo" : "t/inner";
 	const char *counter_rel = box ? "/data/counter" : "host/counter";
