@@ -101,7 +101,7 @@ static int ns_link(pid_t pid, pid_t tid, const char *kind, char *buf, size_t len
 	return 0;
 }
 
-/* Who claims namespace @link of thread @tid: 1 a handler (@o says whose, ns's own too), 0 none, <0. */
+/* Who claims namespace @link of thread @tid: 1 a handler (@o: whose, ns's too), 0 none, <0. */
 static int owner(struct crf_ctx *ctx, pid_t pid, pid_t tid, const char *kind, const char *link,
 		 struct crf_kind_owner *o)
 {

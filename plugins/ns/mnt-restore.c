@@ -41,8 +41,8 @@
 #include "mnt.h"
 #include "mnt.pb-c.h"
 
-#define ATTR_ALL                                                                               \
-	(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC |         \
+#define ATTR_ALL                                                                                   \
+	(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC |            \
 	 MOUNT_ATTR__ATIME | MOUNT_ATTR_NODIRATIME | MOUNT_ATTR_NOSYMFOLLOW)
 
 struct mnt_rst {
@@ -52,8 +52,8 @@ struct mnt_rst {
 	struct crf_ctx *ctx;
 	Crf__Ns__MntEntry **e;
 	size_t n;
-	int *fd;     /* bind clones, -1 */
-	int *now;    /* dump line -> line of the table now, -1 */
+	int *fd;	   /* bind clones, -1 */
+	int *now;	   /* dump line -> line of the table now, -1 */
 	const char *stage; /* a container root: where its tree is built, or NULL */
 	const char *root;  /* crf restore --root DIR, or NULL */
 	int proc;	   /* crf's /proc, to read the table after the pivot */
@@ -130,7 +130,8 @@ static int open_binds(struct mnt_rst *s)
 			if (!ext)
 				return err < 0 ? err
 					       : fail(s, e, ENOENT,
-						      "external at the dump: crf restore --external "
+						      "external at the dump: crf restore "
+						      "--external "
 						      "mnt[KEY]:PATH says what to bind there");
 			src = ext;
 		} else if (e->how != CRF__NS__MNT_HOW__MNT_BIND) {
@@ -225,9 +226,10 @@ static int keep_crf_mounts(struct mnt_rst *s)
 		if (s->e[i]->how != CRF__NS__MNT_HOW__MNT_CRF)
 			continue;
 		if (s->now[i] < 0)
-			r = fail(s, s->e[i], ENOENT,
-				 "crf's own mount of this place, which the namespace had a copy of, "
-				 "is not there any more (or is another)");
+			r = fail(
+				s, s->e[i], ENOENT,
+				"crf's own mount of this place, which the namespace had a copy of, "
+				"is not there any more (or is another)");
 		else
 			keep[s->now[i]] = true;
 	}
@@ -380,8 +382,9 @@ static int make_mounts(struct mnt_rst *s)
 				r = set_attr(AT_FDCWD, e->mount_point, 0, e, s);
 			continue;
 		}
-		r = e->how == CRF__NS__MNT_HOW__MNT_NEW ? make_new(s, i)
-							 : set_attr(s->fd[i], "", AT_EMPTY_PATH, e, s);
+		r = e->how == CRF__NS__MNT_HOW__MNT_NEW
+			    ? make_new(s, i)
+			    : set_attr(s->fd[i], "", AT_EMPTY_PATH, e, s);
 		if (r >= 0) {
 			char at[8192];
 
@@ -500,7 +503,8 @@ static int compare(struct mnt_rst *s)
 int mnt_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 {
 	const struct crf_ns_info *ni = obj->data;
-	struct mnt_rst s = {.pid = obj->pid, .desc = obj->desc, .ns = ni->id, .ctx = ctx, .proc = -1};
+	struct mnt_rst s = {
+		.pid = obj->pid, .desc = obj->desc, .ns = ni->id, .ctx = ctx, .proc = -1};
 	int r;
 
 	if (ni->inherited)

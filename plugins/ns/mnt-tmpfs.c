@@ -4,12 +4,11 @@
  * detached clone of the mount alone (open_tree, no submounts: the
  * directories other mounts cover are seen), depth first, parents before
  * children (an unbindable one, which cannot be cloned, is read in place and
- * refused when another mount covers a part of it); the restore makes each file in a fresh tmpfs not yet attached,
- * then sets owners, modes and times (directories' last, deepest first: a
- * child made changes its parent's mtime).  Directories, regular files,
- * symlinks, FIFOs and device nodes are restored; a socket, a file with
- * another hard link, a file with extended attributes (ACLs included) or
- * larger than MNT_FILE_MAX is refused by its path.
+ * refused when another mount covers a part of it); the restore makes each file in a fresh tmpfs not
+ * yet attached, then sets owners, modes and times (directories' last, deepest first: a child made
+ * changes its parent's mtime).  Directories, regular files, symlinks, FIFOs and device nodes are
+ * restored; a socket, a file with another hard link, a file with extended attributes (ACLs
+ * included) or larger than MNT_FILE_MAX is refused by its path.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,8 +31,7 @@
 
 static int refuse(const char *where, const char *path, const char *why)
 {
-	return crf_error_errno(ENOTSUP, "%s: %s: %s, which crf does not restore", where, path,
-			       why);
+	return crf_error_errno(ENOTSUP, "%s: %s: %s, which crf does not restore", where, path, why);
 }
 
 static int read_all(int fd, uint8_t *buf, size_t len)
@@ -52,8 +50,8 @@ static int read_all(int fd, uint8_t *buf, size_t len)
 	return 0;
 }
 
-static int save_node(int dir, const char *name, const char *path, const char *where,
-		     dev_t dev, struct crf_img *img);
+static int save_node(int dir, const char *name, const char *path, const char *where, dev_t dev,
+		     struct crf_img *img);
 
 static int save_dir(int fd, const char *path, const char *where, dev_t dev, struct crf_img *img)
 {
@@ -86,8 +84,8 @@ static int save_dir(int fd, const char *path, const char *where, dev_t dev, stru
 	return r;
 }
 
-static int save_node(int dir, const char *name, const char *path, const char *where,
-		     dev_t dev, struct crf_img *img)
+static int save_node(int dir, const char *name, const char *path, const char *where, dev_t dev,
+		     struct crf_img *img)
 {
 	Crf__Ns__MntNode n = CRF__NS__MNT_NODE__INIT;
 	char target[4097];
@@ -99,8 +97,9 @@ static int save_node(int dir, const char *name, const char *path, const char *wh
 	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return crf_error_errno(errno, "%s: %s", where, path);
 	if (st.st_dev != dev)
-		return refuse(where, path, "a mount point on an unbindable tmpfs (what the mount "
-					   "covers cannot be read)");
+		return refuse(where, path,
+			      "a mount point on an unbindable tmpfs (what the mount "
+			      "covers cannot be read)");
 	if (S_ISSOCK(st.st_mode))
 		return refuse(where, path, "a unix socket's file");
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
@@ -257,7 +256,8 @@ int mnt_tmpfs_fill(int root, const char *where, struct crf_img *img)
 	int r;
 
 	while ((r = crf_img_read(img, (ProtobufCMessage **)&n)) > 0) {
-		struct timespec ts[2] = {{n->atime_sec, n->atime_nsec}, {n->mtime_sec, n->mtime_nsec}};
+		struct timespec ts[2] = {{n->atime_sec, n->atime_nsec},
+					 {n->mtime_sec, n->mtime_nsec}};
 
 		r = make_node(root, n, where);
 		if (r >= 0)

@@ -93,7 +93,7 @@ static void join_child(int nsfd, int sock)
 		path[n] = '\0';
 		fd = (int)syscall(SYS_open_tree, AT_FDCWD, path,
 				  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_NO_AUTOMOUNT);
-		/* An unbindable mount is not cloned: the mount itself, with what covers parts of it. */
+		/* An unbindable one is not cloned: the mount itself, what covers it included. */
 		if (fd < 0 && errno == EINVAL)
 			fd = open(path, O_PATH | O_CLOEXEC);
 		if (send_fd(sock, fd, fd < 0 ? errno : 0) < 0)
@@ -109,7 +109,9 @@ static int recv_fd(int sock, int *fd)
 	char cbuf[CMSG_SPACE(sizeof(int))];
 	int err = EIO;
 	struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf,
 			    .msg_controllen = sizeof(cbuf)};
 	struct cmsghdr *c;
 
@@ -300,8 +302,9 @@ static int bind_source(struct mnt_dump *d, size_t i, const struct stat *st)
 		    (strncmp(m->root, c->root, rl) || (m->root[rl] && m->root[rl] != '/')))
 			continue;
 		rest = strcmp(c->root, "/") ? m->root + rl : m->root;
-		if ((!strcmp(c->mount_point, "/") ? asprintf(&src, "%s", *rest ? rest : "/")
-						  : asprintf(&src, "%s%s", c->mount_point, rest)) < 0)
+		if ((!strcmp(c->mount_point, "/")
+			     ? asprintf(&src, "%s", *rest ? rest : "/")
+			     : asprintf(&src, "%s%s", c->mount_point, rest)) < 0)
 			return -ENOMEM;
 		if (stat(src, &sst) == 0 && sst.st_dev == st->st_dev && sst.st_ino == st->st_ino) {
 			d->src[i] = src;
@@ -309,8 +312,9 @@ static int bind_source(struct mnt_dump *d, size_t i, const struct stat *st)
 		}
 		free(src);
 	}
-	return refuse(d, m, "no mount of crf's of this filesystem reaches its root %s: crf "
-			    "cannot reproduce its source",
+	return refuse(d, m,
+		      "no mount of crf's of this filesystem reaches its root %s: crf "
+		      "cannot reproduce its source",
 		      m->root);
 }
 
@@ -361,18 +365,21 @@ static int classify_one(struct mnt_dump *d, size_t i)
 		return refuse(d, m, "a per-mount option of '%s' is not one crf sets", m->opts);
 	d->crf[i] = crf_copy(d, i);
 	if (m->shared && own_group(d, m->shared))
-		return refuse(d, m, "a peer of a mount of crf's namespace (shared:%u): "
-				    "propagation out of the namespace is not restored",
+		return refuse(d, m,
+			      "a peer of a mount of crf's namespace (shared:%u): "
+			      "propagation out of the namespace is not restored",
 			      m->shared);
 	if (m->shared)
 		for (size_t k = 0; k < d->t.n; k++)
 			if (k != i && d->t.v[k].shared == m->shared)
-				return refuse(d, m, "in peer group %u with mount %u: peer groups of "
-						    "more than one mount are not restored",
+				return refuse(d, m,
+					      "in peer group %u with mount %u: peer groups of "
+					      "more than one mount are not restored",
 					      m->shared, d->t.v[k].id);
 	if (m->master && (d->crf[i] < 0 || d->own.v[d->crf[i]].shared != m->master))
-		return refuse(d, m, "a slave of peer group %u, not of crf's mount of the same "
-				    "place: not restored",
+		return refuse(d, m,
+			      "a slave of peer group %u, not of crf's mount of the same "
+			      "place: not restored",
 			      m->master);
 	d->src[i] = mnt_external(d->ctx, m->mount_point, &r);
 	if (r < 0)
@@ -389,8 +396,9 @@ static int classify_one(struct mnt_dump *d, size_t i)
 	for (size_t k = 0; k < d->t.n; k++)
 		if (k < i && d->e[k].how == CRF__NS__MNT_HOW__MNT_NEW &&
 		    d->t.v[k].major == m->major && d->t.v[k].minor == m->minor)
-			return refuse(d, m, "a second mount of the filesystem of mount %u, "
-					    "made in the namespace: not restored",
+			return refuse(d, m,
+				      "a second mount of the filesystem of mount %u, "
+				      "made in the namespace: not restored",
 				      d->t.v[k].id);
 	if (is_new_fs(m->fstype)) {
 		bool own_dev = true;
@@ -402,21 +410,25 @@ static int classify_one(struct mnt_dump *d, size_t i)
 				own_dev = false;
 		if (own_dev) {
 			if (strcmp(m->root, "/"))
-				return refuse(d, m, "a part (%s) of a filesystem made in the "
-						    "namespace: not restored",
+				return refuse(d, m,
+					      "a part (%s) of a filesystem made in the "
+					      "namespace: not restored",
 					      m->root);
 			if (!strcmp(m->fstype, "sysfs") && (r = same_ns(d->pid, "net")) <= 0)
 				return r < 0 ? r
-					     : refuse(d, m, "sysfs of a net namespace not crf's: "
-							    "not restored");
+					     : refuse(d, m,
+						      "sysfs of a net namespace not crf's: "
+						      "not restored");
 			if (!strcmp(m->fstype, "mqueue") && (r = same_ns(d->pid, "ipc")) <= 0)
 				return r < 0 ? r
-					     : refuse(d, m, "mqueue of an IPC namespace not "
-							    "crf's: not restored");
+					     : refuse(d, m,
+						      "mqueue of an IPC namespace not "
+						      "crf's: not restored");
 			if (p < 0)
-				return refuse(d, m, "a container root on a filesystem of its own, "
-						    "which crf does not restore yet (a directory "
-						    "of crf's is restored)");
+				return refuse(d, m,
+					      "a container root on a filesystem of its own, "
+					      "which crf does not restore yet (a directory "
+					      "of crf's is restored)");
 			e->how = CRF__NS__MNT_HOW__MNT_NEW;
 			return 0;
 		}
@@ -424,9 +436,10 @@ static int classify_one(struct mnt_dump *d, size_t i)
 	for (size_t k = 0; !theirs && k < d->own.n; k++)
 		theirs = d->own.v[k].major == m->major && d->own.v[k].minor == m->minor;
 	if (!theirs)
-		return refuse(d, m, "a filesystem made in the namespace, of a type or from a "
-				    "source crf does not restore (it makes tmpfs, proc, sysfs and "
-				    "mqueue, and binds of its own mounts)");
+		return refuse(d, m,
+			      "a filesystem made in the namespace, of a type or from a "
+			      "source crf does not restore (it makes tmpfs, proc, sysfs and "
+			      "mqueue, and binds of its own mounts)");
 	r = join_clone(&d->j, m->mount_point, &fd);
 	if (r < 0)
 		return crf_error_errno(r, "pid %d: mount namespace %s: open_tree %s", (int)d->pid,
@@ -504,12 +517,13 @@ static int check_files(const struct mnt_dump *d)
 		if (stat(path, &st) < 0)
 			continue; /* closed since, or a link crf cannot follow: files says */
 		if (outside(d, path, &id)) {
-			r = crf_error_errno(ENOTSUP,
-					    "pid %d: fd %s is on mount %u, not one of its container's "
-					    "mount namespace %s (opened before the pivot): its path "
-					    "is another namespace's, which the restored task cannot "
-					    "reach",
-					    (int)d->pid, de->d_name, id, d->desc);
+			r = crf_error_errno(
+				ENOTSUP,
+				"pid %d: fd %s is on mount %u, not one of its container's "
+				"mount namespace %s (opened before the pivot): its path "
+				"is another namespace's, which the restored task cannot "
+				"reach",
+				(int)d->pid, de->d_name, id, d->desc);
 			break;
 		}
 		if ((e = new_dev(d, st.st_dev)))
@@ -567,8 +581,8 @@ static int save_contents(struct crf_ctx *ctx, struct mnt_dump *d, uint64_t ns, s
 	if (r < 0)
 		return crf_error_errno(r, "pid %d: mount namespace %s: open_tree %s", (int)d->pid,
 				       d->desc, e->mount_point);
-	snprintf(where, sizeof(where), "pid %d: mount namespace %s: %s at %s", (int)d->pid,
-		 d->desc, e->fstype, e->mount_point);
+	snprintf(where, sizeof(where), "pid %d: mount namespace %s: %s at %s", (int)d->pid, d->desc,
+		 e->fstype, e->mount_point);
 	if (!strcmp(e->fstype, "mqueue")) {
 		DIR *dir = fdopendir(fd);
 		struct dirent *de;

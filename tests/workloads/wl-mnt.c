@@ -299,8 +299,7 @@ static void pivot_into_tmpfs(void)
 	if (mount("proc", p, "proc", 0, NULL) < 0)
 		wl_fail("mount proc: %m");
 	snprintf(p, sizeof(p), "%s/old", nr);
-	if (syscall(SYS_pivot_root, nr, p) < 0 || chdir("/") < 0 ||
-	    umount2("/old", MNT_DETACH) < 0)
+	if (syscall(SYS_pivot_root, nr, p) < 0 || chdir("/") < 0 || umount2("/old", MNT_DETACH) < 0)
 		wl_fail("pivot_root %s: %m", nr);
 }
 
@@ -563,7 +562,8 @@ int main(int argc, char **argv)
 	bool no_t = !strcmp(mode, "refused-ramfs") || !strcmp(mode, "refused-root") ||
 		    !strcmp(mode, "refused-devpts");
 	bool box = !strncmp(mode, "container", 9);
-	const char *t_rel = box ? "/scratch" : "t", *inner_rel = box ? "/proc/self/fdinfo" : "t/inner";
+	const char *t_rel = box ? "/scratch" : "t",
+		   *inner_rel = box ? "/proc/self/fdinfo" : "t/inner";
 	const char *counter_rel = box ? "/data/counter" : "host/counter";
 	static char now[65536];
 	char tdir[4096];
@@ -577,7 +577,8 @@ int main(int argc, char **argv)
 	path_of(tdir, sizeof(tdir), "t");
 	read_table(table, sizeof(table));
 	if (!strcmp(mode, "slave") && !strstr(table, "master:"))
-		wl_fail("slave: no mount is a slave of crf's (SHARED %s)", argc > 2 ? argv[2] : "?");
+		wl_fail("slave: no mount is a slave of crf's (SHARED %s)",
+			argc > 2 ? argv[2] : "?");
 	/*
 	 * Twice: the first walk reads the directories and the symlink, which sets
 	 * their atimes (relatime); the second sees them as the dump will.
