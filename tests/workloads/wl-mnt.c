@@ -27,7 +27,8 @@
  * is a slave of it (master:N); the copy of GONE, another of crf's, is
  * unmounted (the restore must unmount it again).
  * MODE refused-ramfs: a ramfs mount (a type crf does not restore);
- * refused-devpts: a devpts instance of its own (the same);
+ * refused-devpts: a devpts instance of its own (the same); refused-block DEV:
+ * the ext4 on block device DEV (tests/e2e/mnt-loop.sh: a loop device);
  * container: pivot_root into a directory (below); container-outside-fd: the
  * same with an fd kept on a host file opened before the pivot (refused);
  * container-ext DATA ROOT2: /data bound from DATA, a second rootfs ROOT2
@@ -54,7 +55,8 @@
 #include <unistd.h>
 
 static char base[3000], table[65536], tree_t[65536], tree_inner[8192];
-static bool mask_root; /* the root's root field changes (crf restore --root) */
+static bool mask_root;	      /* the root's root field changes (crf restore --root) */
+static const char *block_dev; /* refused-block DEV */
 static int counter_fd = -1, file_fd = -1, tmpfs_fd = -1;
 static unsigned long counter;
 
@@ -477,6 +479,12 @@ static void setup(const char *mode, const char *gone, const char *data, const ch
 		do_mount("wl-ramfs", "r", "ramfs", 0, NULL);
 		return;
 	}
+	if (!strcmp(mode, "refused-block")) {
+		if (!block_dev)
+			wl_fail("refused-block needs a block device");
+		do_mount(block_dev, "r", "ext4", 0, NULL);
+		return;
+	}
 	if (!strcmp(mode, "refused-devpts")) {
 		do_mount("wl-devpts", "r", "devpts", 0, "newinstance,ptmxmode=0666");
 		return;
@@ -560,7 +568,7 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "restore";
 	bool no_t = !strcmp(mode, "refused-ramfs") || !strcmp(mode, "refused-root") ||
-		    !strcmp(mode, "refused-devpts");
+		    !strcmp(mode, "refused-devpts") || !strcmp(mode, "refused-block");
 	bool box = !strncmp(mode, "container", 9);
 	const char *t_rel = box ? "/scratch" : "t",
 		   *inner_rel = box ? "/proc/self/fdinfo" : "t/inner";
@@ -572,6 +580,7 @@ int main(int argc, char **argv)
 	bool ext = !strcmp(mode, "container-ext");
 
 	mask_root = ext;
+	block_dev = !strcmp(mode, "refused-block") && argc > 2 ? argv[2] : NULL;
 	setup(mode, ext || argc <= 3 ? NULL : argv[3], ext && argc > 2 ? argv[2] : NULL,
 	      ext && argc > 3 ? argv[3] : NULL);
 	path_of(tdir, sizeof(tdir), "t");
