@@ -941,6 +941,12 @@ mutant ns-mnt-root-ignored plugins/ns/mnt-restore.c 'e2e-mnt-external' \
 			src = s->root;' \
 	'		if (0)
 			src = s->root;'
+mutant ns-mnt-foreign-fs-as-bind plugins/ns/mnt.c 'e2e-mnt-loop-refused e2e-mnt-ramfs-refused' \
+	'a filesystem made in the namespace of a type crf does not make is taken for a bind' \
+	'	if (!theirs)
+		return refuse(' \
+	'	if (0)
+		return refuse('
 
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a
