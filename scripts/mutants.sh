@@ -605,6 +605,18 @@ mutant files-shared-desc plugins/files/restore.c 'e2e-files-kill' \
 mutant files-sync plugins/files/sync.c 'e2e-dirty-leave' \
 	'the filesystems the tree wrote to are not synced' \
 	'		if (syncfs(s->fs[i].fd) < 0)' '		if (0)'
+mutant net-netlink-groups plugins/net/netlink.c 'e2e-netlink-kill' \
+	'a restored netlink socket joins none of its multicast groups' \
+	'			if (!(sk->groups[w] & (1u << b)))' '			if (1)'
+mutant net-netlink-port plugins/net/netlink.c 'e2e-netlink-kill' \
+	'a restored netlink socket is not bound to its port id' \
+	'	if (sk->portid && bind(fd' '	if (0 && bind(fd'
+mutant net-netlink-opts plugins/net/netlink.c 'e2e-netlink-kill' \
+	'a restored netlink socket loses its options' \
+	'		r = sockopt_restore_list(fd, sk->opts, sk->n_opts, what);' '		r = 0;'
+mutant net-netlink-queued plugins/net/netlink.c 'e2e-netlink-queued-refused' \
+	'a netlink socket with the kernel'"'"'s messages waiting is dumped, and they are lost' \
+	'	if (p.revents & POLLIN)' '	if (0)'
 mutant files-pipe-byte plugins/files/pipe.c 'e2e-pipes-kill' \
 	'the last byte buffered in each pipe is lost' \
 	'	for (done = 0; r == 0 && done < m->data.len; done += (size_t)n) {
