@@ -617,6 +617,9 @@ mutant net-netlink-opts plugins/net/netlink.c 'e2e-netlink-kill' \
 mutant net-netlink-queued plugins/net/netlink.c 'e2e-netlink-queued-refused' \
 	'a netlink socket with the kernel'"'"'s messages waiting is dumped, and they are lost' \
 	'	if (p.revents & POLLIN)' '	if (0)'
+mutant net-filter-ignored plugins/net/sockopt.c 'e2e-netlink-filter-refused e2e-udp-filter-refused' \
+	'a socket'"'"'s BPF filter is not noticed, and the restored socket has none' \
+	'	return len ? "a socket with a BPF filter' '	return 0 ? "a socket with a BPF filter'
 mutant files-pipe-byte plugins/files/pipe.c 'e2e-pipes-kill' \
 	'the last byte buffered in each pipe is lost' \
 	'	for (done = 0; r == 0 && done < m->data.len; done += (size_t)n) {

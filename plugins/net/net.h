@@ -27,6 +27,12 @@ struct net_state *net_state(struct crf_ctx *ctx);
 /* dump-cleanup and restore-cleanup: free the state. */
 int net_cleanup(struct crf_ctx *ctx);
 
+/*
+ * Why a socket with a filter program attached (SO_ATTACH_FILTER or
+ * SO_ATTACH_BPF) is refused, or NULL when it has none (sockopt.c).
+ */
+const char *sockopt_filter_refusal(int fd);
+
 /* unix*.c: the unix sockets of the dump or of the restore. */
 struct unix_table;
 

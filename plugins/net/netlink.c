@@ -13,8 +13,8 @@
  * Refused, naming the socket: messages waiting in its receive queue (the
  * kernel sent them: crf cannot send them again as the kernel), an error
  * pending on it (reading SO_ERROR would clear it), a dump in progress (the
- * kernel's callback state: netlink_diag's NDIAG_FLAG_CB_RUNNING), a classic
- * BPF filter attached, and every protocol but those whose sockets hold no
+ * kernel's callback state: netlink_diag's NDIAG_FLAG_CB_RUNNING), a BPF
+ * filter or program attached, and every protocol but those whose sockets hold no
  * kernel state beyond the above (route, usersock, sock_diag, xfrm,
  * selinux, kobject_uevent, crypto): generic netlink families, netfilter,
  * audit and the connector keep registrations of their own per socket that
@@ -43,6 +43,7 @@
 #include <crf/cleanup.h>
 
 #include "inet.h"
+#include "net.h"
 #include "netlink.h"
 #include "netlink.pb-c.h"
 
@@ -186,7 +187,6 @@ static int sockopt_u32(int fd, int level, int name, uint32_t *v)
 static const char *refusal(int fd, const Crf__Net__NetlinkSk *sk, uint32_t diag)
 {
 	struct pollfd p = {.fd = fd, .events = POLLIN};
-	socklen_t len = 0;
 
 	if (!protocol_name((int)sk->protocol))
 		return "a protocol whose kernel side may keep state of its own for the socket "
@@ -200,9 +200,7 @@ static const char *refusal(int fd, const Crf__Net__NetlinkSk *sk, uint32_t diag)
 	if (p.revents & POLLIN)
 		return "a socket with messages waiting in its receive queue, which crf cannot "
 		       "send again as the kernel sent them";
-	if (!getsockopt(fd, SOL_SOCKET, SO_GET_FILTER, NULL, &len) && len)
-		return "a socket with a BPF filter attached (SO_ATTACH_FILTER)";
-	return NULL;
+	return sockopt_filter_refusal(fd);
 }
 
 static int describe(int fd, Crf__Net__NetlinkSk *sk, const char *what)

@@ -30,6 +30,7 @@
 #include <crf/cleanup.h>
 
 #include "inet.h"
+#include "net.h"
 
 struct sockopt_def {
 	int level, name;
@@ -271,4 +272,18 @@ int sockopt_restore_reuse(int fd, const Crf__Net__InetSk *sk, const char *name)
 			return crf_error_errno(errno, "%s: setsockopt(SO_REUSEADDR)", name);
 	}
 	return 0;
+}
+
+const char *sockopt_filter_refusal(int fd)
+{
+	socklen_t len = 0;
+
+	/* Classic BPF: the number of instructions; an eBPF program: EACCES. */
+	if (getsockopt(fd, SOL_SOCKET, SO_GET_FILTER, NULL, &len))
+		return errno == EACCES ? "a socket with an eBPF program attached (SO_ATTACH_BPF), "
+					 "which crf does not save"
+				       : NULL;
+	return len ? "a socket with a BPF filter attached (SO_ATTACH_FILTER), which crf does "
+		     "not save"
+		   : NULL;
 }

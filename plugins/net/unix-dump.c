@@ -363,6 +363,8 @@ int net_unix_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	snprintf(what, sizeof(what), "pid %d: fd %d: unix %s %s", (int)obj->pid, obj->id,
 		 unix_type_str(d.type), unix_name_str(d.name, d.name_len, name, sizeof(name)));
 	why = unsupported(&d);
+	if (!why)
+		why = sockopt_filter_refusal(copy);
 	if (why)
 		r = crf_error_errno(ENOTSUP, "%s: %s", what, why);
 	else

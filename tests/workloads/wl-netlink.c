@@ -21,6 +21,7 @@
  * at the dump, which must be refused; after the failed dump the answer is
  * still there, whole.  wl-netlink generic: a NETLINK_GENERIC socket besides,
  * refused (its families may keep registrations crf cannot read).
+ * wl-netlink filter: B has a classic BPF filter attached, refused.
  */
 #include "wl.h"
 
@@ -33,6 +34,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <linux/filter.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
@@ -204,6 +206,13 @@ int main(int argc, char **argv)
 		 strerror(errno));
 	if (!strcmp(mode, "generic"))
 		nl_bind(nl_socket(SOCK_RAW, NETLINK_GENERIC), 0, 0);
+	if (!strcmp(mode, "filter")) {
+		struct sock_filter accept = BPF_STMT(BPF_RET | BPF_K, 0xffff);
+		struct sock_fprog prog = {.len = 1, .filter = &accept};
+
+		WL_CHECK(!setsockopt(fds[1], SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)),
+			 "SO_ATTACH_FILTER: %s", strerror(errno));
+	}
 	for (int i = 0; i < N_SK; i++)
 		read_state(fds[i], &before[i]);
 	WL_CHECK(before[0].groups_len >= 8 && before[0].groups[1] == 1,
@@ -217,7 +226,7 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < N_SK; i++)
 		compare(i);
-	if (!strcmp(mode, "generic")) {
+	if (!strcmp(mode, "generic") || !strcmp(mode, "filter")) {
 		wl_note("the sockets are as they were after the refused dump");
 		return 0;
 	}

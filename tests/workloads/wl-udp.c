@@ -28,6 +28,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <linux/filter.h>
+
 #include "wl-inet.h"
 
 #define N_SK 5
@@ -193,6 +195,14 @@ int main(int argc, char **argv)
 	queue(0, 2, 300, 'e');
 	queue(4, 3, 40, 'f');
 	queue(4, 3, 999, 'g');
+	/* wl-udp filter: a classic BPF filter on socket 2, which the dump refuses. */
+	if (argc > 1 && !strcmp(argv[1], "filter")) {
+		struct sock_filter accept = BPF_STMT(BPF_RET | BPF_K, 0xffff);
+		struct sock_fprog prog = {.len = 1, .filter = &accept};
+
+		if (setsockopt(sk[2].fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)))
+			wl_fail("SO_ATTACH_FILTER: %s", strerror(errno));
+	}
 	wl_ready();
 	wl_wait_verify();
 
