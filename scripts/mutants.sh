@@ -620,6 +620,9 @@ mutant net-netlink-queued plugins/net/netlink.c 'e2e-netlink-queued-refused' \
 mutant net-filter-ignored plugins/net/sockopt.c 'e2e-netlink-filter-refused e2e-udp-filter-refused' \
 	'a socket'"'"'s BPF filter is not noticed, and the restored socket has none' \
 	'	return len ? "a socket with a BPF filter' '	return 0 ? "a socket with a BPF filter'
+mutant net-error-ignored plugins/net/sockopt.c 'e2e-udp-error-refused' \
+	'a socket'"'"'s pending error is not noticed, and lost by the restore' \
+	'	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))' '	if (0)'
 mutant files-pipe-byte plugins/files/pipe.c 'e2e-pipes-kill' \
 	'the last byte buffered in each pipe is lost' \
 	'	for (done = 0; r == 0 && done < m->data.len; done += (size_t)n) {

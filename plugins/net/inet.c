@@ -229,7 +229,7 @@ int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	crf__net__inet_sk__init(sk);
 	r = describe(obj, fd, sk);
 	if (r >= 0) {
-		const char *why = sockopt_filter_refusal(fd);
+		const char *why = sockopt_refusal(fd);
 
 		inet_sk_name(sk, name);
 		r = why ? crf_error_errno(ENOTSUP, "pid %d: fd %d: %s: %s", (int)obj->pid, obj->id,

@@ -195,12 +195,10 @@ static const char *refusal(int fd, const Crf__Net__NetlinkSk *sk, uint32_t diag)
 		return "a dump the kernel is in the middle of sending";
 	if (poll(&p, 1, 0) < 0)
 		return "a socket poll() fails on";
-	if (p.revents & POLLERR)
-		return "a socket with an error pending (reading SO_ERROR would clear it)";
 	if (p.revents & POLLIN)
 		return "a socket with messages waiting in its receive queue, which crf cannot "
 		       "send again as the kernel sent them";
-	return sockopt_filter_refusal(fd);
+	return sockopt_refusal(fd);
 }
 
 static int describe(int fd, Crf__Net__NetlinkSk *sk, const char *what)

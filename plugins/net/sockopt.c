@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <netinet/udp.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -274,10 +275,15 @@ int sockopt_restore_reuse(int fd, const Crf__Net__InetSk *sk, const char *name)
 	return 0;
 }
 
-const char *sockopt_filter_refusal(int fd)
+const char *sockopt_refusal(int fd)
 {
+	struct pollfd p = {.fd = fd};
 	socklen_t len = 0;
 
+	/* POLLERR: sk_err set or the error queue not empty; SO_ERROR would clear the first. */
+	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
+		return "a socket with an error pending (reading SO_ERROR would clear it) or "
+		       "errors queued (MSG_ERRQUEUE), which crf does not restore";
 	/* Classic BPF: the number of instructions; an eBPF program: EACCES. */
 	if (getsockopt(fd, SOL_SOCKET, SO_GET_FILTER, NULL, &len))
 		return errno == EACCES ? "a socket with an eBPF program attached (SO_ATTACH_BPF), "
