@@ -623,6 +623,22 @@ mutant net-filter-ignored plugins/net/sockopt.c 'e2e-netlink-filter-refused e2e-
 mutant net-error-ignored plugins/net/sockopt.c 'e2e-udp-error-refused' \
 	'a socket'"'"'s pending error is not noticed, and lost by the restore' \
 	'	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))' '	if (0)'
+mutant net-peercred-maker plugins/net/unix-peercred.c 'e2e-peercred-kill' \
+	'socketpairs are made in crf restore'"'"'s process again, not by their makers' \
+	'			m->has_made_by = true;' '			m->has_made_by = false;' \
+	'				p->has_made_by = true;' '				p->has_made_by = false;'
+mutant net-peercred-creds plugins/net/unix-restore.c 'e2e-peercred-kill' \
+	'a pair is made again with crf'"'"'s euid and egid, not its maker'"'"'s' \
+	'	    setresgid(-1, m->peer_gid, -1) || setresuid(-1, m->peer_uid, -1))' \
+	'	    setresgid(-1, egid, -1) || setresuid(-1, euid, -1))'
+mutant net-peercred-groups plugins/net/unix-restore.c 'e2e-peercred-kill' \
+	'a pair is made again with crf'"'"'s groups, not its maker'"'"'s' \
+	'	if (setgroups(m->n_peer_groups, (const gid_t *)m->peer_groups) ||' \
+	'	if (setgroups((size_t)n, groups) ||'
+mutant net-peercred-stray plugins/net/unix-peercred.c 'e2e-peercred-stray-refused' \
+	'a pair held outside its maker'"'"'s descendants is not refused (it would not be made for them)' \
+	'			if (!strcmp(link, want) && !descends(t->pids[i], maker))' \
+	'			if (!strcmp(link, want) && 0)'
 mutant files-pipe-byte plugins/files/pipe.c 'e2e-pipes-kill' \
 	'the last byte buffered in each pipe is lost' \
 	'	for (done = 0; r == 0 && done < m->data.len; done += (size_t)n) {
@@ -762,11 +778,11 @@ mutant net-udp-hold-restore plugins/net/udp.c 'e2e-udp-outside-kill' \
 	'	if (0 && sk->n_rcvq && (r = netlock_udp_hold(sk, name)) < 0)'
 mutant net-sockopt plugins/net/sockopt.c 'e2e-udp-kill e2e-tcp-established-kill' \
 	'the first saved socket option is not set again' \
-	'	for (size_t i = 0; i < sk->n_opts; i++) {
-		const Crf__Net__SockOpt *o = sk->opts[i];
+	'	for (size_t i = 0; i < n; i++) {
+		const Crf__Net__SockOpt *o = opts[i];
 		const char *label' \
-	'	for (size_t i = 1; i < sk->n_opts; i++) {
-		const Crf__Net__SockOpt *o = sk->opts[i];
+	'	for (size_t i = 1; i < n; i++) {
+		const Crf__Net__SockOpt *o = opts[i];
 		const char *label'
 mutant net-buf-lock plugins/net/sockopt.c 'e2e-tcp-established-kill' \
 	'the buffer size locks are not set as saved: setting a size locks it, autotuning stays off' \
@@ -887,9 +903,10 @@ mutant unix-senders-lost plugins/net/unix-restore.c 'e2e-unix-abstract-kill' \
 	'every queued datagram is sent again from an unnamed socket, whoever sent it' \
 	'	if (k < m->n_senders && m->senders[k].len) {' \
 	'	if (0 && k < m->n_senders) {'
-mutant unix-peercred-unchecked plugins/net/unix-dump.c 'e2e-unix-peercred-refused' \
-	'a connected unix socket is restored without --unix-peercred-crf: its SO_PEERCRED then names crf restore' \
-	'	if (!c.pid || (ok && !strcmp(ok, "yes")))' '	if (1)'
+mutant unix-peercred-unchecked plugins/net/unix-peercred.c 'e2e-unix-peercred-refused' \
+	'a listener or connection is restored without --unix-peercred-crf: its SO_PEERCRED then names crf restore' \
+	'		if (accept)
+			continue;' '		continue;'
 mutant unix-creds-lost plugins/net/unix-queue.c 'e2e-unix-creds-refused' \
 	'bytes queued with their sender'"'"'s credentials are restored without them' \
 	'	if (r == 0 && w.credited)' \
