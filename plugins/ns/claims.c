@@ -115,7 +115,9 @@ static int owner(struct crf_ctx *ctx, pid_t pid, pid_t tid, const char *kind, co
 		return 0;
 	if (r < 0)
 		return r;
-	return strcmp(o->plugin, crf_ctx_plugin(ctx)) != 0;
+	/* This plugin's own handlers (user: userns.c) are recorded as any other's. */
+	(void)crf_ctx_plugin;
+	return 1;
 }
 
 static int write_claim(struct crf_ctx *ctx, pid_t pid, struct crf_img **img, const char *kind,
@@ -179,7 +181,7 @@ int ns_dump_task_data(struct crf_ctx *ctx)
 	struct crf_img *img = NULL;
 	struct crf_kind_owner o;
 	char link[96];
-	int r = 0, c;
+	int r = ns_userns_owners(ctx, pid), c;
 
 	for (size_t i = 0; r >= 0 && i < N_KINDS; i++) {
 		r = ns_link(pid, pid, ns_kinds[i], link, sizeof(link));
@@ -372,6 +374,11 @@ int ns_restore_premap(struct crf_ctx *ctx)
 	for (size_t k = 0; r >= 0 && k < N_KINDS; k++) {
 		if (p.claimed[k] || !p.s->now[k])
 			continue;
+		/* Never in a restored user namespace yet: joined before the restorer (userns.c). */
+		if (!strcmp(ns_kinds[k], "user")) {
+			p.s->now[k] = 0;
+			continue;
+		}
 		if (p.s->own[k] < 0 || setns(p.s->own[k], 0) < 0)
 			return crf_error_errno(p.s->own[k] < 0 ? ENOTSUP : errno,
 					       "pid %d: cannot leave its parent's %s namespace "

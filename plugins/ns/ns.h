@@ -32,4 +32,15 @@ int ns_kind_index(const char *kind);
 struct crf_imgdir;
 int ns_validate(struct crf_imgdir *dir);
 
+/*
+ * userns.c: the "user" handler (ns_userns_dump, ns_userns_restore); every process's namespaces
+ * owned by a user namespace other than crf's refused at dump-task-data
+ * (ns_userns_owners); the restored one joined before the restorer
+ * (ns_userns_restore_task, restore-task).
+ */
+int ns_userns_dump(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_userns_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_userns_owners(struct crf_ctx *ctx, pid_t pid);
+int ns_userns_restore_task(struct crf_ctx *ctx);
+
 #endif

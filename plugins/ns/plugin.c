@@ -4,6 +4,7 @@
 
 #include "ns.h"
 #include "ns.pb-c.h"
+#include "userns.pb-c.h"
 
 /* The descriptor reads best as one block. */
 /* clang-format off */
@@ -25,8 +26,12 @@ CRF_PLUGIN(
 		[CRF_STAGE_DUMP_TASK_DATA] = ns_dump_task_data,
 		[CRF_STAGE_RESTORE_PREPARE] = ns_restore_prepare,
 		[CRF_STAGE_RESTORE_PREMAP] = ns_restore_premap,
+		[CRF_STAGE_RESTORE_TASK] = ns_userns_restore_task,
 		[CRF_STAGE_RESTORE_CLEANUP] = ns_restore_cleanup,
 	),
-	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor),
+	.kinds = CRF_KINDS(
+		{.cls = CRF_OBJ_NS, .name = "user", .dump = ns_userns_dump,
+		 .restore = ns_userns_restore}),
+	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__user_ns__descriptor),
 );
 /* clang-format on */
