@@ -374,8 +374,11 @@ int ns_restore_premap(struct crf_ctx *ctx)
 	for (size_t k = 0; r >= 0 && k < N_KINDS; k++) {
 		if (p.claimed[k] || !p.s->now[k])
 			continue;
-		/* Never in a restored user namespace yet: joined before the restorer (userns.c). */
-		if (!strcmp(ns_kinds[k], "user")) {
+		/*
+		 * Never in a restored user namespace or pid_for_children yet: they
+		 * are joined before the restorer (userns.c, userns-pid.c).
+		 */
+		if (!strcmp(ns_kinds[k], "user") || !strcmp(ns_kinds[k], "pid_for_children")) {
 			p.s->now[k] = 0;
 			continue;
 		}

@@ -43,4 +43,12 @@ int ns_userns_restore(struct crf_ctx *ctx, const struct crf_object *obj);
 int ns_userns_owners(struct crf_ctx *ctx, pid_t pid);
 int ns_userns_restore_task(struct crf_ctx *ctx);
 
+/*
+ * userns-pid.c: the "pid_for_children" handler; its restore-task part,
+ * called before (@after_user false) and after the user namespace's.
+ */
+int ns_pidfc_dump(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_pidfc_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_pidfc_restore_task(struct crf_ctx *ctx, bool after_user);
+
 #endif

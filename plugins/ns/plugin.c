@@ -31,7 +31,10 @@ CRF_PLUGIN(
 	),
 	.kinds = CRF_KINDS(
 		{.cls = CRF_OBJ_NS, .name = "user", .dump = ns_userns_dump,
-		 .restore = ns_userns_restore}),
-	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__user_ns__descriptor),
+		 .restore = ns_userns_restore},
+		{.cls = CRF_OBJ_NS, .name = "pid_for_children", .dump = ns_pidfc_dump,
+		 .restore = ns_pidfc_restore}),
+	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__user_ns__descriptor,
+			       &crf__ns__pid_for_children__descriptor),
 );
 /* clang-format on */

@@ -412,19 +412,22 @@ static int read_image(struct crf_ctx *ctx, uint64_t id, Crf__Ns__UserNs **u)
 /* The child that makes the namespace: the owner's uid, unshare, then wait to be told. */
 static _Noreturn void maker(uid_t owner, int ready, int go)
 {
-	char c = 0;
+	/* Its PID as this /proc names it: the process may be in another PID namespace. */
+	char self[16] = {0}, c = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if ((geteuid() != owner && setresuid((uid_t)-1, owner, (uid_t)-1) < 0) ||
+	if (readlink("/proc/self", self + 1, sizeof(self) - 2) < 0 ||
+	    (geteuid() != owner && setresuid((uid_t)-1, owner, (uid_t)-1) < 0) ||
 	    unshare(CLONE_NEWUSER) < 0)
-		c = (char)errno;
-	if (write(ready, &c, 1) != 1 || c)
+		self[0] = (char)errno;
+	if (write(ready, self, sizeof(self)) != sizeof(self) || self[0])
 		_exit(1);
 	while (read(go, &c, 1) < 0 && errno == EINTR)
 		;
 	_exit(0);
 }
 
+/* Write the maps of @child (its PID as /proc names it) and keep its namespace. */
 static int fill(pid_t pid, pid_t child, const Crf__Ns__UserNs *u)
 {
 	char path[64];
@@ -462,8 +465,8 @@ static int fill(pid_t pid, pid_t child, const Crf__Ns__UserNs *u)
 static int create(pid_t pid, const Crf__Ns__UserNs *u)
 {
 	int ready[2], go[2], r, st;
+	char self[16];
 	pid_t child;
-	char c = 0;
 
 	if (pipe2(ready, O_CLOEXEC) < 0)
 		return crf_error_errno(errno, "pipe");
@@ -482,15 +485,16 @@ static int create(pid_t pid, const Crf__Ns__UserNs *u)
 	close(ready[1]);
 	close(go[0]);
 	r = child < 0 ? crf_error_errno(errno, "fork") : 0;
-	if (r >= 0 && read(ready[0], &c, 1) != 1)
+	if (r >= 0 && read(ready[0], self, sizeof(self)) != sizeof(self))
 		r = crf_error_errno(EIO, "pid %d: the child making user:[%llu] died", (int)pid,
 				    (unsigned long long)u->id);
-	if (r >= 0 && c)
-		r = crf_error_errno(c, "pid %d: cannot make user namespace user:[%llu] owned by "
-				       "uid %u",
+	if (r >= 0 && self[0])
+		r = crf_error_errno(self[0],
+				    "pid %d: cannot make user namespace user:[%llu] owned by "
+				    "uid %u (or read /proc/self)",
 				    (int)pid, (unsigned long long)u->id, u->owner);
 	if (r >= 0)
-		r = fill(pid, child, u);
+		r = fill(pid, (pid_t)atoi(self + 1), u);
 	close(ready[0]);
 	close(go[1]);
 	if (child > 0)
@@ -549,17 +553,17 @@ static void drop_holder(void *arg)
 /* Once the fds are placed: join the namespace, opened through the holder. */
 static int enter(void *arg)
 {
-	char path[64];
 	int fd, r = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)us.holder);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* By pidfd: the holder's PID is the process's namespace's, whatever /proc shows. */
+	fd = (int)syscall(SYS_pidfd_open, us.holder, 0);
 	if (fd < 0)
-		r = crf_error_errno(errno, "pid %d: %s", (int)us.enter, path);
-	drop_holder(arg);
+		r = crf_error_errno(errno, "pid %d: pidfd_open of its child %d", (int)us.enter,
+				    (int)us.holder);
 	if (r >= 0 && setns(fd, CLONE_NEWUSER) < 0)
 		r = crf_error_errno(errno, "pid %d: cannot join user namespace user:[%llu]",
 				    (int)us.enter, (unsigned long long)us.id);
+	drop_holder(arg);
 	if (fd >= 0)
 		close(fd);
 	return r;
@@ -572,8 +576,9 @@ int ns_userns_restore_task(struct crf_ctx *ctx)
 	char c = 1;
 	pid_t child;
 
-	if (us.enter != crf_ctx_pid(ctx) || us.fd < 0)
-		return 0;
+	r = ns_pidfc_restore_task(ctx, false);
+	if (r < 0 || us.enter != crf_ctx_pid(ctx) || us.fd < 0)
+		return r < 0 ? r : ns_pidfc_restore_task(ctx, true);
 	/* The groups are kept under "deny": none (check_task), set while crf may. */
 	if (us.deny && setgroups(0, NULL) < 0)
 		return crf_error_errno(errno, "pid %d: setgroups", (int)us.enter);
@@ -595,7 +600,8 @@ int ns_userns_restore_task(struct crf_ctx *ctx)
 				    (int)us.enter, (unsigned long long)us.id);
 	close(ready[0]);
 	if (r >= 0)
-		return crf_rst_at_fds_placed(ctx, enter, NULL, drop_holder);
-	drop_holder(NULL);
-	return r;
+		r = crf_rst_at_fds_placed(ctx, enter, NULL, drop_holder);
+	else
+		drop_holder(NULL);
+	return r < 0 ? r : ns_pidfc_restore_task(ctx, true);
 }

@@ -10,7 +10,10 @@
  *
  * With "unshare", I2 is made the other way: I1 calls unshare(CLONE_NEWPID)
  * after forking A, and its next child is PID 1 there; I1 keeps a
- * pid_for_children that differs from its pid namespace.
+ * pid_for_children that differs from its pid namespace.  With "pending",
+ * I1 unshares after forking A and forks nothing more: its pid_for_children
+ * has no process yet.  In both, I1 forks a probe after the restore, which
+ * must land there.
  *
  * No new mount namespace: every process reads the host's /proc, so the
  * NSpid line of /proc/self/status has all its levels.  After the restore
@@ -47,7 +50,10 @@ struct node {
 };
 
 static int setup_w = -1, setup_r = -1;
-static bool use_unshare;
+/* I2 outlives I1's probe, which may land in its namespace: EOF once I1 closes its end. */
+static int probe_r = -1, probe_w = -1;
+static bool use_unshare, pending;
+
 
 static int read_ns_pids(pid_t *out, int max)
 {
@@ -63,6 +69,29 @@ static int read_ns_pids(pid_t *out, int max)
 		out[n++] = (pid_t)v;
 	}
 	return n;
+}
+
+/*
+ * After the restore, I1 (modes unshare, pending) forks a probe: it must
+ * land in I1's pid_for_children, at level 2: as PID 1 of a new namespace
+ * when none had a process yet (pending), beside I2 and B otherwise.
+ */
+static void probe(void)
+{
+	pid_t ids[MAX_LV], k = fork();
+	int st, lv;
+
+	if (k < 0)
+		wl_fail("I1: fork the probe: %s", strerror(errno));
+	if (k == 0) {
+		lv = read_ns_pids(ids, MAX_LV);
+		if (lv != 3 || getppid() != 0 || (pending ? getpid() != 1 : getpid() <= 2))
+			wl_fail("I1's probe: %d PID levels, pid %d, parent %d", lv, (int)getpid(),
+				(int)getppid());
+		_exit(0);
+	}
+	if (waitpid(k, &st, 0) != k || !WIFEXITED(st) || WEXITSTATUS(st))
+		wl_fail("I1: its probe failed (status %#x)", st);
 }
 
 static void node_init(struct node *n, const char *name, int levels)
@@ -86,6 +115,7 @@ static _Noreturn void verify_and_exit(const struct node *n)
 	pid_t now[MAX_LV];
 	int levels = read_ns_pids(now, MAX_LV), st;
 	ssize_t bad;
+	char c;
 
 	if (getpid() != n->pid || getppid() != n->ppid)
 		wl_fail("%s: pid %d parent %d, expected pid %d parent %d", n->name, (int)getpid(),
@@ -99,6 +129,12 @@ static _Noreturn void verify_and_exit(const struct node *n)
 	bad = wl_cmp_fill(n->buf, BUF_BYTES, n->seed);
 	if (bad >= 0)
 		wl_fail("%s: its memory differs at offset %zd", n->name, bad);
+	if (!strcmp(n->name, "I1") && (use_unshare || pending))
+		probe();
+	if (probe_w >= 0)
+		close(probe_w);
+	if (!strcmp(n->name, "I2") && read(probe_r, &c, 1) != 0)
+		wl_fail("I2: the probe pipe: %s", strerror(errno));
 	for (int k = 0; k < n->n_kids; k++) {
 		if (waitpid(n->kid[k], &st, 0) != n->kid[k])
 			wl_fail("%s: waitpid(%d): %s", n->name, (int)n->kid[k], strerror(errno));
@@ -129,6 +165,8 @@ static _Noreturn void leaf(const char *name, int levels)
 {
 	struct node n = {0};
 
+	close(probe_w);
+	probe_w = -1;
 	node_init(&n, name, levels);
 	WL_CHECK(n.ppid == 1 && n.pid == 2, "%s: pid %d parent %d", name, (int)n.pid,
 		 (int)n.ppid);
@@ -139,6 +177,8 @@ static _Noreturn void init_2(void)
 {
 	struct node n = {0};
 
+	close(probe_w);
+	probe_w = -1;
 	node_init(&n, "I2", 3);
 	WL_CHECK(n.pid == 1 && n.ppid == 0, "I2: pid %d parent %d", (int)n.pid, (int)n.ppid);
 	n.kid[n.n_kids] = fork();
@@ -153,16 +193,26 @@ static _Noreturn void init_2(void)
 static _Noreturn void init_1(void)
 {
 	struct node n = {0};
+	int p[2];
 	pid_t k;
 
 	node_init(&n, "I1", 2);
 	WL_CHECK(n.pid == 1 && n.ppid == 0, "I1: pid %d parent %d", (int)n.pid, (int)n.ppid);
+	if (pipe(p) < 0)
+		wl_fail("I1: pipe: %s", strerror(errno));
+	probe_r = p[0];
+	probe_w = p[1];
 	k = fork();
 	if (k < 0)
 		wl_fail("I1: fork: %s", strerror(errno));
 	if (k == 0)
 		leaf("A", 2);
 	n.kid[n.n_kids++] = k;
+	if (pending) {
+		if (unshare(CLONE_NEWPID) < 0)
+			wl_fail("I1: unshare(CLONE_NEWPID): %s", strerror(errno));
+		run_node(&n);
+	}
 	if (use_unshare) {
 		if (unshare(CLONE_NEWPID) < 0)
 			wl_fail("I1: unshare(CLONE_NEWPID): %s", strerror(errno));
@@ -186,6 +236,7 @@ int main(int argc, char **argv)
 
 	wl_init("pidns-nested");
 	use_unshare = argc > 1 && !strcmp(argv[1], "unshare");
+	pending = argc > 1 && !strcmp(argv[1], "pending");
 	if (pipe(setup) < 0)
 		wl_fail("pipe: %s", strerror(errno));
 	setup_r = setup[0];
