@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -103,78 +104,149 @@ static void free_map(Crf__Ns__IdExtent **e, size_t n)
 	free(e);
 }
 
-/* /proc/@pid/@which ("uid_map"): as crf's user namespace sees it. */
-static int read_map(pid_t pid, const char *which, Crf__Ns__IdExtent ***out, size_t *n_out)
+/* A map's text ("inside outside count" lines) into extents. */
+static int parse_map(const char *text, Crf__Ns__IdExtent ***out, size_t *n_out)
 {
-	char path[64], *text = malloc(MAX_EXTENTS * 40), *p;
-	Crf__Ns__IdExtent **e = NULL;
+	Crf__Ns__IdExtent **e = calloc(MAX_EXTENTS, sizeof(*e));
 	unsigned long in, outside, count;
+	const char *p;
 	size_t n = 0;
-	int r, used;
+	int used;
 
-	if (!text)
+	if (!e)
 		return -ENOMEM;
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, which);
-	r = read_text(path, text, MAX_EXTENTS * 40);
-	if (r < 0) {
-		free(text);
-		return crf_error_errno(r, "pid %d: %s", (int)pid, path);
-	}
-	e = calloc(MAX_EXTENTS, sizeof(*e));
-	for (p = text; e && sscanf(p, " %lu %lu %lu%n", &in, &outside, &count, &used) == 3;
+	for (p = text; sscanf(p, " %lu %lu %lu%n", &in, &outside, &count, &used) == 3;
 	     p += used) {
-		if (n == MAX_EXTENTS || !(e[n] = malloc(sizeof(*e[n]))))
+		if (n == MAX_EXTENTS)
 			break;
+		e[n] = malloc(sizeof(*e[n]));
+		if (!e[n]) {
+			free_map(e, n);
+			return -ENOMEM;
+		}
 		crf__ns__id_extent__init(e[n]);
 		e[n]->inside = (uint32_t)in;
 		e[n]->outside = (uint32_t)outside;
 		e[n]->count = (uint32_t)count;
 		n++;
 	}
-	free(text);
-	if (!e)
-		return -ENOMEM;
 	*out = e;
 	*n_out = n;
 	return 0;
 }
 
-/* Crf's own user namespace is the parent of @fd's: 1, 0 when not, <0. */
-static int parent_is_mine(int fd)
-{
-	uint64_t parent, mine;
-	int pfd = ioctl(fd, NS_GET_PARENT), r;
+/*
+ * What the parent user namespace sees of a task's: its maps (the outside
+ * ids are the parent's), setgroups and owner.  Read in that parent: by crf
+ * when it is crf's, else by a child of crf's that joins it.
+ */
+struct parent_view {
+	char uid_map[MAX_EXTENTS * 40], gid_map[MAX_EXTENTS * 40], setgroups[16];
+	uid_t owner;
+	int err; /* -errno of the first step that failed, in @what */
+	char what[64];
+};
 
-	if (pfd < 0)
-		return errno == EPERM ? 0 : -errno;
-	r = fd_inode(pfd, &parent);
-	close(pfd);
-	if (r >= 0)
-		r = path_inode("/proc/self/ns/user", &mine);
-	return r < 0 ? r : parent == mine;
+static void read_view(pid_t pid, int fd, struct parent_view *v)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
+	v->err = read_text(path, v->uid_map, sizeof(v->uid_map));
+	if (!v->err) {
+		snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
+		v->err = read_text(path, v->gid_map, sizeof(v->gid_map));
+	}
+	if (!v->err) {
+		snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
+		v->err = read_text(path, v->setgroups, sizeof(v->setgroups));
+	}
+	/* By crf's fd on it: the task may not be open to a process of its parent. */
+	if (!v->err) {
+		snprintf(path, sizeof(path), "NS_GET_OWNER_UID");
+		v->err = ioctl(fd, NS_GET_OWNER_UID, &v->owner) < 0 ? -errno : 0;
+	}
+	if (v->err)
+		snprintf(v->what, sizeof(v->what), "%s", path);
 }
 
-static int write_image(struct crf_ctx *ctx, pid_t pid, const struct crf_ns_info *ni, int fd)
+/* @fd: the task's user namespace; @parent_fd: its parent, or -1 for crf's. */
+static int parent_view(pid_t pid, int fd, int parent_fd, struct parent_view **out)
 {
-	Crf__Ns__UserNs u = CRF__NS__USER_NS__INIT;
-	char name[64], path[64], text[32];
-	struct crf_img *img;
-	uid_t owner;
+	struct parent_view *v = mmap(NULL, sizeof(*v), PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t child;
+	int st;
+
+	if (v == MAP_FAILED)
+		return crf_error_errno(errno, "mmap");
+	*out = v;
+	if (parent_fd < 0) {
+		read_view(pid, fd, v);
+		return 0;
+	}
+	child = fork();
+	if (child == 0) {
+		if (setns(parent_fd, CLONE_NEWUSER) < 0) {
+			v->err = -errno;
+			snprintf(v->what, sizeof(v->what), "setns into its parent");
+		} else {
+			read_view(pid, fd, v);
+		}
+		_exit(0);
+	}
+	if (child < 0)
+		return crf_error_errno(errno, "fork");
+	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(st))
+		return crf_error_errno(EIO, "pid %d: the child reading its user namespace died",
+				       (int)pid);
+	return 0;
+}
+
+/*
+ * The parent of user namespace @fd: its inode in *@parent, 0 when it is
+ * crf's own, and an fd on it in *@pfd when it is not (else -1).
+ */
+static int ns_parent(int fd, uint64_t *parent, int *pfd)
+{
+	uint64_t mine;
 	int r;
 
-	if (ioctl(fd, NS_GET_OWNER_UID, &owner) < 0)
-		return crf_error_errno(errno, "pid %d: user:[%llu]: NS_GET_OWNER_UID", (int)pid,
-				       (unsigned long long)ni->id);
-	snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
-	r = read_text(path, text, sizeof(text));
-	if (r < 0)
-		return crf_error_errno(r, "pid %d: %s", (int)pid, path);
-	u.id = ni->id;
-	u.owner = owner;
-	u.setgroups_allow = !strncmp(text, "allow", 5);
-	r = read_map(pid, "uid_map", &u.uid_map, &u.n_uid_map);
+	*pfd = ioctl(fd, NS_GET_PARENT);
+	if (*pfd < 0)
+		return -errno;
+	r = fd_inode(*pfd, parent);
 	if (r >= 0)
-		r = read_map(pid, "gid_map", &u.gid_map, &u.n_gid_map);
+		r = path_inode("/proc/self/ns/user", &mine);
+	if (r >= 0 && *parent == mine) {
+		*parent = 0;
+		close(*pfd);
+		*pfd = -1;
+	}
+	return r;
+}
+
+static int write_image(struct crf_ctx *ctx, pid_t pid, const struct crf_ns_info *ni,
+		       uint64_t parent, const struct parent_view *v)
+{
+	Crf__Ns__UserNs u = CRF__NS__USER_NS__INIT;
+	struct crf_img *img;
+	char name[64];
+	int r;
+
+	if (v->err)
+		return crf_error_errno(v->err, "pid %d: user:[%llu]: %s", (int)pid,
+				       (unsigned long long)ni->id, v->what);
+	u.id = ni->id;
+	u.owner = v->owner;
+	u.setgroups_allow = !strncmp(v->setgroups, "allow", 5);
+	u.has_parent = parent != 0;
+	u.parent = parent;
+	r = parse_map(v->uid_map, &u.uid_map, &u.n_uid_map);
+	if (r >= 0)
+		r = parse_map(v->gid_map, &u.gid_map, &u.n_gid_map);
 	if (r >= 0 && (!u.n_uid_map || !u.n_gid_map))
 		r = crf_error_errno(ENOTSUP,
 				    "pid %d: user namespace user:[%llu] has no %s map: the "
@@ -262,8 +334,10 @@ int ns_userns_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 {
 	const struct crf_ns_info *ni = obj->data;
 	char path[64], name[64], text[32];
+	struct parent_view *v = NULL;
 	pid_t pid = obj->pid;
-	int fd, r;
+	uint64_t parent;
+	int fd, pfd, r;
 
 	snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
 	r = read_text(path, text, sizeof(text));
@@ -278,18 +352,19 @@ int ns_userns_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return crf_error_errno(errno, "pid %d: %s", (int)pid, path);
-	r = parent_is_mine(fd);
-	if (r == 0)
-		r = crf_error_errno(ENOTSUP,
-				    "pid %d: user namespace user:[%llu] is nested in another "
-				    "than crf's own: not supported",
-				    (int)pid, (unsigned long long)ni->id);
-	else if (r < 0)
-		r = crf_error_errno(r, "pid %d: user:[%llu]: NS_GET_PARENT", (int)pid,
-				    (unsigned long long)ni->id);
-	if (r >= 0)
-		r = write_image(ctx, pid, ni, fd);
+	r = ns_parent(fd, &parent, &pfd);
+	if (r < 0) {
+		close(fd);
+		return crf_error_errno(r, "pid %d: user:[%llu]: NS_GET_PARENT (is it inside crf's?)",
+				       (int)pid, (unsigned long long)ni->id);
+	}
+	r = parent_view(pid, fd, pfd, &v);
 	close(fd);
+	if (pfd >= 0)
+		close(pfd);
+	if (r >= 0)
+		r = write_image(ctx, pid, ni, parent, v);
+	munmap(v, sizeof(*v));
 	return r;
 }
 
@@ -409,14 +484,21 @@ static int read_image(struct crf_ctx *ctx, uint64_t id, Crf__Ns__UserNs **u)
 	return r < 0 ? r : 0;
 }
 
-/* The child that makes the namespace: the owner's uid, unshare, then wait to be told. */
-static _Noreturn void maker(uid_t owner, int ready, int go)
+/*
+ * The child that makes the namespace: in its parent (@parent_fd, -1: crf's),
+ * with the owner's uid and a gid the parent maps (the kernel wants both; the
+ * group a namespace keeps is not readable, so not restored: the first of its
+ * gid map), unshare, then wait to be told.
+ */
+static _Noreturn void maker(uid_t owner, gid_t group, int parent_fd, int ready, int go)
 {
 	/* Its PID as this /proc names it: the process may be in another PID namespace. */
 	char self[16] = {0}, c = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (readlink("/proc/self", self + 1, sizeof(self) - 2) < 0 ||
+	    (parent_fd >= 0 && setns(parent_fd, CLONE_NEWUSER) < 0) ||
+	    (parent_fd >= 0 && setresgid((gid_t)-1, group, (gid_t)-1) < 0) ||
 	    (geteuid() != owner && setresuid((uid_t)-1, owner, (uid_t)-1) < 0) ||
 	    unshare(CLONE_NEWUSER) < 0)
 		self[0] = (char)errno;
@@ -427,8 +509,8 @@ static _Noreturn void maker(uid_t owner, int ready, int go)
 	_exit(0);
 }
 
-/* Write the maps of @child (its PID as /proc names it) and keep its namespace. */
-static int fill(pid_t pid, pid_t child, const Crf__Ns__UserNs *u)
+/* Write the maps of @child (its PID as /proc names it), from its parent namespace. */
+static int write_maps(pid_t pid, pid_t child, const Crf__Ns__UserNs *u)
 {
 	char path[64];
 	int r;
@@ -450,6 +532,39 @@ static int fill(pid_t pid, pid_t child, const Crf__Ns__UserNs *u)
 	if (r < 0)
 		return crf_error_errno(r, "pid %d: cannot write the gid map of user:[%llu]",
 				       (int)pid, (unsigned long long)u->id);
+	return 0;
+}
+
+/*
+ * The maps written by crf when the parent is crf's, else by a child that
+ * joins the parent (@parent_fd): only a process there may write them; then
+ * the namespace kept open.
+ */
+static int fill(pid_t pid, pid_t child, const Crf__Ns__UserNs *u, int parent_fd)
+{
+	char path[64];
+	pid_t w;
+	int r, st;
+
+	if (parent_fd < 0) {
+		r = write_maps(pid, child, u);
+	} else {
+		w = fork();
+		if (w == 0) {
+			r = setns(parent_fd, CLONE_NEWUSER) < 0
+				    ? crf_error_errno(errno, "pid %d: setns into user:[%llu]",
+						      (int)pid, (unsigned long long)u->parent)
+				    : write_maps(pid, child, u);
+			_exit(r < 0 ? 1 : 0);
+		}
+		r = w < 0 ? crf_error_errno(errno, "fork") : 0;
+		while (w > 0 && waitpid(w, &st, 0) < 0 && errno == EINTR)
+			;
+		if (w > 0 && (!WIFEXITED(st) || WEXITSTATUS(st)))
+			r = -EPERM;
+	}
+	if (r < 0)
+		return r;
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)child);
 	r = open(path, O_RDONLY | O_CLOEXEC);
 	if (r < 0)
@@ -462,7 +577,7 @@ static int fill(pid_t pid, pid_t child, const Crf__Ns__UserNs *u)
 	return 0;
 }
 
-static int create(pid_t pid, const Crf__Ns__UserNs *u)
+static int create(pid_t pid, const Crf__Ns__UserNs *u, int parent_fd)
 {
 	int ready[2], go[2], r, st;
 	char self[16];
@@ -480,7 +595,8 @@ static int create(pid_t pid, const Crf__Ns__UserNs *u)
 	if (child == 0) {
 		close(ready[0]);
 		close(go[1]);
-		maker(u->owner, ready[1], go[0]);
+		maker(u->owner, u->n_gid_map ? u->gid_map[0]->outside : 0, parent_fd, ready[1],
+		      go[0]);
 	}
 	close(ready[1]);
 	close(go[0]);
@@ -494,7 +610,7 @@ static int create(pid_t pid, const Crf__Ns__UserNs *u)
 				    "uid %u (or read /proc/self)",
 				    (int)pid, (unsigned long long)u->id, u->owner);
 	if (r >= 0)
-		r = fill(pid, (pid_t)atoi(self + 1), u);
+		r = fill(pid, (pid_t)atoi(self + 1), u, parent_fd);
 	close(ready[0]);
 	close(go[1]);
 	if (child > 0)
@@ -513,7 +629,16 @@ int ns_userns_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 		r = read_image(ctx, ni->id, &u);
 		if (r < 0)
 			return r;
-		r = create(obj->pid, u);
+		/* Nested: made inside the parent, which an ancestor process restored. */
+		if (u->has_parent && (us.fd < 0 || us.id != u->parent))
+			r = crf_error_errno(ENOTSUP,
+					    "pid %d: user namespace user:[%llu] is nested in "
+					    "user:[%llu], which its parent process is not in: "
+					    "not supported",
+					    (int)obj->pid, (unsigned long long)ni->id,
+					    (unsigned long long)u->parent);
+		else
+			r = create(obj->pid, u, u->has_parent ? us.fd : -1);
 		protobuf_c_message_free_unpacked(&u->base, NULL);
 	}
 	if (r >= 0 && (us.fd < 0 || us.id != ni->id))

@@ -12,10 +12,11 @@
  *      NET_BIND_SERVICE)
  *      +- G  in C's namespace: groups 8, gids 21, uids 20, no capabilities
  *
- * MODE: allow (the default) or deny (setgroups "deny": no supplementary
- * groups, cleared before the unshare); refused ones, which the dump must
- * refuse, leaving the tree as it was: nested (C's child N in a user
- * namespace of its own inside C's), owned (C's child P in a PID namespace
+ * MODE: allow (the default), deny (setgroups "deny": no supplementary
+ * groups, cleared before the unshare), nested (C's child N in a user
+ * namespace of its own inside C's, mapped by C, with ids of its own);
+ * refused ones, which the dump must refuse, leaving the tree as it was:
+ * owned (C's child P in a PID namespace
  * owned by C's user namespace), unmapped (C's child P keeps C's real uid,
  * 0 outside, which the namespace does not map), threads (C has a second
  * thread).
@@ -67,7 +68,8 @@ struct self {
 	const char *name;
 	struct creds c;
 	char uid_map[256], gid_map[256], setgroups[16], ns_link[64];
-	pid_t kid;
+	uid_t owner; /* of its user namespace, as it sees it */
+	pid_t kid[2];
 };
 
 static const char *mode = "allow";
@@ -175,6 +177,7 @@ static void self_snap(struct self *s, const char *name)
 	if (n < 0)
 		wl_fail("readlink /proc/self/ns/user: %s", strerror(errno));
 	s->ns_link[n] = '\0';
+	s->owner = ns_owner("/proc/self/ns/user");
 }
 
 static void self_check(const struct self *s)
@@ -197,12 +200,11 @@ static void self_check(const struct self *s)
 			now.gid_map, s->uid_map, s->gid_map);
 	if (strcmp(now.setgroups, s->setgroups))
 		wl_fail("%s: setgroups now %s, was %s", s->name, now.setgroups, s->setgroups);
-	/* The owner, 1000 outside, is 0 inside. */
-	if (ns_owner("/proc/self/ns/user") != 0)
-		wl_fail("%s: its user namespace is owned by %u inside, not 0", s->name,
-			ns_owner("/proc/self/ns/user"));
-	if (s->kid) {
-		if (waitpid(s->kid, &st, 0) != s->kid)
+	if (now.owner != s->owner)
+		wl_fail("%s: its user namespace is owned by %u inside, was %u", s->name, now.owner,
+			s->owner);
+	for (int k = 0; k < 2 && s->kid[k]; k++) {
+		if (waitpid(s->kid[k], &st, 0) != s->kid[k])
 			wl_fail("%s: waitpid: %s", s->name, strerror(errno));
 		if (!WIFEXITED(st) || WEXITSTATUS(st))
 			wl_fail("%s: its child failed (status %#x)", s->name, st);
@@ -243,22 +245,58 @@ static void *spin(void *arg)
 static void refused_state(void)
 {
 	pthread_t t;
-	pid_t n;
 
 	if (!strcmp(mode, "threads") && pthread_create(&t, NULL, spin, NULL))
 		wl_fail("C: pthread_create");
-	if (strcmp(mode, "nested"))
-		return;
+}
+
+/*
+ * Mode nested: C's child N unshares a user namespace inside C's, whose maps
+ * C writes (in C's ids: 5, 50-59 are C's 200005, 200050-200059), and sets
+ * ids of its own there.
+ */
+static pid_t nested_child(void)
+{
+	static const gid_t g[] = {2};
+	int ready[2], go[2];
+	struct self s = {0};
+	char path[64], c;
+	pid_t n;
+
+	if (pipe(ready) < 0 || pipe(go) < 0)
+		wl_fail("C: pipe: %s", strerror(errno));
 	n = fork();
 	if (n < 0)
 		wl_fail("C: fork: %s", strerror(errno));
 	if (n == 0) {
-		if (unshare(CLONE_NEWUSER) < 0)
+		close(ready[0]);
+		close(go[1]);
+		/* Dumpable: its /proc files are then its euid's, C's too, not root's. */
+		if (unshare(CLONE_NEWUSER) < 0 || prctl(PR_SET_DUMPABLE, 1) < 0)
 			wl_fail("N: unshare(CLONE_NEWUSER): %s", strerror(errno));
+		if (write(ready[1], "u", 1) != 1 || read(go[0], &c, 1) != 1)
+			wl_fail("N: C did not write the maps");
+		if (setgroups(1, g) < 0 || setresgid(3, 3, 3) < 0 || setresuid(4, 4, 4) < 0)
+			wl_fail("N: set its ids: %s", strerror(errno));
+		self_snap(&s, "N");
 		close(setup_w);
 		wait_verify();
+		self_check(&s);
 		exit(0);
 	}
+	close(ready[1]);
+	close(go[0]);
+	if (read(ready[0], &c, 1) != 1)
+		wl_fail("C: N did not unshare");
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)n);
+	write_text(path, "0 5 1\n1 50 10\n");
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)n);
+	write_text(path, "0 5 1\n1 50 10\n");
+	if (write(go[1], "g", 1) != 1)
+		wl_fail("C: write: %s", strerror(errno));
+	close(go[1]);
+	close(ready[0]);
+	return n;
 }
 
 /*
@@ -266,7 +304,7 @@ static void refused_state(void)
  * mode unmapped: a child P whose real uid (C's before, 0 outside) has no
  * id inside.
  */
-static void refused_child(bool owned)
+static pid_t refused_child(bool owned)
 {
 	struct clone_args ca = {.flags = owned ? CLONE_NEWPID : 0, .exit_signal = SIGCHLD};
 	pid_t p = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
@@ -280,6 +318,7 @@ static void refused_child(bool owned)
 		wait_verify();
 		exit(0);
 	}
+	return p;
 }
 
 static _Noreturn void child(int go)
@@ -299,10 +338,10 @@ static _Noreturn void child(int go)
 		wl_fail("C: setgroups: %s", strerror(errno));
 	if (setresgid(5, 6, 7) < 0)
 		wl_fail("C: setresgid: %s", strerror(errno));
-	s.kid = fork();
-	if (s.kid < 0)
+	s.kid[0] = fork();
+	if (s.kid[0] < 0)
 		wl_fail("C: fork: %s", strerror(errno));
-	if (s.kid == 0) {
+	if (s.kid[0] == 0) {
 		char link[64];
 		ssize_t n = readlink("/proc/self/ns/user", link, sizeof(link) - 1);
 
@@ -310,7 +349,9 @@ static _Noreturn void child(int go)
 		grandchild(link);
 	}
 	if (!strcmp(mode, "owned") || !strcmp(mode, "unmapped"))
-		refused_child(!strcmp(mode, "owned"));
+		s.kid[1] = refused_child(!strcmp(mode, "owned"));
+	if (!strcmp(mode, "nested"))
+		s.kid[1] = nested_child();
 	if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setresuid(10, 11, 12) < 0)
 		wl_fail("C: setresuid: %s", strerror(errno));
 	set_caps(CAP(CAP_KILL) | CAP(CAP_NET_BIND_SERVICE) | CAP(CAP_SYS_CHROOT), CAP(CAP_KILL),
@@ -352,14 +393,17 @@ static void outside_view(pid_t pid, char *out, size_t len)
 		 ns_parent_ino(path) == own_user ? "O's" : "another");
 }
 
-/* C's only child, G: the first entry of /proc/C/task/C/children. */
-static pid_t child_of(pid_t pid)
+/* C's children, oldest first: G, then N or P if there is one. */
+static int children_of(pid_t pid, pid_t *out, int max)
 {
-	char path[80], text[64];
+	char path[80], text[64], *p = text, *end;
+	int n = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
 	read_text(path, text, sizeof(text));
-	return (pid_t)atoi(text);
+	for (long v; n < max && (v = strtol(p, &end, 10), end != p); p = end)
+		out[n++] = (pid_t)v;
+	return n;
 }
 
 /* C and G share one user namespace, not O's. */
@@ -382,12 +426,11 @@ static void same_ns(pid_t c, pid_t g)
 
 int main(int argc, char **argv)
 {
-	static char before_c[TEXT_MAX], before_g[TEXT_MAX], now[TEXT_MAX];
-	int setup[2], go[2], verify[2], st;
-	char path[64], c;
-	pid_t kid, grand;
-
+	static char before[3][TEXT_MAX], now[TEXT_MAX];
+	int setup[2], go[2], verify[2], st, n;
 	struct stat st_user;
+	char path[64], c;
+	pid_t kid, all[3];
 
 	wl_init("userns");
 	if (stat("/proc/self/ns/user", &st_user) < 0)
@@ -426,23 +469,24 @@ int main(int argc, char **argv)
 	while (read(setup[0], &c, 1) > 0)
 		;
 	close(setup[0]);
-	grand = child_of(kid);
-	WL_CHECK(grand > 0, "C has no child");
+	all[0] = kid;
+	n = 1 + children_of(kid, all + 1, 2);
+	WL_CHECK(n > 1, "C has no child");
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)kid);
 	WL_CHECK(ns_owner(path) == OWNER && ns_parent_ino(path) == own_user,
 		 "C's user namespace: owner %u, parent %llu, O's %llu", ns_owner(path),
 		 (unsigned long long)ns_parent_ino(path), (unsigned long long)own_user);
-	outside_view(kid, before_c, sizeof(before_c));
-	outside_view(grand, before_g, sizeof(before_g));
+	for (int i = 0; i < n; i++)
+		outside_view(all[i], before[i], sizeof(before[i]));
 	wl_ready();
 	wl_wait_verify();
-	outside_view(kid, now, sizeof(now));
-	if (strcmp(now, before_c))
-		wl_fail("O: C from outside is now\n%swas\n%s", now, before_c);
-	outside_view(grand, now, sizeof(now));
-	if (strcmp(now, before_g))
-		wl_fail("O: G from outside is now\n%swas\n%s", now, before_g);
-	same_ns(kid, grand);
+	for (int i = 0; i < n; i++) {
+		outside_view(all[i], now, sizeof(now));
+		if (strcmp(now, before[i]))
+			wl_fail("O: %s from outside is now\n%swas\n%s", i ? "a child of C" : "C",
+				now, before[i]);
+	}
+	same_ns(kid, all[1]);
 	close(verify_w);
 	if (waitpid(kid, &st, 0) != kid)
 		wl_fail("O: waitpid: %s", strerror(errno));
