@@ -358,8 +358,14 @@ mutant userns-nested plugins/ns/userns.c 'e2e-userns-nested-kill' \
 	    (parent_fd >= 0 && setresgid' \
 	'	    (parent_fd >= 0 && setresgid'
 mutant userns-owned plugins/ns/userns.c 'e2e-userns-owned-refused' \
-	'a namespace owned by a user namespace other than crf'"'"'s is not refused' \
-	'		if (owner != own_user)' '		if (0)'
+	'a PID namespace owned by a restored user namespace is not refused' \
+	'		if (owner == its_user && inside_flag(kind))' '		if (owner == its_user)'
+mutant userns-owned-outside plugins/ns/userns.c 'e2e-userns-uts-kill' \
+	'a namespace its restored user namespace owned is made outside it (owned by crf'"'"'s)' \
+	'		r = setns(us.fd, CLONE_NEWUSER) < 0
+			    ?' \
+	'		r = 0
+			    ?'
 mutant userns-threads plugins/ns/userns.c 'e2e-userns-threads-refused' \
 	'a task with threads in a user namespace is not refused' \
 	'	if (threads > 1)' '	if (threads > 2)'
@@ -390,8 +396,8 @@ mutant vmans-ns-restore-skipped plugins/ns/claims.c 'e2e-special-uts-kill' \
 	'	r = crf_kind_restore(ctx, &obj, c->claim_plugin);' '	r = 0;'
 mutant vmans-ns-inherited plugins/ns/claims.c 'e2e-special-uts-kill' \
 	'a child is never told it inherited its parent'"'"'s restored namespace (it makes its own)' \
-	'	claim_object(c, pid, p->s->now[k] == c->id, &ni, desc, sizeof(desc), &obj);' \
-	'	claim_object(c, pid, false, &ni, desc, sizeof(desc), &obj);'
+	'	bool inherited = p->s->now[k] == c->id;' \
+	'	bool inherited = false;'
 mutant vmans-ns-upfront plugins/ns/claims.c 'e2e-special-uts-kind-off-refused' \
 	'a restore whose namespace'"'"'s handler is switched off is not refused before the fork' \
 	'	return each_claim(ctx, pid, check_claim, NULL);' '	return 0;'

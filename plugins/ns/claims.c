@@ -139,6 +139,11 @@ static int write_claim(struct crf_ctx *ctx, pid_t pid, struct crf_img **img, con
 	c.claim_kind = (char *)o->kind->name;
 	c.claim_plugin = (char *)o->plugin;
 	c.claim_version = (char *)o->version;
+	r = ns_userns_owns(pid, kind);
+	if (r < 0)
+		return r;
+	c.has_owned_by_user = r > 0;
+	c.owned_by_user = r > 0;
 	return crf_img_write(*img, &c.base);
 }
 
@@ -341,23 +346,55 @@ int ns_restore_prepare(struct crf_ctx *ctx)
 struct premap {
 	struct ns_state *s;
 	bool claimed[N_KINDS]; /* the process has a claim of this kind */
+	/* owned by its restored user namespace: made in a child inside it (userns.c) */
+	bool inside, owned[N_KINDS];
 };
 
 static int restore_claim(struct crf_ctx *ctx, pid_t pid, const Crf__Ns__NsClaim *c, void *arg)
 {
 	struct premap *p = arg;
 	size_t k = kind_index(c->kind);
+	bool inherited = p->s->now[k] == c->id;
 	struct crf_ns_info ni;
 	struct crf_object obj;
 	char desc[192];
 	int r;
 
-	claim_object(c, pid, p->s->now[k] == c->id, &ni, desc, sizeof(desc), &obj);
+	/* The first pass leaves them for the child; the child makes only them. */
+	if (c->owned_by_user && !inherited && !p->inside) {
+		p->owned[k] = true;
+		return 0;
+	}
+	if (p->inside && (!c->owned_by_user || inherited))
+		return 0;
+	claim_object(c, pid, inherited, &ni, desc, sizeof(desc), &obj);
 	r = crf_kind_restore(ctx, &obj, c->claim_plugin);
 	if (r < 0)
 		return r;
 	p->claimed[k] = true;
 	p->s->now[k] = c->id;
+	return 0;
+}
+
+/* In the child inside the user namespace: make the owned ones. */
+static int premap_inside(struct crf_ctx *ctx, void *arg)
+{
+	struct premap *p = arg;
+
+	p->inside = true;
+	return each_claim(ctx, crf_ctx_pid(ctx), restore_claim, p);
+}
+
+/* The process joined the owned ones the child made: what each kind is now. */
+static int note_owned(struct crf_ctx *ctx, pid_t pid, const Crf__Ns__NsClaim *c, void *arg)
+{
+	struct premap *p = arg;
+	size_t k = kind_index(c->kind);
+
+	(void)ctx;
+	(void)pid;
+	if (p->owned[k])
+		p->s->now[k] = c->id;
 	return 0;
 }
 
@@ -370,6 +407,12 @@ int ns_restore_premap(struct crf_ctx *ctx)
 	if (!p.s)
 		return 0;
 	r = each_claim(ctx, pid, restore_claim, &p);
+	if (r >= 0)
+		r = ns_userns_inside(ctx, p.owned, ns_kinds, N_KINDS, premap_inside, &p);
+	for (size_t k = 0; k < N_KINDS; k++)
+		p.claimed[k] |= p.owned[k];
+	if (r >= 0)
+		r = each_claim(ctx, pid, note_owned, &p);
 	/* In crf's own at the dump, but forked into a parent's claimed one. */
 	for (size_t k = 0; r >= 0 && k < N_KINDS; k++) {
 		if (p.claimed[k] || !p.s->now[k])

@@ -42,6 +42,19 @@ int ns_userns_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 int ns_userns_restore(struct crf_ctx *ctx, const struct crf_object *obj);
 int ns_userns_owners(struct crf_ctx *ctx, pid_t pid);
 int ns_userns_restore_task(struct crf_ctx *ctx);
+/*
+ * Namespace @kind of process @pid is owned by its user namespace, which is
+ * not crf's: 1, 0 when not, <0.
+ */
+int ns_userns_owns(pid_t pid, const char *kind);
+/*
+ * Restore-premap, when the process restores namespaces its restored user
+ * namespace owns (@owned[k] for @kinds[k]): a child joins that user
+ * namespace and calls @fn (which makes them there), then the process joins
+ * the child's namespaces of those kinds.  0 at once when none is owned.
+ */
+int ns_userns_inside(struct crf_ctx *ctx, const bool *owned, const char *const *kinds,
+		     size_t n, int (*fn)(struct crf_ctx *ctx, void *arg), void *arg);
 
 /*
  * userns-pid.c: the "pid_for_children" handler; its restore-task part,

@@ -374,17 +374,79 @@ static const char *const owned_kinds[] = {
 	"pid_for_children",
 };
 
+/* Those a restored user namespace may own: made inside it, then joined by pidfd. */
+static const struct {
+	const char *kind;
+	int flag;
+} inside_kinds[] = {
+	{"mnt", CLONE_NEWNS},	  {"net", CLONE_NEWNET},	 {"uts", CLONE_NEWUTS},
+	{"ipc", CLONE_NEWIPC},	  {"cgroup", CLONE_NEWCGROUP},
+};
+
+static int inside_flag(const char *kind)
+{
+	for (size_t i = 0; i < sizeof(inside_kinds) / sizeof(inside_kinds[0]); i++)
+		if (!strcmp(inside_kinds[i].kind, kind))
+			return inside_kinds[i].flag;
+	return 0;
+}
+
+/* The inode of the user namespace that owns namespace file @path; -ENOENT: none there. */
+static int owner_of(const char *path, uint64_t *owner)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ofd, r;
+
+	if (fd < 0)
+		return -errno;
+	ofd = ioctl(fd, NS_GET_USERNS);
+	r = ofd < 0 ? -errno : fd_inode(ofd, owner);
+	close(fd);
+	if (ofd >= 0)
+		close(ofd);
+	if (r == -EPERM) {
+		*owner = 0; /* above crf's */
+		r = 0;
+	}
+	return r;
+}
+
+int ns_userns_owns(pid_t pid, const char *kind)
+{
+	uint64_t owner, user, mine;
+	char path[80];
+	int r;
+
+	if (!strcmp(kind, "user"))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, kind);
+	r = owner_of(path, &owner);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return crf_error_errno(r, "pid %d: %s: NS_GET_USERNS", (int)pid, path);
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	r = path_inode(path, &user);
+	if (r >= 0)
+		r = path_inode("/proc/self/ns/user", &mine);
+	if (r < 0)
+		return crf_error_errno(r, "pid %d: %s", (int)pid, path);
+	return owner == user && user != mine;
+}
+
 int ns_userns_owners(struct crf_ctx *ctx, pid_t pid)
 {
-	char path[80], mine[96], link[96], own[96];
-	uint64_t owner, own_user;
-	int r, fd, ofd;
+	char path[80], mine[96], link[96], own[96], user[64];
+	uint64_t owner, own_user, its_user;
 	ssize_t n;
+	int r;
 
 	(void)ctx;
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
 	r = path_inode("/proc/self/ns/user", &own_user);
+	if (r >= 0)
+		r = path_inode(path, &its_user);
 	if (r < 0)
-		return crf_error_errno(r, "/proc/self/ns/user");
+		return crf_error_errno(r, "pid %d: %s", (int)pid, path);
 	for (size_t i = 0; i < sizeof(owned_kinds) / sizeof(owned_kinds[0]); i++) {
 		const char *kind = owned_kinds[i];
 
@@ -402,29 +464,29 @@ int ns_userns_owners(struct crf_ctx *ctx, pid_t pid)
 			if (!strcmp(mine, link))
 				continue;
 		}
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return crf_error_errno(errno, "pid %d: %s", (int)pid, path);
-		ofd = ioctl(fd, NS_GET_USERNS);
-		r = ofd < 0 ? -errno : fd_inode(ofd, &owner);
-		close(fd);
-		if (ofd >= 0)
-			close(ofd);
-		if (r == -EPERM)
-			owner = 0;
-		else if (r < 0)
+		r = owner_of(path, &owner);
+		if (r < 0)
 			return crf_error_errno(r, "pid %d: %s: NS_GET_USERNS", (int)pid, path);
-		if (owner != own_user)
+		if (owner == own_user)
+			continue;
+		snprintf(user, sizeof(user), owner ? "user:[%llu]" : "(one above crf's)",
+			 (unsigned long long)owner);
+		/* Its own restored user namespace: made inside it (claims.c, ns_userns_inside). */
+		if (owner == its_user && inside_flag(kind))
+			continue;
+		if (owner == its_user && !strncmp(kind, "pid", 3))
 			return crf_error_errno(
 				ENOTSUP,
-				"pid %d: namespace %s is owned by user namespace %s, not crf's: "
-				"crf makes the namespaces it restores outside the restored user "
-				"namespaces (owned by crf's), not supported",
-				(int)pid, link,
-				owner ? (snprintf(mine, sizeof(mine), "user:[%llu]",
-						  (unsigned long long)owner),
-					 mine)
-				      : "(one above crf's)");
+				"pid %d: namespace %s is owned by its user namespace %s: a PID "
+				"namespace made there cannot get the PIDs of crf's back (clone3 "
+				"set_tid in crf's PID namespace takes crf's user namespace)",
+				(int)pid, link, user);
+		return crf_error_errno(ENOTSUP,
+				       "pid %d: namespace %s is owned by user namespace %s, not "
+				       "crf's%s: not supported",
+				       (int)pid, link, user,
+				       owner == its_user ? " (its own, but not for this kind)"
+							 : " nor its own");
 	}
 	return 0;
 }
@@ -729,4 +791,72 @@ int ns_userns_restore_task(struct crf_ctx *ctx)
 	else
 		drop_holder(NULL);
 	return r < 0 ? r : ns_pidfc_restore_task(ctx, true);
+}
+
+int ns_userns_inside(struct crf_ctx *ctx, const bool *owned, const char *const *kinds,
+		     size_t n, int (*fn)(struct crf_ctx *ctx, void *arg), void *arg)
+{
+	pid_t pid = crf_ctx_pid(ctx), child;
+	int flags = 0, ready[2], go[2], r = 0, st, fd;
+	char c = 1;
+
+	for (size_t k = 0; k < n; k++)
+		if (owned[k])
+			flags |= inside_flag(kinds[k]);
+	if (!flags)
+		return 0;
+	if (us.fd < 0 || us.enter != pid)
+		return crf_error_errno(EBADMSG,
+				       "pid %d: namespaces owned by its user namespace, which it "
+				       "is not restored in",
+				       (int)pid);
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return crf_error_errno(errno, "pipe");
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		r = crf_error_errno(errno, "pipe");
+		close(ready[0]);
+		close(ready[1]);
+		return r;
+	}
+	child = fork();
+	if (child == 0) {
+		close(ready[0]);
+		close(go[1]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		r = setns(us.fd, CLONE_NEWUSER) < 0
+			    ? crf_error_errno(errno, "pid %d: join user:[%llu]", (int)pid,
+					      (unsigned long long)us.id)
+			    : fn(ctx, arg);
+		c = r < 0;
+		if (write(ready[1], &c, 1) != 1 || c)
+			_exit(1);
+		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	if (child < 0)
+		r = crf_error_errno(errno, "fork");
+	else if (read(ready[0], &c, 1) != 1 || c)
+		r = crf_error_errno(EIO,
+				    "pid %d: making the namespaces its user namespace owns "
+				    "failed (see above)",
+				    (int)pid);
+	if (r >= 0) {
+		/* By pidfd, every kind at once; the process stays in crf's user namespace. */
+		fd = (int)syscall(SYS_pidfd_open, child, 0);
+		if (fd < 0 || setns(fd, flags) < 0)
+			r = crf_error_errno(errno,
+					    "pid %d: cannot join the namespaces made in its user "
+					    "namespace user:[%llu]",
+					    (int)pid, (unsigned long long)us.id);
+		if (fd >= 0)
+			close(fd);
+	}
+	close(ready[0]);
+	close(go[1]);
+	while (child > 0 && waitpid(child, &st, 0) < 0 && errno == EINTR)
+		;
+	return r;
 }

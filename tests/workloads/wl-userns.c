@@ -14,7 +14,10 @@
  *
  * MODE: allow (the default), deny (setgroups "deny": no supplementary
  * groups, cleared before the unshare), nested (C's child N in a user
- * namespace of its own inside C's, mapped by C, with ids of its own);
+ * namespace of its own inside C's, mapped by C, with ids of its own), uts
+ * (C unshares a UTS namespace, owned by its user namespace, with a hostname:
+ * the dump needs the test plugin crf-test-special, whose "uts" handler the
+ * ns plugin calls inside the restored user namespace);
  * refused ones, which the dump must refuse, leaving the tree as it was:
  * owned (C's child P in a PID namespace
  * owned by C's user namespace), unmapped (C's child P keeps C's real uid,
@@ -54,6 +57,7 @@
 #define GID_MAP	 "0 1000 1\n1 300000 100\n"
 #define CAP(c)	 (1u << (c))
 #define TEXT_MAX 4096
+#define UTS_NAME "crf-userns-uts"
 
 struct creds {
 	uid_t uid[3];
@@ -67,7 +71,7 @@ struct creds {
 struct self {
 	const char *name;
 	struct creds c;
-	char uid_map[256], gid_map[256], setgroups[16], ns_link[64];
+	char uid_map[256], gid_map[256], setgroups[16], ns_link[64], host[65];
 	uid_t owner; /* of its user namespace, as it sees it */
 	pid_t kid[2];
 };
@@ -152,6 +156,30 @@ static uint64_t ns_parent_ino(const char *path)
 	return st.st_ino;
 }
 
+/* The inode of the user namespace that owns namespace file @path (NS_GET_USERNS). */
+static uint64_t owner_ino(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), u;
+	struct stat st;
+
+	if (fd < 0 || (u = ioctl(fd, NS_GET_USERNS)) < 0 || fstat(u, &st) < 0)
+		wl_fail("NS_GET_USERNS of %s: %s", path, strerror(errno));
+	close(u);
+	close(fd);
+	return st.st_ino;
+}
+
+static uint64_t ns_ino(pid_t pid, const char *kind)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, kind);
+	if (stat(path, &st) < 0)
+		wl_fail("stat %s: %s", path, strerror(errno));
+	return st.st_ino;
+}
+
 /* The owner of @path's user namespace, as the caller's sees it. */
 static uid_t ns_owner(const char *path)
 {
@@ -178,6 +206,8 @@ static void self_snap(struct self *s, const char *name)
 		wl_fail("readlink /proc/self/ns/user: %s", strerror(errno));
 	s->ns_link[n] = '\0';
 	s->owner = ns_owner("/proc/self/ns/user");
+	if (gethostname(s->host, sizeof(s->host)) < 0)
+		wl_fail("gethostname: %s", strerror(errno));
 }
 
 static void self_check(const struct self *s)
@@ -200,6 +230,8 @@ static void self_check(const struct self *s)
 			now.gid_map, s->uid_map, s->gid_map);
 	if (strcmp(now.setgroups, s->setgroups))
 		wl_fail("%s: setgroups now %s, was %s", s->name, now.setgroups, s->setgroups);
+	if (strcmp(now.host, s->host))
+		wl_fail("%s: hostname '%s', was '%s'", s->name, now.host, s->host);
 	if (now.owner != s->owner)
 		wl_fail("%s: its user namespace is owned by %u inside, was %u", s->name, now.owner,
 			s->owner);
@@ -334,6 +366,9 @@ static _Noreturn void child(int go)
 	if (write(setup_w, "u", 1) != 1 || read(go, &c, 1) != 1)
 		wl_fail("C: the helper did not write the maps");
 	close(go);
+	if (!strcmp(mode, "uts") &&
+	    (unshare(CLONE_NEWUTS) < 0 || sethostname(UTS_NAME, strlen(UTS_NAME)) < 0))
+		wl_fail("C: a UTS namespace of its own: %s", strerror(errno));
 	if (!deny() && setgroups(2, g) < 0)
 		wl_fail("C: setgroups: %s", strerror(errno));
 	if (setresgid(5, 6, 7) < 0)
@@ -389,8 +424,12 @@ static void outside_view(pid_t pid, char *out, size_t len)
 	read_text(path, text, sizeof(text));
 	used += (size_t)snprintf(out + used, len - used, "setgroups %s", text);
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-	snprintf(out + used, len - used, "owner %u parent %s\n", ns_owner(path),
-		 ns_parent_ino(path) == own_user ? "O's" : "another");
+	used += (size_t)snprintf(out + used, len - used, "owner %u parent %s\n", ns_owner(path),
+				 ns_parent_ino(path) == own_user ? "O's" : "another");
+	snprintf(path, sizeof(path), "/proc/%d/ns/uts", (int)pid);
+	snprintf(out + used, len - used, "uts owned by %s\n",
+		 owner_ino(path) == own_user ? "O's"
+		 : owner_ino(path) == ns_ino(pid, "user") ? "its own" : "another");
 }
 
 /* C's children, oldest first: G, then N or P if there is one. */
