@@ -331,19 +331,19 @@ mutant core-ns-pid-children core/dump/dump-objects.c 'e2e-pidns-nested-pending-k
 	'a PID namespace made for the children (unshare) is not dispatched: nobody restores it' \
 	'		r = check_ns(o, tid, "pid_for_children", own_pid);' '		r = 0;'
 # --- ns plugin: user namespaces, pid_for_children; nested PID namespaces ---
-mutant userns-map-line-lost plugins/ns/userns.c 'e2e-userns-kill' \
+mutant userns-map-line-lost plugins/ns/userns-restore.c 'e2e-userns-kill' \
 	'only the first line of a restored uid or gid map is written' \
 	'	for (size_t i = 0; i < n && i < MAX_EXTENTS; i++)
 		len +=' \
 	'	for (size_t i = 0; i < n && i < 1; i++)
 		len +='
-mutant userns-setgroups-flipped plugins/ns/userns.c 'e2e-userns-kill e2e-userns-deny-kill' \
+mutant userns-setgroups-flipped plugins/ns/userns-restore.c 'e2e-userns-kill e2e-userns-deny-kill' \
 	'a restored user namespace gets setgroups "deny" where it had "allow" and back' \
 	'	if (!u->setgroups_allow) {' '	if (u->setgroups_allow) {'
-mutant userns-owner plugins/ns/userns.c 'e2e-userns-kill' \
+mutant userns-owner plugins/ns/userns-restore.c 'e2e-userns-kill' \
 	'a restored user namespace is owned by crf restore'"'"'s uid, not the one that made it' \
 	'	    (geteuid() != owner && setresuid((uid_t)-1, owner, (uid_t)-1) < 0) ||' ''
-mutant userns-not-joined plugins/ns/userns.c 'e2e-userns-kill' \
+mutant userns-not-joined plugins/ns/userns-restore.c 'e2e-userns-kill' \
 	'a task never joins its restored user namespace (its ids are set in crf'"'"'s)' \
 	'	if (r >= 0 && setns(fd, CLONE_NEWUSER) < 0)' '	if (r >= 0 && 0)'
 mutant userns-creds-outside core/dump/creds-userns.c 'e2e-userns-kill' \
@@ -352,15 +352,15 @@ mutant userns-creds-outside core/dump/creds-userns.c 'e2e-userns-kill' \
 mutant userns-deny-groups parasite/restorer.c 'e2e-userns-deny-kill' \
 	'the restorer fails on setgroups in a user namespace whose setgroups is "deny"' \
 	'	if (r == -EPERM && !c->n_groups' '	if (0 && !c->n_groups'
-mutant userns-nested plugins/ns/userns.c 'e2e-userns-nested-kill' \
+mutant userns-nested plugins/ns/userns-restore.c 'e2e-userns-nested-kill' \
 	'a nested user namespace is made in crf'"'"'s, not inside its restored parent' \
 	'	    (parent_fd >= 0 && setns(parent_fd, CLONE_NEWUSER) < 0) ||
 	    (parent_fd >= 0 && setresgid' \
 	'	    (parent_fd >= 0 && setresgid'
 mutant userns-owned plugins/ns/userns.c 'e2e-userns-owned-refused' \
 	'a PID namespace owned by a restored user namespace is not refused' \
-	'		if (owner == its_user && inside_flag(kind))' '		if (owner == its_user)'
-mutant userns-owned-outside plugins/ns/userns.c 'e2e-userns-uts-kill' \
+	'		if (owner == its_user && userns_inside_flag(kind))' '		if (owner == its_user)'
+mutant userns-owned-outside plugins/ns/userns-restore.c 'e2e-userns-uts-kill' \
 	'a namespace its restored user namespace owned is made outside it (owned by crf'"'"'s)' \
 	'		r = setns(us.fd, CLONE_NEWUSER) < 0
 			    ?' \

@@ -37,7 +37,8 @@ static int read_map(pid_t pid, const char *which, struct extent *e, size_t *n)
 	if (r < 0)
 		return crf_error_errno(r, "%s", path);
 	*n = 0;
-	for (p = text; *n < MAX_EXTENTS && sscanf(p, " %lu %lu %lu%n", &in, &out, &count, &used) == 3;
+	for (p = text;
+	     *n < MAX_EXTENTS && sscanf(p, " %lu %lu %lu%n", &in, &out, &count, &used) == 3;
 	     p += used)
 		e[(*n)++] = (struct extent){(uint32_t)in, (uint32_t)out, (uint32_t)count};
 	return 0;

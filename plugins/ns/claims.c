@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Namespaces another plugin's handler claims (crf/plugin.h, ABI 1.5).
+ * Namespaces a handler claims (crf/plugin.h, ABI 1.5).
  *
  * Dump (dump-task-data): every namespace of the process that is not crf's
  * own is asked of the registry, with the object the core dispatched for it
- * (crf_ns_object); one claimed by another plugin is recorded in ns-PID.img
- * with who claimed it.  The handler's @dump saved its state already, at the
- * core's dispatch.  A thread in a claimed namespace of its own (not its
- * process's) is refused: restored threads share their process's.
+ * (crf_ns_object); one claimed by a handler (another plugin's, or this
+ * plugin's own: user, pid_for_children) is recorded in ns-PID.img with who
+ * claimed it, and whether the process's own user namespace owns it.  The
+ * handler's @dump saved its state already, at the core's dispatch.  A
+ * thread in a claimed namespace of its own (not its process's) is refused:
+ * restored threads share their process's.
  *
  * Restore: restore-prepare checks that every recorded handler is there
  * (crf_kind_check), before anything is forked.  restore-premap, in each
@@ -24,6 +26,11 @@
  * Not restored exactly: two processes of the tree in one claimed namespace
  * that neither inherits from the other (one joined it with setns()) come
  * back in two namespaces.
+ *
+ * User namespaces (userns*.c): a process joins its restored one only just
+ * before its restorer, so it is never in it here; the namespaces of other
+ * kinds its user namespace owns are made by their handlers in a child
+ * inside it, which the process then joins (ns_userns_inside).
  */
 #include <dirent.h>
 #include <errno.h>

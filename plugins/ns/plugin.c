@@ -16,11 +16,12 @@ CRF_PLUGIN(
 	 * namespace of another kind not crf's own is refused at dump, through
 	 * the registry, unless a plugin declares that kind: this one records
 	 * which plugin claimed it and has that plugin's handler restore it
-	 * (claims.c).
+	 * (claims.c).  Its own handlers: user (userns.c, userns-restore.c) and
+	 * pid_for_children (userns-pid.c).
 	 */
-	.description = "namespaces: probes; the namespaces other plugins' handlers claim (mount, "
-		       "net, uts, ipc, user, time, cgroup: none of its own yet; PID namespaces are "
-		       "the core's)",
+	.description = "namespaces: probes; user namespaces and pid_for_children (its own "
+		       "handlers); the namespaces other plugins' handlers claim (mount, net, uts, "
+		       "ipc, time, cgroup); PID namespaces are the core's",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = ns_probe,
 		[CRF_STAGE_DUMP_TASK_DATA] = ns_dump_task_data,

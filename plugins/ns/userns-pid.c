@@ -169,9 +169,9 @@ int ns_pidfc_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 
 /* Inherited through fork, acted on by the process it names. */
 static struct {
-	pid_t pid;	/* the process that restores its pid_for_children */
+	pid_t pid; /* the process that restores its pid_for_children */
 	uint64_t id;
-	pid_t init;	/* as in the image */
+	pid_t init; /* as in the image */
 } fc;
 
 int ns_pidfc_restore(struct crf_ctx *ctx, const struct crf_object *obj)

@@ -54,7 +54,6 @@ static int setup_w = -1, setup_r = -1;
 static int probe_r = -1, probe_w = -1;
 static bool use_unshare, pending;
 
-
 static int read_ns_pids(pid_t *out, int max)
 {
 	char text[160], *p, *end;
@@ -139,7 +138,8 @@ static _Noreturn void verify_and_exit(const struct node *n)
 		if (waitpid(n->kid[k], &st, 0) != n->kid[k])
 			wl_fail("%s: waitpid(%d): %s", n->name, (int)n->kid[k], strerror(errno));
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-			wl_fail("%s: its child %d failed (status %#x)", n->name, (int)n->kid[k], st);
+			wl_fail("%s: its child %d failed (status %#x)", n->name, (int)n->kid[k],
+				st);
 	}
 	if (n->levels == 1)
 		wl_note("a tree across three PID namespace levels: PIDs of every level intact");
@@ -168,8 +168,7 @@ static _Noreturn void leaf(const char *name, int levels)
 	close(probe_w);
 	probe_w = -1;
 	node_init(&n, name, levels);
-	WL_CHECK(n.ppid == 1 && n.pid == 2, "%s: pid %d parent %d", name, (int)n.pid,
-		 (int)n.ppid);
+	WL_CHECK(n.ppid == 1 && n.pid == 2, "%s: pid %d parent %d", name, (int)n.pid, (int)n.ppid);
 	run_node(&n);
 }
 

@@ -226,8 +226,8 @@ static void self_check(const struct self *s)
 			s->c.n_groups, s->c.caps[0].permitted, s->c.caps[0].effective,
 			s->c.caps[0].inheritable);
 	if (strcmp(now.uid_map, s->uid_map) || strcmp(now.gid_map, s->gid_map))
-		wl_fail("%s: maps now '%s' '%s', were '%s' '%s'", s->name, now.uid_map,
-			now.gid_map, s->uid_map, s->gid_map);
+		wl_fail("%s: maps now '%s' '%s', were '%s' '%s'", s->name, now.uid_map, now.gid_map,
+			s->uid_map, s->gid_map);
 	if (strcmp(now.setgroups, s->setgroups))
 		wl_fail("%s: setgroups now %s, was %s", s->name, now.setgroups, s->setgroups);
 	if (strcmp(now.host, s->host))
@@ -262,7 +262,7 @@ static _Noreturn void grandchild(const char *c_link)
 	close(setup_w);
 	wait_verify();
 	self_check(&s);
-exit(0);
+	exit(0);
 }
 
 static void *spin(void *arg)
@@ -402,8 +402,8 @@ static _Noreturn void child(int go)
 /* The lines of /proc/@pid/status O compares, and the maps. */
 static void outside_view(pid_t pid, char *out, size_t len)
 {
-	static const char *const keys[] = {"Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff",
-					   "CapBnd", "CapAmb"};
+	static const char *const keys[] = {"Uid",    "Gid",    "Groups", "CapInh",
+					   "CapPrm", "CapEff", "CapBnd", "CapAmb"};
 	char path[64], text[TEXT_MAX], *line;
 	size_t used = 0;
 
@@ -428,8 +428,9 @@ static void outside_view(pid_t pid, char *out, size_t len)
 				 ns_parent_ino(path) == own_user ? "O's" : "another");
 	snprintf(path, sizeof(path), "/proc/%d/ns/uts", (int)pid);
 	snprintf(out + used, len - used, "uts owned by %s\n",
-		 owner_ino(path) == own_user ? "O's"
-		 : owner_ino(path) == ns_ino(pid, "user") ? "its own" : "another");
+		 owner_ino(path) == own_user		  ? "O's"
+		 : owner_ino(path) == ns_ino(pid, "user") ? "its own"
+							  : "another");
 }
 
 /* C's children, oldest first: G, then N or P if there is one. */
