@@ -369,6 +369,9 @@ mutant userns-owned-outside plugins/ns/userns-restore.c 'e2e-userns-uts-kill' \
 mutant userns-threads plugins/ns/userns.c 'e2e-userns-threads-refused' \
 	'a task with threads in a user namespace is not refused' \
 	'	if (threads > 1)' '	if (threads > 2)'
+mutant userns-siblings plugins/ns/userns.c 'e2e-userns-siblings-refused' \
+	'two processes in one user namespace, neither'"'"'s parent in it, are not refused (the restore makes two)' \
+	'		if (first[i].id == ni->id && first[i].pid != pid)' '		if (0)'
 mutant pidfc-init plugins/ns/userns-pid.c 'e2e-pidns-nested-unshare-kill' \
 	'a process'"'"'s pid_for_children (its child'"'"'s namespace) is not joined again' \
 	'	if (fc.init && !after_user)' '	if (0)'

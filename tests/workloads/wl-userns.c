@@ -22,7 +22,8 @@
  * owned (C's child P in a PID namespace
  * owned by C's user namespace), unmapped (C's child P keeps C's real uid,
  * 0 outside, which the namespace does not map), threads (C has a second
- * thread).
+ * thread), siblings (O's second child S joins C's namespace with setns:
+ * neither's parent is in it).
  *
  * After the restore C and G check from inside: their ids, groups and
  * capability sets, the maps and setgroups as /proc/self shows them, the
@@ -446,6 +447,28 @@ static int children_of(pid_t pid, pid_t *out, int max)
 	return n;
 }
 
+/* Mode siblings: O's second child S joins C's user namespace with setns. */
+static void sibling(pid_t c)
+{
+	char path[64];
+	pid_t s = fork();
+	int fd;
+
+	if (s < 0)
+		wl_fail("fork: %s", strerror(errno));
+	if (s > 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)c);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWUSER) < 0 || setresgid(9, 9, 9) < 0 ||
+	    setresuid(9, 9, 9) < 0)
+		wl_fail("S: join C's user namespace: %s", strerror(errno));
+	close(fd);
+	close(setup_w);
+	wait_verify();
+	exit(0);
+}
+
 /* C and G share one user namespace, not O's. */
 static void same_ns(pid_t c, pid_t g)
 {
@@ -505,6 +528,8 @@ int main(int argc, char **argv)
 	if (write(go[1], "g", 1) != 1)
 		wl_fail("write: %s", strerror(errno));
 	close(go[1]);
+	if (!strcmp(mode, "siblings"))
+		sibling(kid);
 	/* Every process closes its end once set up: EOF when all are. */
 	while (read(setup[0], &c, 1) > 0)
 		;
