@@ -231,6 +231,9 @@ static void self_check(const struct self *s)
 			s->uid_map, s->gid_map);
 	if (strcmp(now.setgroups, s->setgroups))
 		wl_fail("%s: setgroups now %s, was %s", s->name, now.setgroups, s->setgroups);
+	if (!strcmp(mode, "pidns") && !strcmp(s->name, "C") && (getpid() != 1 || getppid() != 0))
+		wl_fail("C: pid %d parent %d, not its PID namespace's init", (int)getpid(),
+			(int)getppid());
 	if (strcmp(now.host, s->host))
 		wl_fail("%s: hostname '%s', was '%s'", s->name, now.host, s->host);
 	if (now.owner != s->owner)
@@ -506,7 +509,13 @@ int main(int argc, char **argv)
 	verify_r = verify[0];
 	verify_w = verify[1];
 	setup_w = setup[1];
-	kid = fork();
+	if (!strcmp(mode, "pidns")) {
+		struct clone_args ca = {.flags = CLONE_NEWPID, .exit_signal = SIGCHLD};
+
+		kid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	} else {
+		kid = fork();
+	}
 	if (kid < 0)
 		wl_fail("fork: %s", strerror(errno));
 	if (kid == 0) {
