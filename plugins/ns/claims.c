@@ -122,8 +122,7 @@ static int owner(struct crf_ctx *ctx, pid_t pid, pid_t tid, const char *kind, co
 		return 0;
 	if (r < 0)
 		return r;
-	/* This plugin's own handlers (user: userns.c) are recorded as any other's. */
-	(void)crf_ctx_plugin;
+	/* This plugin's own handlers (user, pid_for_children) are recorded as any other's. */
 	return 1;
 }
 
