@@ -906,6 +906,24 @@ mutant unix-chroot-root-ignored plugins/net/unix-dump.c 'e2e-unix-chroot-refused
 	'a path name bound under a chrooted task'"'"'s root is bound in crf'"'"'s root at the restore' \
 	'	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)' \
 	'	if (1 || a.st_ino == b.st_ino)'
+# ns: UTS and time namespaces (docs/ns-uts-ipc-time.md)
+mutant ns-uts-hostname plugins/ns/uts.c 'e2e-uts-kill' \
+	'a restored UTS namespace loses the last byte of its hostname' \
+	'sethostname(m->hostname, strlen(m->hostname))' 'sethostname(m->hostname, strlen(m->hostname) - 1)'
+mutant ns-uts-domainname plugins/ns/uts.c 'e2e-uts-kill' \
+	'a restored UTS namespace keeps the domain name crf had' \
+	'	    setdomainname(m->domainname, strlen(m->domainname)) < 0)' '	    0)'
+mutant ns-uts-inherited plugins/ns/uts.c 'e2e-uts-kill' \
+	'a process that inherited its restored UTS namespace makes one of its own' \
+	'	if (ni->inherited)
+		return 0;
+	r = uts_read_image' '	r = uts_read_image'
+mutant ns-uts-owner plugins/ns/uts.c 'e2e-uts-owned-refused' \
+	'a UTS namespace owned by the tree'"'"'s user namespace is restored owned by crf'"'"'s' \
+	'	if (owner.st_ino != mine.st_ino || owner.st_dev != mine.st_dev)' '	if (0)'
+mutant special-uts-match tests/plugins/special.c 'e2e-special-uts-kind-off-refused' \
+	'the test plugin'"'"'s UTS handler no longer matches: ns claims its namespace by name' \
+	'	return obj->data && uts_read(obj->pid, &u) >= 0 &&' '	return !obj->data && uts_read(obj->pid, &u) >= 0 &&'
 
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a

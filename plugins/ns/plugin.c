@@ -4,6 +4,7 @@
 
 #include "ns.h"
 #include "ns.pb-c.h"
+#include "uts.pb-c.h"
 
 /* The descriptor reads best as one block. */
 /* clang-format off */
@@ -27,6 +28,9 @@ CRF_PLUGIN(
 		[CRF_STAGE_RESTORE_PREMAP] = ns_restore_premap,
 		[CRF_STAGE_RESTORE_CLEANUP] = ns_restore_cleanup,
 	),
-	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor),
+	.kinds = CRF_KINDS(
+		{ .cls = CRF_OBJ_NS, .name = "uts", .dump = ns_uts_dump, .restore = ns_uts_restore }
+	),
+	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__uts_ns__descriptor),
 );
 /* clang-format on */
