@@ -304,9 +304,13 @@ static int open_own(struct ns_state *s)
 
 	for (size_t i = 0; i < N_KINDS; i++) {
 		s->own[i] = -1;
-		if (strstr(ns_kinds[i], "_for_children"))
+		/* Joining crf's time namespace makes it the children's too (time.c). */
+		if (!strcmp(ns_kinds[i], "time_for_children"))
+			snprintf(path, sizeof(path), "/proc/self/ns/time");
+		else if (strstr(ns_kinds[i], "_for_children"))
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_kinds[i]);
+		else
+			snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_kinds[i]);
 		s->own[i] = open(path, O_RDONLY | O_CLOEXEC);
 		if (s->own[i] < 0 && errno != ENOENT)
 			return crf_error_errno(errno, "%s", path);

@@ -5,6 +5,7 @@
 #include "ns.h"
 #include "ns.pb-c.h"
 #include "uts.pb-c.h"
+#include "time.pb-c.h"
 
 /* The descriptor reads best as one block. */
 /* clang-format off */
@@ -29,8 +30,13 @@ CRF_PLUGIN(
 		[CRF_STAGE_RESTORE_CLEANUP] = ns_restore_cleanup,
 	),
 	.kinds = CRF_KINDS(
-		{ .cls = CRF_OBJ_NS, .name = "uts", .dump = ns_uts_dump, .restore = ns_uts_restore }
+		{ .cls = CRF_OBJ_NS, .name = "uts", .dump = ns_uts_dump, .restore = ns_uts_restore },
+		{ .cls = CRF_OBJ_NS, .name = "time", .dump = ns_time_dump,
+		  .restore = ns_time_restore },
+		{ .cls = CRF_OBJ_NS, .name = "time_for_children", .dump = ns_time_dump,
+		  .restore = ns_timefc_restore }
 	),
-	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__uts_ns__descriptor),
+	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__uts_ns__descriptor,
+			       &crf__ns__time_ns__descriptor),
 );
 /* clang-format on */
