@@ -921,6 +921,41 @@ mutant ns-uts-inherited plugins/ns/uts.c 'e2e-uts-kill' \
 mutant ns-uts-owner plugins/ns/uts.c 'e2e-uts-owned-refused' \
 	'a UTS namespace owned by the tree'"'"'s user namespace is restored owned by crf'"'"'s' \
 	'	if (owner.st_ino != mine.st_ino || owner.st_dev != mine.st_dev)' '	if (0)'
+mutant ns-time-nsec plugins/ns/time.c 'e2e-timens-enter-kill' \
+	'the offsets of a time namespace lose their nanoseconds' \
+	'		off[c] = sec * NSEC + nsec;' '		off[c] = sec * NSEC;'
+mutant ns-time-boottime plugins/ns/time.c 'e2e-timens-enter-kill' \
+	'a restored time namespace gets its monotonic offset for CLOCK_BOOTTIME too' \
+	'	saved->off[BOOT] = m->boottime_sec * NSEC + m->boottime_nsec;' \
+	'	saved->off[BOOT] = m->monotonic_sec * NSEC + m->monotonic_nsec;'
+mutant ns-time-raise plugins/ns/time.c 'e2e-timens-moved-enter e2e-timens-moved-children' \
+	'a time namespace restored on another boot keeps its offsets: its clocks go back' \
+	'		if (host + off[c] < saved->now[c])' '		if (0)'
+mutant ns-time-join plugins/ns/time.c 'e2e-timens-enter-kill' \
+	'a restored time namespace is made for the children only, never joined' \
+	'	if (setns(fd, CLONE_NEWTIME) < 0)
+		return crf_error_errno(errno, "pid %d: namespace %s: join it"' \
+	'	if (0)
+		return crf_error_errno(errno, "pid %d: namespace %s: join it"'
+mutant ns-time-rejoin plugins/ns/time.c 'e2e-timens-both-kill' \
+	'a child in the time namespace its parent left for another (unshare) stays in the other' \
+	'	if (fd >= 0 && same_ns(fd, "/proc/self/ns/time"))' '	if (fd >= 0)'
+mutant ns-time-children-apart plugins/ns/time.c 'e2e-timens-both-kill e2e-timens-children-kill' \
+	'a time_for_children namespace apart from the time one is taken for it' \
+	'	if (fd >= 0 && same_ns(fd, "/proc/self/ns/time_for_children"))
+		return 0;' \
+	'	if (fd >= 0 || 1)
+		return 0;'
+mutant ns-time-own-children plugins/ns/claims.c 'e2e-timens-children-kill' \
+	'a child forked into its parent'"'"'s time_for_children, in crf'"'"'s at the dump, stays there' \
+	'		if (!strcmp(ns_kinds[i], "time_for_children"))
+			snprintf(path, sizeof(path), "/proc/self/ns/time");
+		else if' '		if'
+mutant ns-time-owner plugins/ns/time.c 'e2e-timens-owned-refused' \
+	'a time namespace owned by another user namespace is restored owned by crf'"'"'s' \
+	'	r = ns_check_owner(obj, fd);
+	if (r >= 0)
+		r = boot_id' '	r = boot_id'
 mutant special-uts-match tests/plugins/special.c 'e2e-special-uts-kind-off-refused' \
 	'the test plugin'"'"'s UTS handler no longer matches: ns claims its namespace by name' \
 	'	return obj->data && uts_read(obj->pid, &u) >= 0 &&' '	return !obj->data && uts_read(obj->pid, &u) >= 0 &&'

@@ -9,7 +9,12 @@
  *   children  the same namespace, not joined: only the children go there
  *             (the child "inside"); the workload stays where it started
  *   both      "enter", then a second unshare with other offsets (+20 days)
- *             for the children only: its time and time_for_children differ
+ *             for the children only: its time and time_for_children differ;
+ *             a child "middle", forked between the two, is in the first
+ *   owned     a child unshares a user and a time namespace, the workload
+ *             joins the time one (owned by the child's user namespace) and
+ *             the child exits: the dump is refused (the restored one would
+ *             be owned by crf's), and the workload still in it after that
  *
  * After the restore: each process in the namespaces it was in, relative to
  * one another (the workload's time and time_for_children, inside's time,
@@ -161,6 +166,44 @@ static void wait_verify(void)
 	}
 }
 
+static int run_owned(void)
+{
+	char path[64], want[96], now[96];
+	int p[2], fd;
+	pid_t child;
+	char c;
+
+	if (pipe(p) < 0)
+		wl_fail("pipe: %m");
+	child = fork();
+	if (child < 0)
+		wl_fail("fork: %m");
+	if (child == 0) {
+		if (unshare(CLONE_NEWUSER | CLONE_NEWTIME) < 0 || write(p[1], "r", 1) != 1)
+			_exit(1);
+		/* Until the parent joined its time namespace and closes the pipe. */
+		close(p[1]);
+		_exit(read(p[0], &c, 1) < 0);
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1)
+		wl_fail("the child's namespaces: %m");
+	snprintf(path, sizeof(path), "/proc/%d/ns/time_for_children", (int)child);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWTIME) < 0)
+		wl_fail("join %s: %m", path);
+	close(fd);
+	close(p[0]);
+	if (waitpid(child, NULL, 0) != child)
+		wl_fail("waitpid: %m");
+	link_of(getpid(), "time", want, sizeof(want));
+	wl_ready();
+	wait_verify();
+	link_of(getpid(), "time", now, sizeof(now));
+	WL_CHECK(!strcmp(now, want), "in time namespace %s, not %s", now, want);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char start[96], link[96], want_time[96], want_tfc[96], off_self[256], off_in[256], now[256];
@@ -168,18 +211,22 @@ int main(int argc, char **argv)
 	bool moved = argc > 2 && !strcmp(argv[2], "moved");
 	bool enter = !strcmp(mode, "enter") || !strcmp(mode, "both");
 	int64_t in_before[2], in_after[2];
-	pid_t outside, inside;
+	pid_t outside, inside, middle = -1;
 
 	wl_init("timens");
+	if (!strcmp(mode, "owned"))
+		return run_owned();
 	if ((!enter && strcmp(mode, "children")) || argc > 3 || (argc > 2 && !moved))
-		wl_fail("usage: wl-timens enter|children|both [moved]");
+		wl_fail("usage: wl-timens enter|children|both|owned [moved]");
 	link_of(getpid(), "time", start, sizeof(start));
 	outside = spawn(false);
 	new_timens(10 * DAY_S, 123456789, DAY_S);
 	if (enter)
 		enter_children_ns();
-	if (!strcmp(mode, "both"))
+	if (!strcmp(mode, "both")) {
+		middle = spawn(false);
 		new_timens(20 * DAY_S, 987654321, 2 * DAY_S);
+	}
 	if (pipe(to_inside) < 0 || pipe(from_inside) < 0)
 		wl_fail("pipe: %m");
 	clock_pipe[0] = to_inside[0];
@@ -219,6 +266,14 @@ int main(int argc, char **argv)
 	WL_CHECK(!strcmp(now, link) == !strcmp(want_time, want_tfc),
 		 "time %s and time_for_children %s: equal at the dump: %d", now, link,
 		 !strcmp(want_time, want_tfc));
+	if (middle > 0) {
+		link_of(getpid(), "time", link, sizeof(link));
+		link_of(middle, "time", now, sizeof(now));
+		WL_CHECK(!strcmp(now, link), "child 'middle' is in time %s, not its parent's %s", now,
+			 link);
+		kill(middle, SIGKILL);
+		waitpid(middle, NULL, 0);
+	}
 	offsets_of(getpid(), now, sizeof(now));
 	if (!moved)
 		WL_CHECK(!strcmp(now, off_self), "timens_offsets are '%s', not '%s'", now,
@@ -236,5 +291,6 @@ int main(int argc, char **argv)
 	kill(outside, SIGKILL);
 	waitpid(inside, NULL, 0);
 	waitpid(outside, NULL, 0);
+	wl_note("verified");
 	return 0;
 }
