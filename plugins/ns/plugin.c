@@ -19,9 +19,9 @@ CRF_PLUGIN(
 	 * which plugin claimed it and has that plugin's handler restore it
 	 * (claims.c).
 	 */
-	.description = "namespaces: probes; the namespaces other plugins' handlers claim (mount, "
-		       "net, uts, ipc, user, time, cgroup: none of its own yet; PID namespaces are "
-		       "the core's)",
+	.description = "namespaces: probes; UTS and time namespaces (uts.c, time.c); the "
+		       "namespaces other plugins' handlers claim (mount, net, ipc, user, cgroup); "
+		       "PID namespaces are the core's",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = ns_probe,
 		[CRF_STAGE_DUMP_TASK_DATA] = ns_dump_task_data,
