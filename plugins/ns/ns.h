@@ -33,7 +33,7 @@ struct crf_imgdir;
 int ns_validate(struct crf_imgdir *dir);
 
 /*
- * uts.c, time.c (ns-uts-ipc-time.md): the ns plugin's own handlers of
+ * uts.c, time.c, ipc.c (ns-uts-ipc-time.md): the ns plugin's own handlers of
  * those kinds, and what they share.
  */
 int ns_uts_dump(struct crf_ctx *ctx, const struct crf_object *obj);
@@ -41,6 +41,8 @@ int ns_uts_restore(struct crf_ctx *ctx, const struct crf_object *obj);
 int ns_time_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 int ns_time_restore(struct crf_ctx *ctx, const struct crf_object *obj);
 int ns_timefc_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_ipc_dump(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_ipc_restore(struct crf_ctx *ctx, const struct crf_object *obj);
 /* The fd of namespace @kind of the thread of CRF_OBJ_NS object @obj, or -errno (logged). */
 int ns_open_of(const struct crf_object *obj, const char *kind);
 /* 0 when namespace @nsfd (of @obj) is owned by crf's user namespace, else -errno (logged). */

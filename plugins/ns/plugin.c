@@ -6,6 +6,7 @@
 #include "ns.pb-c.h"
 #include "uts.pb-c.h"
 #include "time.pb-c.h"
+#include "ipc.pb-c.h"
 
 /* The descriptor reads best as one block. */
 /* clang-format off */
@@ -19,8 +20,8 @@ CRF_PLUGIN(
 	 * which plugin claimed it and has that plugin's handler restore it
 	 * (claims.c).
 	 */
-	.description = "namespaces: probes; UTS and time namespaces (uts.c, time.c); the "
-		       "namespaces other plugins' handlers claim (mount, net, ipc, user, cgroup); "
+	.description = "namespaces: probes; UTS, time and IPC namespaces (uts.c, time.c, ipc*.c); "
+		       "the namespaces other plugins' handlers claim (mount, net, user, cgroup); "
 		       "PID namespaces are the core's",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = ns_probe,
@@ -31,12 +32,14 @@ CRF_PLUGIN(
 	),
 	.kinds = CRF_KINDS(
 		{ .cls = CRF_OBJ_NS, .name = "uts", .dump = ns_uts_dump, .restore = ns_uts_restore },
+		{ .cls = CRF_OBJ_NS, .name = "ipc", .dump = ns_ipc_dump, .restore = ns_ipc_restore },
 		{ .cls = CRF_OBJ_NS, .name = "time", .dump = ns_time_dump,
 		  .restore = ns_time_restore },
 		{ .cls = CRF_OBJ_NS, .name = "time_for_children", .dump = ns_time_dump,
 		  .restore = ns_timefc_restore }
 	),
 	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__uts_ns__descriptor,
-			       &crf__ns__time_ns__descriptor),
+			       &crf__ns__time_ns__descriptor,
+			       &crf__ns__ipc_ns__descriptor),
 );
 /* clang-format on */
