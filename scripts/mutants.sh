@@ -956,6 +956,51 @@ mutant ns-time-owner plugins/ns/time.c 'e2e-timens-owned-refused' \
 	'	r = ns_check_owner(obj, fd);
 	if (r >= 0)
 		r = boot_id' '	r = boot_id'
+mutant ns-ipc-first-msg plugins/ns/ipc.c 'e2e-ipc-kill' \
+	'the first message of each SysV queue is not saved' \
+	'	for (size_t i = 0; i < qnum; i++) {
+		ssize_t len' '	for (size_t i = 1; i < qnum; i++) {
+		ssize_t len'
+mutant ns-ipc-msg-type plugins/ns/ipc.c 'e2e-ipc-kill' \
+	'every saved SysV message comes back of type 1' \
+	'		m->mtype = buf->mtype;' '		m->mtype = 1;'
+mutant ns-ipc-copy plugins/ns/ipc.c 'e2e-ipc-leave e2e-ipc-kill' \
+	'the dump takes the SysV messages off their queue (no MSG_COPY)' \
+	'(long)i, IPC_NOWAIT | MSG_COPY);' '0, IPC_NOWAIT);'
+mutant ns-ipc-qbytes plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
+	'a SysV queue comes back with the default size, not its own' \
+	'	ds.msg_qbytes = q->qbytes;' ''
+mutant ns-ipc-id plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
+	'SysV message queues come back at the ids the kernel hands out' \
+	'	int id, r = next_id("msg", q->perm->id);' '	int id, r = 0;'
+mutant ns-ipc-creator plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
+	'SysV objects come back made by crf (cuid, cgid 0)' \
+	'	if (setegid(p->cgid) < 0 || seteuid(p->cuid) < 0) {' '	if (0) {'
+mutant ns-ipc-mode plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
+	'SysV objects come back with mode 0600' \
+	'	to->mode = (unsigned short)(p->mode & 0777);' ''
+mutant ns-ipc-sem-values plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
+	'semaphore sets come back with every value 0' \
+	'	if (semctl(id, 0, SETALL, v) < 0 || semctl(id, 0, IPC_STAT, &ds) < 0)' \
+	'	if (semctl(id, 0, IPC_STAT, &ds) < 0)'
+mutant ns-ipc-sysctls plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
+	'the ipc sysctls of a restored namespace are a new one'"'"'s' \
+	'		r = write_sysctl(ns->sysctls[i]->name, ns->sysctls[i]->value);' '		r = 0;'
+mutant ns-ipc-inherited plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
+	'a restored IPC namespace is made again in every process that inherited it' \
+	'	if (ni->inherited)
+		return 0;
+	r = read_image(ctx, ni->id, &ns);' '	r = read_image(ctx, ni->id, &ns);'
+mutant ns-ipc-shm-let-through plugins/ns/ipc.c 'e2e-ipc-shm-refused' \
+	'SysV shared memory in an IPC namespace is not refused (and not restored)' \
+	'	int r = list_ids("shm", &ids, &n);
+
+	if (r < 0 || !n)' '	int r = list_ids("shm", &ids, &n);
+
+	if (r < 0 || 1)'
+mutant ns-ipc-mqueue-let-through plugins/ns/ipc.c 'e2e-ipc-mqueue-refused' \
+	'POSIX message queues in an IPC namespace are not refused (and not restored)' \
+	'		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))' '		if (0)'
 mutant special-uts-match tests/plugins/special.c 'e2e-special-uts-kind-off-refused' \
 	'the test plugin'"'"'s UTS handler no longer matches: ns claims its namespace by name' \
 	'	return obj->data && uts_read(obj->pid, &u) >= 0 &&' '	return !obj->data && uts_read(obj->pid, &u) >= 0 &&'

@@ -13,7 +13,8 @@
  * After the restore: a namespace not the one it started in, the same
  * sysctls, every object at its id with its key, owner, creator, mode,
  * queue size, messages (read in order, their types and bytes) and values;
- * a child forked before the unshare still in the first namespace.
+ * a child forked before the unshare still in the first namespace, one
+ * forked after it in the workload's.
  * shm: a SysV shared memory segment too; mqueue: a POSIX message queue
  * (its fd closed): both refused at the dump, the state intact after it.
  */
@@ -186,8 +187,8 @@ static void link_of(pid_t pid, char *out, size_t len)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
-	char start[96], now[96];
-	pid_t outside;
+	char start[96], now[96], child[96];
+	pid_t outside, inside;
 
 	wl_init("ipc");
 	if (argc > 2 || (*mode && strcmp(mode, "shm") && strcmp(mode, "mqueue")))
@@ -212,10 +213,18 @@ int main(int argc, char **argv)
 			wl_fail("mq_open: %m");
 		mq_close(m);
 	}
+	inside = fork();
+	if (inside < 0)
+		wl_fail("fork: %m");
+	if (inside == 0)
+		for (;;)
+			pause();
 	wl_ready();
 	wl_wait_verify();
 	link_of(getpid(), now, sizeof(now));
 	WL_CHECK(strcmp(now, start), "in the IPC namespace it started in, %s", now);
+	link_of(inside, child, sizeof(child));
+	WL_CHECK(!strcmp(now, child), "child 'inside' is in %s, its parent in %s", child, now);
 	link_of(outside, now, sizeof(now));
 	WL_CHECK(!strcmp(now, start), "child 'outside' is in %s, not %s", now, start);
 	check_sysctls();
@@ -228,6 +237,8 @@ int main(int argc, char **argv)
 		WL_CHECK(m != (mqd_t)-1, "the POSIX message queue is gone: %m");
 	}
 	kill(outside, SIGKILL);
+	kill(inside, SIGKILL);
 	waitpid(outside, NULL, 0);
+	waitpid(inside, NULL, 0);
 	return 0;
 }
