@@ -24,18 +24,20 @@
 
 #define VALUE_MAX    256
 #define MSG_MAX_SIZE 65536
-#define SEMVAL_MAX 32767
+#define SEMVAL_MAX   32767
 
 /* Must match ipc.c's tables: a hostile image names no other file. */
 static const char *const sysctl_names[] = {
-	"kernel/shmmax",	  "kernel/shmall",	"kernel/shmmni",
-	"kernel/shm_rmid_forced", "kernel/msgmax",	"kernel/msgmnb",
-	"kernel/msgmni",	  "kernel/sem",		"kernel/auto_msgmni",
-	"fs/mqueue/queues_max",	  "fs/mqueue/msg_max",	"fs/mqueue/msgsize_max",
-	"fs/mqueue/msg_default",  "fs/mqueue/msgsize_default",
+	"kernel/shmmax",	 "kernel/shmall",
+	"kernel/shmmni",	 "kernel/shm_rmid_forced",
+	"kernel/msgmax",	 "kernel/msgmnb",
+	"kernel/msgmni",	 "kernel/sem",
+	"kernel/auto_msgmni",	 "fs/mqueue/queues_max",
+	"fs/mqueue/msg_max",	 "fs/mqueue/msgsize_max",
+	"fs/mqueue/msg_default", "fs/mqueue/msgsize_default",
 };
-static const char *const next_id_names[] = {
-	"kernel/shm_next_id", "kernel/msg_next_id", "kernel/sem_next_id"};
+static const char *const next_id_names[] = {"kernel/shm_next_id", "kernel/msg_next_id",
+					    "kernel/sem_next_id"};
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -69,12 +71,13 @@ static bool in_table(const char *name, const char *const *t, size_t n)
 	return false;
 }
 
-static int check_sysctls(const char *img, Crf__Ns__IpcSysctl **s, size_t n,
-			 const char *const *t, size_t tn, const char *field)
+static int check_sysctls(const char *img, Crf__Ns__IpcSysctl **s, size_t n, const char *const *t,
+			 size_t tn, const char *field)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!in_table(s[i]->name, t, tn) || strlen(s[i]->value) >= VALUE_MAX)
-			return crf_error_errno(EBADMSG, "%s: IpcNs.%s[%zu]: '%.64s' is not an ipc "
+			return crf_error_errno(EBADMSG,
+					       "%s: IpcNs.%s[%zu]: '%.64s' is not an ipc "
 					       "sysctl crf restores, or its value is too long",
 					       img, field, i, s[i]->name);
 	return 0;
@@ -91,11 +94,13 @@ static int check_ns(const char *img, const Crf__Ns__IpcNs *ns)
 				  N(next_id_names), "next_ids");
 	for (size_t i = 0; r >= 0 && i < ns->n_queues; i++) {
 		if (ns->queues[i]->perm->id < 0)
-			return crf_error_errno(EBADMSG, "%s: IpcNs.queues[%zu].perm.id < 0", img, i);
+			return crf_error_errno(EBADMSG, "%s: IpcNs.queues[%zu].perm.id < 0", img,
+					       i);
 		for (size_t k = 0; k < ns->queues[i]->n_msgs; k++)
 			if (ns->queues[i]->msgs[k]->mtext.len > MSG_MAX_SIZE ||
 			    ns->queues[i]->msgs[k]->mtype <= 0)
-				return crf_error_errno(EBADMSG, "%s: IpcNs.queues[%zu].msgs[%zu]: "
+				return crf_error_errno(EBADMSG,
+						       "%s: IpcNs.queues[%zu].msgs[%zu]: "
 						       "type <= 0 or text over %d bytes",
 						       img, i, k, MSG_MAX_SIZE);
 	}
@@ -105,8 +110,10 @@ static int check_ns(const char *img, const Crf__Ns__IpcNs *ns)
 					       img, i);
 		for (size_t k = 0; k < ns->sems[i]->n_values; k++)
 			if (ns->sems[i]->values[k] > SEMVAL_MAX)
-				return crf_error_errno(EBADMSG, "%s: IpcNs.sems[%zu].values[%zu] "
-						       "over %d", img, i, k, SEMVAL_MAX);
+				return crf_error_errno(EBADMSG,
+						       "%s: IpcNs.sems[%zu].values[%zu] "
+						       "over %d",
+						       img, i, k, SEMVAL_MAX);
 	}
 	return r;
 }
@@ -186,19 +193,21 @@ static int restore_queue(const struct crf_object *obj, const Crf__Ns__IpcMsgQueu
 		return r;
 	id = as_creator(q->perm, get_queue, NULL);
 	if (id != q->perm->id)
-		return crf_error_errno(id < 0 ? errno : EEXIST,
-				       "pid %d: namespace %s: message queue %d (key 0x%x) came back "
-				       "as %d", (int)obj->pid, obj->desc, q->perm->id,
-				       (unsigned)q->perm->key, id);
+		return crf_error_errno(
+			id < 0 ? errno : EEXIST,
+			"pid %d: namespace %s: message queue %d (key 0x%x) came back "
+			"as %d",
+			(int)obj->pid, obj->desc, q->perm->id, (unsigned)q->perm->key, id);
 	if (msgctl(id, IPC_STAT, &ds) < 0)
 		return crf_error_errno(errno, "message queue %d: IPC_STAT", id);
 	set_perm(&ds.msg_perm, q->perm);
 	ds.msg_qbytes = q->qbytes;
 	if (msgctl(id, IPC_SET, &ds) < 0)
-		return crf_error_errno(errno, "pid %d: namespace %s: message queue %d: owner %u:%u, "
-				       "mode %o, %llu bytes", (int)obj->pid, obj->desc, id,
-				       q->perm->uid, q->perm->gid, q->perm->mode,
-				       (unsigned long long)q->qbytes);
+		return crf_error_errno(errno,
+				       "pid %d: namespace %s: message queue %d: owner %u:%u, "
+				       "mode %o, %llu bytes",
+				       (int)obj->pid, obj->desc, id, q->perm->uid, q->perm->gid,
+				       q->perm->mode, (unsigned long long)q->qbytes);
 	buf = q->n_msgs ? malloc(sizeof(*buf)) : NULL;
 	if (q->n_msgs && !buf)
 		return -ENOMEM;
@@ -227,10 +236,11 @@ static int restore_sems(const struct crf_object *obj, const Crf__Ns__IpcSemSet *
 		return -ENOMEM;
 	id = as_creator(s->perm, get_sems, &nsems);
 	if (id != s->perm->id)
-		return crf_error_errno(id < 0 ? errno : EEXIST,
-				       "pid %d: namespace %s: semaphore set %d (key 0x%x) came back "
-				       "as %d", (int)obj->pid, obj->desc, s->perm->id,
-				       (unsigned)s->perm->key, id);
+		return crf_error_errno(
+			id < 0 ? errno : EEXIST,
+			"pid %d: namespace %s: semaphore set %d (key 0x%x) came back "
+			"as %d",
+			(int)obj->pid, obj->desc, s->perm->id, (unsigned)s->perm->key, id);
 	for (size_t i = 0; i < nsems; i++)
 		v[i] = (unsigned short)s->values[i];
 	if (semctl(id, 0, SETALL, v) < 0 || semctl(id, 0, IPC_STAT, &ds) < 0)

@@ -55,14 +55,16 @@
 
 /* The namespace's ipc sysctls, restored in this order (limits before objects). */
 static const char *const sysctls[] = {
-	"kernel/shmmax",	  "kernel/shmall",	"kernel/shmmni",
-	"kernel/shm_rmid_forced", "kernel/msgmax",	"kernel/msgmnb",
-	"kernel/msgmni",	  "kernel/sem",		"kernel/auto_msgmni",
-	"fs/mqueue/queues_max",	  "fs/mqueue/msg_max",	"fs/mqueue/msgsize_max",
-	"fs/mqueue/msg_default",  "fs/mqueue/msgsize_default",
+	"kernel/shmmax",	 "kernel/shmall",
+	"kernel/shmmni",	 "kernel/shm_rmid_forced",
+	"kernel/msgmax",	 "kernel/msgmnb",
+	"kernel/msgmni",	 "kernel/sem",
+	"kernel/auto_msgmni",	 "fs/mqueue/queues_max",
+	"fs/mqueue/msg_max",	 "fs/mqueue/msgsize_max",
+	"fs/mqueue/msg_default", "fs/mqueue/msgsize_default",
 };
-static const char *const next_ids[] = {
-	"kernel/shm_next_id", "kernel/msg_next_id", "kernel/sem_next_id"};
+static const char *const next_ids[] = {"kernel/shm_next_id", "kernel/msg_next_id",
+				       "kernel/sem_next_id"};
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -217,9 +219,10 @@ static int read_msgs(struct reader *rd, Crf__Ns__IpcMsgQueue *q, int id, size_t 
 		Crf__Ns__IpcMsg *m = calloc(1, sizeof(*m));
 
 		if (len < 0 || !m)
-			return crf_error_errno(len < 0 ? errno : ENOMEM,
-					       "pid %d: namespace %s: message %zu of queue %d (MSG_COPY)",
-					       (int)rd->obj->pid, rd->obj->desc, i, id);
+			return crf_error_errno(
+				len < 0 ? errno : ENOMEM,
+				"pid %d: namespace %s: message %zu of queue %d (MSG_COPY)",
+				(int)rd->obj->pid, rd->obj->desc, i, id);
 		crf__ns__ipc_msg__init(m);
 		m->mtype = buf->mtype;
 		m->mtext.len = (size_t)len;
@@ -290,7 +293,8 @@ static int read_sems(struct reader *rd)
 		if (!s->perm || !v || !s->values)
 			return -ENOMEM;
 		if (semctl(ids[i], 0, GETALL, v) < 0)
-			return crf_error_errno(errno, "pid %d: namespace %s: semaphore set %d: GETALL",
+			return crf_error_errno(errno,
+					       "pid %d: namespace %s: semaphore set %d: GETALL",
 					       (int)rd->obj->pid, rd->obj->desc, ids[i]);
 		for (size_t k = 0; k < ds.sem_nsems; k++)
 			s->values[s->n_values++] = v[k];
@@ -310,7 +314,9 @@ static _Noreturn void dump_child(const struct crf_object *obj, int nsfd, int out
 
 	if (setns(nsfd, CLONE_NEWIPC) < 0)
 		_exit(crf_error_errno(errno, "pid %d: namespace %s: join it", (int)obj->pid,
-				      obj->desc) < 0 ? CHILD_LOGGED : 1);
+				      obj->desc) < 0
+			      ? CHILD_LOGGED
+			      : 1);
 	r = read_sysctls(&ns.sysctls, &ns.n_sysctls, sysctls, N(sysctls));
 	if (r >= 0)
 		r = read_sysctls(&ns.next_ids, &ns.n_next_ids, next_ids, N(next_ids));
@@ -380,8 +386,9 @@ static int read_ns(const struct crf_object *obj, int nsfd, Crf__Ns__IpcNs **out)
 		return crf_error_errno(EIO, "pid %d: namespace %s: cannot read it from inside",
 				       (int)obj->pid, obj->desc);
 	*out = crf__ns__ipc_ns__unpack(NULL, len, buf);
-	return *out ? 0 : crf_error_errno(EIO, "pid %d: namespace %s: unpack", (int)obj->pid,
-					  obj->desc);
+	return *out ? 0
+		    : crf_error_errno(EIO, "pid %d: namespace %s: unpack", (int)obj->pid,
+				      obj->desc);
 }
 
 static void ipc_image(char *buf, size_t len, uint64_t id)

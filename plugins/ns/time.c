@@ -175,8 +175,10 @@ int ns_time_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 		return r;
 	r = ns_in_child(fd, CLONE_NEWTIME, timens_child, NULL, &v, sizeof(v));
 	if (r < 0)
-		return crf_error_errno(r, "pid %d: namespace %s: cannot read its offsets and clocks "
-				       "from inside", (int)obj->pid, obj->desc);
+		return crf_error_errno(r,
+				       "pid %d: namespace %s: cannot read its offsets and clocks "
+				       "from inside",
+				       (int)obj->pid, obj->desc);
 	m.monotonic_sec = v.off[MONO] / NSEC;
 	m.monotonic_nsec = v.off[MONO] % NSEC;
 	m.boottime_sec = v.off[BOOT] / NSEC;
@@ -210,11 +212,11 @@ static int read_image(struct crf_ctx *ctx, uint64_t id, struct timens_val *saved
 		return crf_error_errno(EBADMSG, "%s: no record", name);
 	if (r < 0)
 		return r;
-	if (m->monotonic_nsec <= -NSEC || m->monotonic_nsec >= NSEC ||
-	    m->boottime_nsec <= -NSEC || m->boottime_nsec >= NSEC ||
-	    m->monotonic_sec > INT32_MAX || m->monotonic_sec < -(int64_t)INT32_MAX ||
-	    m->boottime_sec > INT32_MAX || m->boottime_sec < -(int64_t)INT32_MAX ||
-	    m->monotonic_ns > INT64_MAX / 2 || m->boottime_ns > INT64_MAX / 2)
+	if (m->monotonic_nsec <= -NSEC || m->monotonic_nsec >= NSEC || m->boottime_nsec <= -NSEC ||
+	    m->boottime_nsec >= NSEC || m->monotonic_sec > INT32_MAX ||
+	    m->monotonic_sec < -(int64_t)INT32_MAX || m->boottime_sec > INT32_MAX ||
+	    m->boottime_sec < -(int64_t)INT32_MAX || m->monotonic_ns > INT64_MAX / 2 ||
+	    m->boottime_ns > INT64_MAX / 2)
 		r = crf_error_errno(EBADMSG, "%s: TimeNs: an offset or clock out of range", name);
 	saved->off[MONO] = m->monotonic_sec * NSEC + m->monotonic_nsec;
 	saved->off[BOOT] = m->boottime_sec * NSEC + m->boottime_nsec;
@@ -252,8 +254,9 @@ static int choose_offsets(const char *desc, const struct timens_val *saved, cons
 			off[c] = saved->now[c] - host;
 	}
 	crf_info("namespace %s: dumped on boot %s, this is %s: offsets monotonic %lld ns, "
-		 "boottime %lld ns (were %lld, %lld)", desc, boot, mine, (long long)off[MONO],
-		 (long long)off[BOOT], (long long)saved->off[MONO], (long long)saved->off[BOOT]);
+		 "boottime %lld ns (were %lld, %lld)",
+		 desc, boot, mine, (long long)off[MONO], (long long)off[BOOT],
+		 (long long)saved->off[MONO], (long long)saved->off[BOOT]);
 	return 0;
 }
 
@@ -306,8 +309,10 @@ static int make_timens(struct crf_ctx *ctx, const struct crf_object *obj, uint64
 	int r, fd;
 
 	if (n_made == MAX_MADE)
-		return crf_error_errno(ENOSPC, "pid %d: namespace %s: more than %d time "
-				       "namespaces", (int)obj->pid, obj->desc, MAX_MADE);
+		return crf_error_errno(ENOSPC,
+				       "pid %d: namespace %s: more than %d time "
+				       "namespaces",
+				       (int)obj->pid, obj->desc, MAX_MADE);
 	r = read_image(ctx, id, &saved, boot, sizeof(boot));
 	if (r >= 0)
 		r = choose_offsets(obj->desc, &saved, boot, off);
@@ -318,11 +323,12 @@ static int make_timens(struct crf_ctx *ctx, const struct crf_object *obj, uint64
 				       (int)obj->pid, obj->desc);
 	r = write_offsets(off);
 	if (r < 0)
-		return crf_error_errno(r, "pid %d: namespace %s: write its offsets",
-				       (int)obj->pid, obj->desc);
+		return crf_error_errno(r, "pid %d: namespace %s: write its offsets", (int)obj->pid,
+				       obj->desc);
 	fd = open("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return crf_error_errno(errno, "pid %d: namespace %s: /proc/self/ns/time_for_children",
+		return crf_error_errno(errno,
+				       "pid %d: namespace %s: /proc/self/ns/time_for_children",
 				       (int)obj->pid, obj->desc);
 	made[n_made].id = id;
 	made[n_made++].fd = fd;
@@ -354,11 +360,12 @@ int ns_timefc_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 	if (fd >= 0 && same_ns(fd, "/proc/self/ns/time_for_children"))
 		return 0;
 	if (fd >= 0)
-		return crf_error_errno(ENOTSUP,
-				       "pid %d: namespace %s: restored already for another process, "
-				       "and this one is in another time namespace: no call makes it "
-				       "the namespace of its children only",
-				       (int)obj->pid, obj->desc);
+		return crf_error_errno(
+			ENOTSUP,
+			"pid %d: namespace %s: restored already for another process, "
+			"and this one is in another time namespace: no call makes it "
+			"the namespace of its children only",
+			(int)obj->pid, obj->desc);
 	fd = make_timens(ctx, obj, ni->id);
 	return fd < 0 ? fd : 0;
 }

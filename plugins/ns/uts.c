@@ -62,8 +62,8 @@ int ns_open_of(const struct crf_object *obj, const char *kind)
 		 (int)((const struct crf_ns_info *)obj->data)->tid, kind);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return crf_error_errno(errno, "pid %d: namespace %s: %s", (int)obj->pid,
-				       obj->desc, path);
+		return crf_error_errno(errno, "pid %d: namespace %s: %s", (int)obj->pid, obj->desc,
+				       path);
 	return fd;
 }
 
@@ -169,7 +169,8 @@ static int uts_read_image(struct crf_ctx *ctx, uint64_t id, Crf__Ns__UtsNs **out
 		return crf_error_errno(EBADMSG, "%s: no record", name);
 	if (r < 0)
 		return r;
-	if (strlen((*out)->hostname) > HOST_NAME_MAX || strlen((*out)->domainname) > HOST_NAME_MAX) {
+	if (strlen((*out)->hostname) > HOST_NAME_MAX ||
+	    strlen((*out)->domainname) > HOST_NAME_MAX) {
 		protobuf_c_message_free_unpacked(&(*out)->base, NULL);
 		return crf_error_errno(EBADMSG, "%s: UtsNs: a name longer than %d bytes", name,
 				       HOST_NAME_MAX);

@@ -34,9 +34,9 @@
 #include <unistd.h>
 
 static const char *const sysctls[][2] = {
-	{"kernel/msgmnb", "20000"},	   {"kernel/msgmax", "4000"},
-	{"kernel/msgmni", "77"},	   {"kernel/sem", "100\t3200\t16\t64"},
-	{"kernel/shm_rmid_forced", "1"},   {"kernel/shmmax", "123456789"},
+	{"kernel/msgmnb", "20000"},	 {"kernel/msgmax", "4000"},
+	{"kernel/msgmni", "77"},	 {"kernel/sem", "100\t3200\t16\t64"},
+	{"kernel/shm_rmid_forced", "1"}, {"kernel/shmmax", "123456789"},
 	{"fs/mqueue/msg_max", "17"},
 };
 static const struct {
@@ -157,13 +157,13 @@ static void check_objects(void)
 	WL_CHECK(msgctl(priv, IPC_STAT, &ds) == 0, "queue %d: %m", priv);
 	WL_CHECK(ds.msg_perm.cuid == 1234 && ds.msg_perm.cgid == 2345 && ds.msg_perm.__key == 0 &&
 			 (ds.msg_perm.mode & 0777) == 0666,
-		 "queue %d: creator %u:%u key %d mode %o", priv, ds.msg_perm.cuid,
-		 ds.msg_perm.cgid, ds.msg_perm.__key, ds.msg_perm.mode);
+		 "queue %d: creator %u:%u key %d mode %o", priv, ds.msg_perm.cuid, ds.msg_perm.cgid,
+		 ds.msg_perm.__key, ds.msg_perm.mode);
 	for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++)
 		check_msg(q, msgs[i].type, msgs[i].text);
 	check_msg(priv, 3, "private");
-	WL_CHECK(semget(KEY_SEM, 0, 0) == sem, "the semaphores of key 0x%x are not id %d",
-		 KEY_SEM, sem);
+	WL_CHECK(semget(KEY_SEM, 0, 0) == sem, "the semaphores of key 0x%x are not id %d", KEY_SEM,
+		 sem);
 	WL_CHECK(semctl(sem, 0, IPC_STAT, &sds) == 0 && sds.sem_nsems == 3 &&
 			 (sds.sem_perm.mode & 0777) == 0604,
 		 "semaphores %d: %lu, mode %o", sem, (unsigned long)sds.sem_nsems,

@@ -169,31 +169,34 @@ static void wait_verify(void)
 static int run_owned(void)
 {
 	char path[64], want[96], now[96];
-	int p[2], fd;
+	int ready[2], done[2], fd;
 	pid_t child;
 	char c;
 
-	if (pipe(p) < 0)
+	if (pipe(ready) < 0 || pipe(done) < 0)
 		wl_fail("pipe: %m");
 	child = fork();
 	if (child < 0)
 		wl_fail("fork: %m");
 	if (child == 0) {
-		if (unshare(CLONE_NEWUSER | CLONE_NEWTIME) < 0 || write(p[1], "r", 1) != 1)
+		close(ready[0]);
+		close(done[1]);
+		if (unshare(CLONE_NEWUSER | CLONE_NEWTIME) < 0 || write(ready[1], "r", 1) != 1)
 			_exit(1);
-		/* Until the parent joined its time namespace and closes the pipe. */
-		close(p[1]);
-		_exit(read(p[0], &c, 1) < 0);
+		/* Until the parent joined its time namespace and closes its end. */
+		_exit(read(done[0], &c, 1) < 0);
 	}
-	close(p[1]);
-	if (read(p[0], &c, 1) != 1)
+	close(ready[1]);
+	close(done[0]);
+	if (read(ready[0], &c, 1) != 1)
 		wl_fail("the child's namespaces: %m");
 	snprintf(path, sizeof(path), "/proc/%d/ns/time_for_children", (int)child);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || setns(fd, CLONE_NEWTIME) < 0)
 		wl_fail("join %s: %m", path);
 	close(fd);
-	close(p[0]);
+	close(done[1]);
+	close(ready[0]);
 	if (waitpid(child, NULL, 0) != child)
 		wl_fail("waitpid: %m");
 	link_of(getpid(), "time", want, sizeof(want));
@@ -254,14 +257,14 @@ int main(int argc, char **argv)
 		 "CLOCK_BOOTTIME of the child inside went back across the restore");
 	/* Relative to one another: the inodes are new, the links between them not. */
 	link_of(getpid(), "time", link, sizeof(link));
-	WL_CHECK(!!strcmp(link, start) == enter, "the workload is in time %s (started in %s)",
-		 link, start);
+	WL_CHECK(!!strcmp(link, start) == enter, "the workload is in time %s (started in %s)", link,
+		 start);
 	link_of(outside, "time", now, sizeof(now));
 	WL_CHECK(!strcmp(now, start), "child 'outside' is in time %s, not %s", now, start);
 	link_of(inside, "time", now, sizeof(now));
 	link_of(getpid(), "time_for_children", link, sizeof(link));
-	WL_CHECK(!strcmp(now, link), "child 'inside' is in %s, not its parent's children's %s",
-		 now, link);
+	WL_CHECK(!strcmp(now, link), "child 'inside' is in %s, not its parent's children's %s", now,
+		 link);
 	link_of(getpid(), "time", now, sizeof(now));
 	WL_CHECK(!strcmp(now, link) == !strcmp(want_time, want_tfc),
 		 "time %s and time_for_children %s: equal at the dump: %d", now, link,
@@ -269,8 +272,8 @@ int main(int argc, char **argv)
 	if (middle > 0) {
 		link_of(getpid(), "time", link, sizeof(link));
 		link_of(middle, "time", now, sizeof(now));
-		WL_CHECK(!strcmp(now, link), "child 'middle' is in time %s, not its parent's %s", now,
-			 link);
+		WL_CHECK(!strcmp(now, link), "child 'middle' is in time %s, not its parent's %s",
+			 now, link);
 		kill(middle, SIGKILL);
 		waitpid(middle, NULL, 0);
 	}

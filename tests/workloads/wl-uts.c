@@ -85,8 +85,8 @@ int main(int argc, char **argv)
 	/* Unmapped in a user namespace of its own, it may not read the link. */
 	if (!owned)
 		link_of(outside, link, sizeof(link));
-	WL_CHECK(owned || !strcmp(link, start), "child 'outside' is in %s, not %s where it was", link,
-		 start);
+	WL_CHECK(owned || !strcmp(link, start), "child 'outside' is in %s, not %s where it was",
+		 link, start);
 	if (uname(&u) < 0)
 		wl_fail("uname: %m");
 	WL_CHECK(!strcmp(u.nodename, host), "hostname is '%s', not '%s'", u.nodename, host);
