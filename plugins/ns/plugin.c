@@ -4,6 +4,7 @@
 
 #include "ns.h"
 #include "ns.pb-c.h"
+#include "userns.pb-c.h"
 #include "uts.pb-c.h"
 #include "time.pb-c.h"
 #include "ipc.pb-c.h"
@@ -18,28 +19,34 @@ CRF_PLUGIN(
 	 * namespace of another kind not crf's own is refused at dump, through
 	 * the registry, unless a plugin declares that kind: this one records
 	 * which plugin claimed it and has that plugin's handler restore it
-	 * (claims.c).
+	 * (claims.c).  Its own handlers: user (userns.c, userns-restore.c),
+	 * pid_for_children (userns-pid.c), uts (uts.c), ipc (ipc*.c), time and
+	 * time_for_children (time.c).
 	 */
-	.description = "namespaces: probes; UTS, time and IPC namespaces (uts.c, time.c, ipc*.c); "
-		       "the namespaces other plugins' handlers claim (mount, net, user, cgroup); "
-		       "PID namespaces are the core's",
+	.description = "namespaces: probes; user, UTS, time and IPC namespaces and "
+		       "pid_for_children (its own handlers); the namespaces other plugins' handlers "
+		       "claim (mount, net, cgroup); PID namespaces are the core's",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = ns_probe,
 		[CRF_STAGE_DUMP_TASK_DATA] = ns_dump_task_data,
 		[CRF_STAGE_RESTORE_PREPARE] = ns_restore_prepare,
 		[CRF_STAGE_RESTORE_PREMAP] = ns_restore_premap,
+		[CRF_STAGE_RESTORE_TASK] = ns_userns_restore_task,
 		[CRF_STAGE_RESTORE_CLEANUP] = ns_restore_cleanup,
 	),
 	.kinds = CRF_KINDS(
+		{.cls = CRF_OBJ_NS, .name = "user", .dump = ns_userns_dump,
+		 .restore = ns_userns_restore},
+		{.cls = CRF_OBJ_NS, .name = "pid_for_children", .dump = ns_pidfc_dump,
+		 .restore = ns_pidfc_restore},
 		{ .cls = CRF_OBJ_NS, .name = "uts", .dump = ns_uts_dump, .restore = ns_uts_restore },
 		{ .cls = CRF_OBJ_NS, .name = "ipc", .dump = ns_ipc_dump, .restore = ns_ipc_restore },
 		{ .cls = CRF_OBJ_NS, .name = "time", .dump = ns_time_dump,
 		  .restore = ns_time_restore },
 		{ .cls = CRF_OBJ_NS, .name = "time_for_children", .dump = ns_time_dump,
-		  .restore = ns_timefc_restore }
-	),
-	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__uts_ns__descriptor,
-			       &crf__ns__time_ns__descriptor,
-			       &crf__ns__ipc_ns__descriptor),
+		  .restore = ns_timefc_restore }),
+	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__user_ns__descriptor,
+			       &crf__ns__pid_for_children__descriptor, &crf__ns__uts_ns__descriptor,
+			       &crf__ns__time_ns__descriptor, &crf__ns__ipc_ns__descriptor),
 );
 /* clang-format on */

@@ -17,6 +17,9 @@
  * forked after it in the workload's.
  * shm: a SysV shared memory segment too; mqueue: a POSIX message queue
  * (its fd closed): both refused at the dump, the state intact after it.
+ * owned: the IPC namespace is unshared with a user namespace, which owns
+ * it (no object in it): refused, as its objects' ids would be restored
+ * as crf's user namespace sees them.
  */
 #include "wl.h"
 
@@ -191,8 +194,10 @@ int main(int argc, char **argv)
 	pid_t outside, inside;
 
 	wl_init("ipc");
-	if (argc > 2 || (*mode && strcmp(mode, "shm") && strcmp(mode, "mqueue")))
-		wl_fail("usage: wl-ipc [shm|mqueue]");
+	bool owned = !strcmp(mode, "owned");
+
+	if (argc > 2 || (*mode && strcmp(mode, "shm") && strcmp(mode, "mqueue") && !owned))
+		wl_fail("usage: wl-ipc [shm|mqueue|owned]");
 	link_of(getpid(), start, sizeof(start));
 	outside = fork();
 	if (outside < 0)
@@ -200,9 +205,10 @@ int main(int argc, char **argv)
 	if (outside == 0)
 		for (;;)
 			pause();
-	if (unshare(CLONE_NEWIPC) < 0)
+	if (unshare(CLONE_NEWIPC | (owned ? CLONE_NEWUSER : 0)) < 0)
 		wl_fail("unshare(CLONE_NEWIPC): %m");
-	setup();
+	if (!owned)
+		setup();
 	if (!strcmp(mode, "shm") && (shm = shmget(0x5eed03, 8192, IPC_CREAT | 0600)) < 0)
 		wl_fail("shmget: %m");
 	if (!strcmp(mode, "mqueue")) {
@@ -225,6 +231,8 @@ int main(int argc, char **argv)
 	WL_CHECK(strcmp(now, start), "in the IPC namespace it started in, %s", now);
 	link_of(inside, child, sizeof(child));
 	WL_CHECK(!strcmp(now, child), "child 'inside' is in %s, its parent in %s", child, now);
+	if (owned)
+		return 0;
 	link_of(outside, now, sizeof(now));
 	WL_CHECK(!strcmp(now, start), "child 'outside' is in %s, not %s", now, start);
 	check_sysctls();
