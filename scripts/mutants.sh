@@ -975,6 +975,108 @@ mutant unix-chroot-root-ignored plugins/net/unix-dump.c 'e2e-unix-chroot-refused
 	'a path name bound under a chrooted task'"'"'s root is bound in crf'"'"'s root at the restore' \
 	'	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)' \
 	'	if (1 || a.st_ino == b.st_ino)'
+# ns: UTS and time namespaces (docs/ns-uts-ipc-time.md)
+mutant ns-uts-hostname plugins/ns/uts.c 'e2e-uts-kill' \
+	'a restored UTS namespace loses the last byte of its hostname' \
+	'sethostname(m->hostname, strlen(m->hostname))' 'sethostname(m->hostname, strlen(m->hostname) - 1)'
+mutant ns-uts-domainname plugins/ns/uts.c 'e2e-uts-kill' \
+	'a restored UTS namespace keeps the domain name crf had' \
+	'	    setdomainname(m->domainname, strlen(m->domainname)) < 0)' '	    0)'
+mutant ns-uts-inherited plugins/ns/uts.c 'e2e-uts-kill' \
+	'a process that inherited its restored UTS namespace makes one of its own' \
+	'	if (ni->inherited)
+		return 0;
+	r = uts_read_image' '	r = uts_read_image'
+mutant ns-time-nsec plugins/ns/time.c 'e2e-timens-enter-kill' \
+	'the offsets of a time namespace lose their nanoseconds' \
+	'		off[c] = sec * NSEC + nsec;' '		off[c] = sec * NSEC;'
+mutant ns-time-boottime plugins/ns/time.c 'e2e-timens-enter-kill' \
+	'a restored time namespace gets its monotonic offset for CLOCK_BOOTTIME too' \
+	'	saved->off[BOOT] = m->boottime_sec * NSEC + m->boottime_nsec;' \
+	'	saved->off[BOOT] = m->monotonic_sec * NSEC + m->monotonic_nsec;'
+mutant ns-time-raise plugins/ns/time.c 'e2e-timens-moved-enter e2e-timens-moved-children' \
+	'a time namespace restored on another boot keeps its offsets: its clocks go back' \
+	'		if (host + off[c] < saved->now[c])' '		if (0)'
+mutant ns-time-join plugins/ns/time.c 'e2e-timens-enter-kill' \
+	'a restored time namespace is made for the children only, never joined' \
+	'	if (setns(fd, CLONE_NEWTIME) < 0)
+		return crf_error_errno(errno, "pid %d: namespace %s: join it"' \
+	'	if (0)
+		return crf_error_errno(errno, "pid %d: namespace %s: join it"'
+mutant ns-time-rejoin plugins/ns/time.c 'e2e-timens-both-kill' \
+	'a child in the time namespace its parent left for another (unshare) stays in the other' \
+	'	if (fd >= 0 && same_ns(fd, "/proc/self/ns/time"))' '	if (fd >= 0)'
+mutant ns-time-children-apart plugins/ns/time.c 'e2e-timens-both-kill e2e-timens-children-kill' \
+	'a time_for_children namespace apart from the time one is taken for it' \
+	'	if (fd >= 0 && same_ns(fd, "/proc/self/ns/time_for_children"))
+		return 0;' \
+	'	if (fd >= 0 || 1)
+		return 0;'
+mutant ns-time-own-children plugins/ns/claims.c 'e2e-timens-children-kill' \
+	'a child forked into its parent'"'"'s time_for_children, in crf'"'"'s at the dump, stays there' \
+	'		if (!strcmp(ns_kinds[i], "time_for_children"))
+			snprintf(path, sizeof(path), "/proc/self/ns/time");
+		else if' '		if'
+mutant ns-time-owner plugins/ns/time.c 'e2e-timens-owned-refused' \
+	'a time namespace owned by another user namespace is restored owned by crf'"'"'s' \
+	'	r = ns_check_owner(obj, fd);
+	if (r >= 0)
+		r = boot_id' '	r = boot_id'
+mutant ns-ipc-first-msg plugins/ns/ipc.c 'e2e-ipc-kill' \
+	'the first message of each SysV queue is not saved' \
+	'	for (size_t i = 0; i < qnum; i++) {
+		ssize_t len' '	for (size_t i = 1; i < qnum; i++) {
+		ssize_t len'
+mutant ns-ipc-msg-type plugins/ns/ipc.c 'e2e-ipc-kill' \
+	'every saved SysV message comes back of type 1' \
+	'		m->mtype = buf->mtype;' '		m->mtype = 1;'
+mutant ns-ipc-copy plugins/ns/ipc.c 'e2e-ipc-leave e2e-ipc-kill' \
+	'the dump takes the SysV messages off their queue (no MSG_COPY)' \
+	'(long)i, IPC_NOWAIT | MSG_COPY);' '0, IPC_NOWAIT);'
+mutant ns-ipc-qbytes plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
+	'a SysV queue comes back with the default size, not its own' \
+	'	ds.msg_qbytes = q->qbytes;' ''
+mutant ns-ipc-id plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
+	'SysV message queues come back at the ids the kernel hands out' \
+	'	int id, r = next_id("msg", q->perm->id);' '	int id, r = 0;'
+mutant ns-ipc-creator plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
+	'SysV objects come back made by crf (cuid, cgid 0)' \
+	'	if (setegid(p->cgid) < 0 || seteuid(p->cuid) < 0) {' '	if (0) {'
+mutant ns-ipc-mode plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
+	'SysV objects come back with mode 0600' \
+	'	to->mode = (unsigned short)(p->mode & 0777);' ''
+mutant ns-ipc-sem-values plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
+	'semaphore sets come back with every value 0' \
+	'	if (semctl(id, 0, SETALL, v) < 0 || semctl(id, 0, IPC_STAT, &ds) < 0)' \
+	'	if (semctl(id, 0, IPC_STAT, &ds) < 0)'
+mutant ns-ipc-sysctls plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
+	'the ipc sysctls of a restored namespace are a new one'"'"'s' \
+	'		r = write_sysctl(ns->sysctls[i]->name, ns->sysctls[i]->value);' '		r = 0;'
+mutant ns-ipc-inherited plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
+	'a restored IPC namespace is made again in every process that inherited it' \
+	'	if (ni->inherited)
+		return 0;
+	r = read_image(ctx, ni->id, &ns);' '	r = read_image(ctx, ni->id, &ns);'
+mutant ns-ipc-owner plugins/ns/ipc.c 'e2e-ipc-owned-refused' \
+	'an IPC namespace owned by the task'"'"'s user namespace is not refused (its ids would be crf'"'"'s view)' \
+	'	r = ns_check_owner(obj, fd);
+	if (r >= 0)
+		r = read_ns' '	r = 0;
+	if (r >= 0)
+		r = read_ns'
+mutant ns-ipc-shm-let-through plugins/ns/ipc.c 'e2e-ipc-shm-refused' \
+	'SysV shared memory in an IPC namespace is not refused (and not restored)' \
+	'	int r = list_ids("shm", &ids, &n);
+
+	if (r < 0 || !n)' '	int r = list_ids("shm", &ids, &n);
+
+	if (r < 0 || 1)'
+mutant ns-ipc-mqueue-let-through plugins/ns/ipc.c 'e2e-ipc-mqueue-refused' \
+	'POSIX message queues in an IPC namespace are not refused (and not restored)' \
+	'		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))' '		if (0)'
+mutant special-uts-match tests/plugins/special.c 'e2e-special-uts-kind-off-refused' \
+	'the test plugin'"'"'s UTS handler no longer matches: ns claims its namespace by name' \
+	'	return obj->data && uts_read(obj->pid, &u) >= 0 &&' '	return !obj->data && uts_read(obj->pid, &u) >= 0 &&'
 
 # --- ns plugin: mount namespaces (plugins/ns/mnt*.c, docs/ns-mnt.md) ---
 mutant ns-mnt-tmpfs-file-lost plugins/ns/mnt-tmpfs.c 'e2e-mnt-kill' \

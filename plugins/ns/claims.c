@@ -107,7 +107,7 @@ static int ns_link(pid_t pid, pid_t tid, const char *kind, char *buf, size_t len
 	return 0;
 }
 
-/* Who claims namespace @link of thread @tid: 1 a handler (@o: whose, ns's too), 0 none, <0. */
+/* Who claims namespace @link of thread @tid: 1 a handler (@o says whose, ns's own too), 0 none, <0. */
 static int owner(struct crf_ctx *ctx, pid_t pid, pid_t tid, const char *kind, const char *link,
 		 struct crf_kind_owner *o)
 {
@@ -122,7 +122,7 @@ static int owner(struct crf_ctx *ctx, pid_t pid, pid_t tid, const char *kind, co
 		return 0;
 	if (r < 0)
 		return r;
-	/* This plugin's own handlers (user, pid_for_children, mnt) are recorded as any other's. */
+	/* This plugin's own handlers (user, pid_for_children, mnt, uts, ipc, time) are recorded as any other's. */
 	return 1;
 }
 
@@ -317,9 +317,13 @@ static int open_own(struct ns_state *s)
 
 	for (size_t i = 0; i < N_KINDS; i++) {
 		s->own[i] = -1;
-		if (strstr(ns_kinds[i], "_for_children"))
+		/* Joining crf's time namespace makes it the children's too (time.c). */
+		if (!strcmp(ns_kinds[i], "time_for_children"))
+			snprintf(path, sizeof(path), "/proc/self/ns/time");
+		else if (strstr(ns_kinds[i], "_for_children"))
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_kinds[i]);
+		else
+			snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_kinds[i]);
 		s->own[i] = open(path, O_RDONLY | O_CLOEXEC);
 		if (s->own[i] < 0 && errno != ENOENT)
 			return crf_error_errno(errno, "%s", path);

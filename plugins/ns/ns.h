@@ -64,4 +64,27 @@ int ns_pidfc_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 int ns_pidfc_restore(struct crf_ctx *ctx, const struct crf_object *obj);
 int ns_pidfc_restore_task(struct crf_ctx *ctx, bool after_user);
 
+/*
+ * uts.c, time.c, ipc.c (ns-uts-ipc-time.md): the ns plugin's own handlers of
+ * those kinds, and what they share.
+ */
+int ns_uts_dump(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_uts_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_time_dump(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_time_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_timefc_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_ipc_dump(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_ipc_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+/* The fd of namespace @kind of the thread of CRF_OBJ_NS object @obj, or -errno (logged). */
+int ns_open_of(const struct crf_object *obj, const char *kind);
+/* 0 when namespace @nsfd (of @obj) is owned by crf's user namespace, else -errno (logged). */
+int ns_check_owner(const struct crf_object *obj, int nsfd);
+/*
+ * Run @fn in a child of crf that joined namespace @nsfd (setns @nstype):
+ * it writes exactly @len bytes to @out, read into @buf.  0, or -errno (not
+ * logged: -EIO when the child failed).
+ */
+int ns_in_child(int nsfd, int nstype, int (*fn)(int out, void *arg), void *arg, void *buf,
+		size_t len);
+
 #endif

@@ -32,6 +32,7 @@
 #include "mm.pb-c.h"
 #include "ns.pb-c.h"
 #include "pstree.pb-c.h"
+#include "time.pb-c.h"
 
 static const ProtobufCMessageDescriptor *const schemas[] = {
 	&crf__core__process__descriptor,       &crf__core__task_core__descriptor,
@@ -40,7 +41,7 @@ static const ProtobufCMessageDescriptor *const schemas[] = {
 	&crf__files__pipe__descriptor,	       &crf__files__shared_fd__descriptor,
 	&crf__files__tty__descriptor,	       &crf__files__unlinked_file__descriptor,
 	&crf__files__external__descriptor,     &crf__cgroup__task_cgroups__descriptor,
-	&crf__ns__ns_claim__descriptor,
+	&crf__ns__ns_claim__descriptor,	       &crf__ns__time_ns__descriptor,
 };
 
 struct recs {

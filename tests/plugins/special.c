@@ -10,10 +10,13 @@
  *                    as the task sees them, go to the
  *                    blob special-vma-PID-START.img; the restore makes a
  *                    new memfd with them and maps it at the same address.
- *   "uts"            (CRF_OBJ_NS, by name) a UTS namespace: its hostname and
- *                    domain name go to special-uts-INODE.img, once per
- *                    namespace; the restore unshares one and sets them, in
- *                    the first task that has it (the others inherit it).
+ *   "uts"            (CRF_OBJ_NS, by @match) a UTS namespace whose hostname
+ *                    starts "crf-special" (a match beats the ns plugin's
+ *                    "uts" handler, which claims the others by name): its
+ *                    hostname and domain name go to special-uts-INODE.img,
+ *                    once per namespace; the restore unshares one and sets
+ *                    them, in the first task that has it (the others
+ *                    inherit it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +34,7 @@
 #include <crf/restore.h>
 
 #define MEMFD_PATH "/memfd:crf-test-special"
+#define UTS_PREFIX "crf-special"
 
 static bool special_match(const struct crf_object *obj)
 {
@@ -164,6 +168,15 @@ static int uts_read(pid_t pid, struct utsname *u)
 	return 0;
 }
 
+/* Asked at every dispatch of a UTS namespace (and by ns, which records who claimed it). */
+static bool special_uts_match(const struct crf_object *obj)
+{
+	struct utsname u;
+
+	return obj->data && uts_read(obj->pid, &u) >= 0 &&
+	       !strncmp(u.nodename, UTS_PREFIX, strlen(UTS_PREFIX));
+}
+
 static int uts_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 {
 	const struct crf_ns_info *ni = obj->data;
@@ -231,7 +244,8 @@ CRF_PLUGIN(
 	.kinds = CRF_KINDS(
 		{ .cls = CRF_OBJ_VMA, .name = "special-memfd", .match = special_match,
 		  .dump = vma_dump, .restore = vma_restore },
-		{ .cls = CRF_OBJ_NS, .name = "uts", .dump = uts_dump, .restore = uts_restore }
+		{ .cls = CRF_OBJ_NS, .name = "uts", .match = special_uts_match,
+		  .dump = uts_dump, .restore = uts_restore }
 	),
 );
 /* clang-format on */

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wl-ipc [shm|mqueue]: an IPC namespace of the tree's own, restored by the ns
+ * plugin.  unshare(CLONE_NEWIPC), then:
+ *
+ *   ipc sysctls changed (msgmnb, msgmax, msgmni, sem, shm_rmid_forced,
+ *   shmmax, fs/mqueue/msg_max)
+ *   a message queue with a key, owner 1000:1001, mode 0640, four messages
+ *   of types 5, 1, 5, 9 (one empty), qbytes lowered; a private one at id
+ *   4242 made by uid 1234 / gid 2345 (its cuid/cgid), with one message
+ *   a semaphore set with a key, three semaphores 0, 42, 32767, mode 0604
+ *
+ * After the restore: a namespace not the one it started in, the same
+ * sysctls, every object at its id with its key, owner, creator, mode,
+ * queue size, messages (read in order, their types and bytes) and values;
+ * a child forked before the unshare still in the first namespace, one
+ * forked after it in the workload's.
+ * shm: a SysV shared memory segment too; mqueue: a POSIX message queue
+ * (its fd closed): both refused at the dump, the state intact after it.
+ * owned: the IPC namespace is unshared with a user namespace, which owns
+ * it (no object in it): refused, as its objects' ids would be restored
+ * as crf's user namespace sees them.
+ */
+#include "wl.h"
+
+#include <fcntl.h>
+#include <mqueue.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *const sysctls[][2] = {
+	{"kernel/msgmnb", "20000"},	 {"kernel/msgmax", "4000"},
+	{"kernel/msgmni", "77"},	 {"kernel/sem", "100\t3200\t16\t64"},
+	{"kernel/shm_rmid_forced", "1"}, {"kernel/shmmax", "123456789"},
+	{"fs/mqueue/msg_max", "17"},
+};
+static const struct {
+	long type;
+	const char *text;
+} msgs[] = {{5, "first of five"}, {1, "one"}, {5, ""}, {9, "nine, the last"}};
+
+#define KEY_Q	0x5eed01
+#define KEY_SEM 0x5eed02
+#define PRIV_ID 4242
+
+static int q, priv, sem, shm = -1;
+
+static void set(const char *name, const char *value)
+{
+	char path[96];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/sys/%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, value, strlen(value)) != (ssize_t)strlen(value))
+		wl_fail("write %s: %m", path);
+	close(fd);
+}
+
+static void send(int id, long type, const char *text)
+{
+	struct {
+		long type;
+		char text[64];
+	} m = {type, ""};
+
+	snprintf(m.text, sizeof(m.text), "%s", text);
+	if (msgsnd(id, &m, strlen(text), IPC_NOWAIT) < 0)
+		wl_fail("msgsnd: %m");
+}
+
+static void setup(void)
+{
+	struct msqid_ds ds;
+	struct semid_ds sds;
+	unsigned short v[3] = {0, 42, 32767};
+	char id[16];
+
+	for (size_t i = 0; i < sizeof(sysctls) / sizeof(sysctls[0]); i++)
+		set(sysctls[i][0], sysctls[i][1]);
+	q = msgget(KEY_Q, IPC_CREAT | 0600);
+	if (q < 0 || msgctl(q, IPC_STAT, &ds) < 0)
+		wl_fail("msgget: %m");
+	ds.msg_perm.uid = 1000;
+	ds.msg_perm.gid = 1001;
+	ds.msg_perm.mode = 0640;
+	ds.msg_qbytes = 9000;
+	if (msgctl(q, IPC_SET, &ds) < 0)
+		wl_fail("msgctl IPC_SET: %m");
+	for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++)
+		send(q, msgs[i].type, msgs[i].text);
+	snprintf(id, sizeof(id), "%d", PRIV_ID);
+	set("kernel/msg_next_id", id);
+	if (setegid(2345) < 0 || seteuid(1234) < 0)
+		wl_fail("seteuid: %m");
+	priv = msgget(IPC_PRIVATE, 0666);
+	if (seteuid(0) < 0 || setegid(0) < 0)
+		wl_fail("seteuid back: %m");
+	if (priv != PRIV_ID)
+		wl_fail("msgget at id %d: %d %m", PRIV_ID, priv);
+	send(priv, 3, "private");
+	sem = semget(KEY_SEM, 3, IPC_CREAT | 0600);
+	if (sem < 0 || semctl(sem, 0, SETALL, v) < 0 || semctl(sem, 0, IPC_STAT, &sds) < 0)
+		wl_fail("semget: %m");
+	sds.sem_perm.mode = 0604;
+	if (semctl(sem, 0, IPC_SET, &sds) < 0)
+		wl_fail("semctl IPC_SET: %m");
+}
+
+static void check_sysctls(void)
+{
+	char path[96], now[128];
+
+	for (size_t i = 0; i < sizeof(sysctls) / sizeof(sysctls[0]); i++) {
+		snprintf(path, sizeof(path), "/proc/sys/%s", sysctls[i][0]);
+		if (wl_read_file(path, now, sizeof(now)) < 0)
+			wl_fail("read %s: %m", path);
+		now[strcspn(now, "\n")] = '\0';
+		WL_CHECK(!strcmp(now, sysctls[i][1]), "%s is '%s', not '%s'", sysctls[i][0], now,
+			 sysctls[i][1]);
+	}
+}
+
+static void check_msg(int id, long type, const char *text)
+{
+	struct {
+		long type;
+		char text[64];
+	} m;
+	ssize_t n = msgrcv(id, &m, sizeof(m.text), 0, IPC_NOWAIT);
+
+	WL_CHECK(n >= 0, "queue %d: no message (%m), wanted type %ld '%s'", id, type, text);
+	WL_CHECK(m.type == type && (size_t)n == strlen(text) && !memcmp(m.text, text, (size_t)n),
+		 "queue %d: message type %ld '%.*s', wanted type %ld '%s'", id, m.type, (int)n,
+		 m.text, type, text);
+}
+
+static void check_objects(void)
+{
+	struct msqid_ds ds;
+	struct semid_ds sds;
+	unsigned short v[3];
+
+	WL_CHECK(msgget(KEY_Q, 0) == q, "the queue of key 0x%x is id %d, not %d", KEY_Q,
+		 msgget(KEY_Q, 0), q);
+	WL_CHECK(msgctl(q, IPC_STAT, &ds) == 0, "queue %d: %m", q);
+	WL_CHECK(ds.msg_perm.uid == 1000 && ds.msg_perm.gid == 1001 &&
+			 (ds.msg_perm.mode & 0777) == 0640 && ds.msg_qbytes == 9000 &&
+			 ds.msg_qnum == 4,
+		 "queue %d: %u:%u mode %o qbytes %lu qnum %lu", q, ds.msg_perm.uid, ds.msg_perm.gid,
+		 ds.msg_perm.mode, (unsigned long)ds.msg_qbytes, (unsigned long)ds.msg_qnum);
+	WL_CHECK(msgctl(priv, IPC_STAT, &ds) == 0, "queue %d: %m", priv);
+	WL_CHECK(ds.msg_perm.cuid == 1234 && ds.msg_perm.cgid == 2345 && ds.msg_perm.__key == 0 &&
+			 (ds.msg_perm.mode & 0777) == 0666,
+		 "queue %d: creator %u:%u key %d mode %o", priv, ds.msg_perm.cuid, ds.msg_perm.cgid,
+		 ds.msg_perm.__key, ds.msg_perm.mode);
+	for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++)
+		check_msg(q, msgs[i].type, msgs[i].text);
+	check_msg(priv, 3, "private");
+	WL_CHECK(semget(KEY_SEM, 0, 0) == sem, "the semaphores of key 0x%x are not id %d", KEY_SEM,
+		 sem);
+	WL_CHECK(semctl(sem, 0, IPC_STAT, &sds) == 0 && sds.sem_nsems == 3 &&
+			 (sds.sem_perm.mode & 0777) == 0604,
+		 "semaphores %d: %lu, mode %o", sem, (unsigned long)sds.sem_nsems,
+		 sds.sem_perm.mode);
+	WL_CHECK(semctl(sem, 0, GETALL, v) == 0 && v[0] == 0 && v[1] == 42 && v[2] == 32767,
+		 "semaphores %d: %u %u %u", sem, v[0], v[1], v[2]);
+}
+
+static void link_of(pid_t pid, char *out, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", (int)pid);
+	n = readlink(path, out, len - 1);
+	if (n < 0)
+		wl_fail("readlink %s: %m", path);
+	out[n] = '\0';
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	char start[96], now[96], child[96];
+	pid_t outside, inside;
+
+	wl_init("ipc");
+	bool owned = !strcmp(mode, "owned");
+
+	if (argc > 2 || (*mode && strcmp(mode, "shm") && strcmp(mode, "mqueue") && !owned))
+		wl_fail("usage: wl-ipc [shm|mqueue|owned]");
+	link_of(getpid(), start, sizeof(start));
+	outside = fork();
+	if (outside < 0)
+		wl_fail("fork: %m");
+	if (outside == 0)
+		for (;;)
+			pause();
+	if (unshare(CLONE_NEWIPC | (owned ? CLONE_NEWUSER : 0)) < 0)
+		wl_fail("unshare(CLONE_NEWIPC): %m");
+	if (!owned)
+		setup();
+	if (!strcmp(mode, "shm") && (shm = shmget(0x5eed03, 8192, IPC_CREAT | 0600)) < 0)
+		wl_fail("shmget: %m");
+	if (!strcmp(mode, "mqueue")) {
+		struct mq_attr a = {.mq_maxmsg = 4, .mq_msgsize = 64};
+		mqd_t m = mq_open("/crf-wl-ipc", O_CREAT | O_RDWR, 0600, &a);
+
+		if (m == (mqd_t)-1 || mq_send(m, "kept", 4, 3) < 0)
+			wl_fail("mq_open: %m");
+		mq_close(m);
+	}
+	inside = fork();
+	if (inside < 0)
+		wl_fail("fork: %m");
+	if (inside == 0)
+		for (;;)
+			pause();
+	wl_ready();
+	wl_wait_verify();
+	link_of(getpid(), now, sizeof(now));
+	WL_CHECK(strcmp(now, start), "in the IPC namespace it started in, %s", now);
+	link_of(inside, child, sizeof(child));
+	WL_CHECK(!strcmp(now, child), "child 'inside' is in %s, its parent in %s", child, now);
+	if (owned)
+		return 0;
+	link_of(outside, now, sizeof(now));
+	WL_CHECK(!strcmp(now, start), "child 'outside' is in %s, not %s", now, start);
+	check_sysctls();
+	check_objects();
+	if (shm >= 0)
+		WL_CHECK(shmget(0x5eed03, 0, 0) == shm, "the shm segment is gone");
+	if (!strcmp(mode, "mqueue")) {
+		mqd_t m = mq_open("/crf-wl-ipc", O_RDONLY);
+
+		WL_CHECK(m != (mqd_t)-1, "the POSIX message queue is gone: %m");
+	}
+	kill(outside, SIGKILL);
+	kill(inside, SIGKILL);
+	waitpid(outside, NULL, 0);
+	waitpid(inside, NULL, 0);
+	return 0;
+}
