@@ -6,6 +6,7 @@
 
 #include "inet.h"
 #include "net.h"
+#include "netns.h"
 #include "unix.h"
 
 struct net_state *net_state(struct crf_ctx *ctx)
@@ -62,7 +63,8 @@ CRF_PLUGIN(
 	.version = "0.2.0",
 	.description = "unix sockets (pairs, listeners and their connections, names, queues, "
 		       "shutdown), TCP (unconnected, listening, established through TCP_REPAIR) "
-		       "and UDP sockets; net namespaces: not yet",
+		       "and UDP sockets; net namespaces (netns*.c: lo, addresses, routes, sysctls, "
+		       "nftables)",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = net_probe,
 		[CRF_STAGE_DUMP_PAUSE] = inet_dump_pause,
@@ -77,10 +79,11 @@ CRF_PLUGIN(
 		{ .cls = CRF_OBJ_FD, .name = "unix", .dump = net_unix_dump,
 		  .restore = net_unix_restore },
 		{ .cls = CRF_OBJ_FD, .name = "tcp", .dump = inet_dump, .restore = inet_restore },
-		{ .cls = CRF_OBJ_FD, .name = "udp", .dump = inet_dump, .restore = inet_restore }
+		{ .cls = CRF_OBJ_FD, .name = "udp", .dump = inet_dump, .restore = inet_restore },
+		{ .cls = CRF_OBJ_NS, .name = "net", .dump = netns_dump, .restore = netns_restore }
 	),
 	.config_keys = CRF_STRINGS("tcp-established", "skip-in-flight", "unix-peercred-crf"),
 	.schemas = CRF_SCHEMAS(&crf__net__inet_sk__descriptor, &crf__net__net_lock__descriptor,
-			       &crf__net__unix_sk__descriptor),
+			       &crf__net__unix_sk__descriptor, &crf__net__net_ns__descriptor),
 );
 /* clang-format on */
