@@ -321,7 +321,7 @@ mutant core-cpu-area core/task/cpu.c 'e2e-core-refused' \
 mutant core-stdio-closed core/restore/rst-fds.c 'e2e-stdio-closed-kill e2e-stdio-daemon-kill' \
 	'crf restore'"'"'s fds 0-2 stay open in a task that had them closed' \
 	'	int next = 0;' '	int next = 3;'
-mutant core-ns-refused core/dump/dump-objects.c 'e2e-ns-net-refused e2e-ns-uts-refused e2e-ns-mnt-refused' \
+mutant core-ns-refused core/dump/dump-objects.c 'e2e-netns-vxlan-refused e2e-ns-uts-refused e2e-ns-mnt-refused' \
 	'every namespace is taken for crf'"'"'s own: none is refused' \
 	'	else if (mine && !strcmp(link, mine))
 		return 0;' \
@@ -888,6 +888,50 @@ mutant unix-chroot-root-ignored plugins/net/unix-dump.c 'e2e-unix-chroot-refused
 	'a path name bound under a chrooted task'"'"'s root is bound in crf'"'"'s root at the restore' \
 	'	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)' \
 	'	if (1 || a.st_ino == b.st_ino)'
+# net: network namespaces (docs/ns-net.md)
+mutant netns-addr-label plugins/net/netns.c 'e2e-netns-lo-kill' \
+	'an IPv4 address'"'"'s label is not saved: the restored address has none' \
+	'	if (r >= 0 && rtnl_addr_get_label(a) && s->family == AF_INET) {' \
+	'	if (0 && r >= 0 && rtnl_addr_get_label(a) && s->family == AF_INET) {'
+mutant netns-lifetime plugins/net/netns.c 'e2e-netns-lifetime-refused' \
+	'an address with a lifetime is saved as a permanent one' \
+	'	if (rtnl_addr_get_valid_lifetime(a) != 0xffffffffu ||' \
+	'	if (0 && rtnl_addr_get_valid_lifetime(a) != 0xffffffffu ||'
+mutant netns-link-kind plugins/net/netns.c 'e2e-netns-vxlan-refused' \
+	'a link of any kind is taken for lo' \
+	'		return "loopback";
+	return NULL;' \
+	'		return "loopback";
+	return "loopback";'
+mutant netns-mtu plugins/net/netns-restore.c 'e2e-netns-lo-kill' \
+	'a link'"'"'s MTU and queue length are not set again (nor checked)' \
+	'		rtnl_link_set_mtu(chg, ln->mtu);
+		rtnl_link_set_txqlen(chg, ln->txqlen);' \
+	'' \
+	'		if (!l || rtnl_link_get_mtu(l) != ln->mtu || rtnl_link_get_txqlen(l) != ln->txqlen ||' \
+	'		if (!l ||'
+mutant netns-route-table plugins/net/netns-route.c 'e2e-netns-lo-kill' \
+	'the routes of table 100 are not saved' \
+	'	if (w->r < 0 || (rtnl_route_get_flags(r) & RTM_F_CLONED))' \
+	'	if (w->r < 0 || (rtnl_route_get_flags(r) & RTM_F_CLONED) || rtnl_route_get_table(r) == 100)'
+mutant netns-sysctl plugins/net/netns-sysctl.c 'e2e-netns-lo-kill' \
+	'net.core.somaxconn is not saved' \
+	'	"core/somaxconn",' '	"core/somaxconn-not",'
+mutant netns-nft plugins/net/netns-check.c 'e2e-netns-lo-kill' \
+	'the nftables ruleset is not replayed at restore' \
+	'	if (!ns->nft_ruleset)
+		return 0;' \
+	'	if (1 || !ns->nft_ruleset)
+		return 0;'
+mutant netns-rules plugins/net/netns-check.c 'e2e-netns-rule-refused' \
+	'routing rules of its own are not refused (nor restored)' \
+	'	if (strcmp(have->text, fresh->text))' '	if (0)'
+mutant netns-tcp plugins/net/netns-check.c 'e2e-netns-tcp-refused' \
+	'a TCP connection in the namespace is dumped, its network lock taken in crf'"'"'s namespace' \
+	'	if (r > 0)
+		return crf_error_errno(ENOTSUP,' \
+	'	if (0)
+		return crf_error_errno(ENOTSUP,'
 
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a
