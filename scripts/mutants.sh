@@ -895,8 +895,9 @@ mutant netns-addr-label plugins/net/netns.c 'e2e-netns-lo-kill' \
 	'	if (0 && r >= 0 && rtnl_addr_get_label(a) && s->family == AF_INET) {'
 mutant netns-lifetime plugins/net/netns.c 'e2e-netns-lifetime-refused' \
 	'an address with a lifetime is saved as a permanent one' \
-	'	if (rtnl_addr_get_valid_lifetime(a) != 0xffffffffu ||' \
-	'	if (0 && rtnl_addr_get_valid_lifetime(a) != 0xffffffffu ||'
+	'	if (rtnl_addr_get_valid_lifetime(a) != 0xffffffffu ||
+	    rtnl_addr_get_preferred_lifetime(a) != 0xffffffffu)' \
+	'	if (0)'
 mutant netns-link-kind plugins/net/netns.c 'e2e-netns-vxlan-refused' \
 	'a link of any kind is taken for lo' \
 	'		return "loopback";
