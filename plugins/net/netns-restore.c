@@ -10,12 +10,15 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <linux/rtnetlink.h>
 
 #include <netlink/netlink.h>
 #include <netlink/route/addr.h>
@@ -50,7 +53,7 @@ static void saved_key(const Crf__Net__NsAddr *s, char *buf, size_t size)
 		 size);
 }
 
-static void live_key(struct rtnl_addr *a, char *buf, size_t size)
+static void live_key(struct rtnl_addr *a, uint32_t ignore, char *buf, size_t size)
 {
 	struct nl_addr *l = rtnl_addr_get_local(a), *p = rtnl_addr_get_peer(a);
 	bool peer = p && nl_addr_cmp(p, l);
@@ -58,7 +61,7 @@ static void live_key(struct rtnl_addr *a, char *buf, size_t size)
 	addr_key((uint32_t)rtnl_addr_get_family(a), nl_addr_get_binary_addr(l),
 		 nl_addr_get_len(l), (uint32_t)rtnl_addr_get_prefixlen(a),
 		 peer ? nl_addr_get_binary_addr(p) : NULL, peer ? nl_addr_get_len(p) : 0,
-		 (uint32_t)rtnl_addr_get_scope(a), rtnl_addr_get_flags(a),
+		 (uint32_t)rtnl_addr_get_scope(a), rtnl_addr_get_flags(a) & ~ignore,
 		 rtnl_addr_get_family(a) == AF_INET ? rtnl_addr_get_label(a) : NULL, buf, size);
 }
 
@@ -83,7 +86,13 @@ static void addr_cb(struct nl_object *o, void *arg)
 
 	if (w->r < 0 || rtnl_addr_get_ifindex(a) != w->ifindex)
 		return;
-	live_key(a, key, sizeof(key));
+	/*
+	 * An address the kernel made as the link went up (IPv6 link-local)
+	 * may still be tentative: it is the dump's, it is not deleted, and
+	 * the last walks wait for it.
+	 */
+	live_key(a, w->delete ? (uint32_t)(IFA_F_TENTATIVE | IFA_F_OPTIMISTIC) : 0, key,
+		 sizeof(key));
 	for (size_t i = 0; i < w->ln->n_addrs; i++) {
 		saved_key(w->ln->addrs[i], want, sizeof(want));
 		if (!strcmp(key, want)) {
@@ -152,9 +161,21 @@ static int addr_add(struct nl_sock *sk, int ifindex, const Crf__Net__NsAddr *s, 
 	return e;
 }
 
+/*
+ * An IPv6 link-local address of a link other than lo is the kernel's, made
+ * from the MAC address (restored) once the link has a carrier: waited for,
+ * not added (it would race the kernel, and show nodad).
+ */
+static bool kernel_made(const Crf__Net__NsLink *ln, const Crf__Net__NsAddr *s)
+{
+	return s->family == AF_INET6 && s->scope == RT_SCOPE_LINK && s->local.len == 16 &&
+	       s->local.data[0] == 0xfe && (s->local.data[1] & 0xc0) == 0x80 &&
+	       strcmp(ln->kind, "loopback");
+}
+
 /* Delete what the link has and the dump had not, add what it lacks, check. */
-static int link_addrs(struct nl_sock *sk, const Crf__Net__NsLink *ln, int ifindex,
-		      const char *what)
+int netns_link_addrs(struct nl_sock *sk, const Crf__Net__NsLink *ln, int ifindex,
+		     const char *what)
 {
 	struct addr_walk w = {.sk = sk, .ln = ln, .ifindex = ifindex, .delete = true, .what = what};
 	char key[KEY_MAX];
@@ -165,7 +186,7 @@ static int link_addrs(struct nl_sock *sk, const Crf__Net__NsLink *ln, int ifinde
 		return crf_error_errno(ENOMEM, "%s: addresses", what);
 	r = walk_addrs(&w);
 	for (size_t i = 0; r >= 0 && i < ln->n_addrs; i++) {
-		if (w.have[i])
+		if (w.have[i] || kernel_made(ln, ln->addrs[i]))
 			continue;
 		e = addr_add(sk, ifindex, ln->addrs[i], !strcmp(ln->kind, "loopback"));
 		saved_key(ln->addrs[i], key, sizeof(key));
@@ -174,8 +195,8 @@ static int link_addrs(struct nl_sock *sk, const Crf__Net__NsLink *ln, int ifinde
 					    ln->name, key, nl_geterror(e));
 	}
 	w.delete = false;
-	/* IPv6 addresses are tentative for a moment: wait (at most 3 s). */
-	for (int round = 0; r >= 0 && round < 300; round++) {
+	/* IPv6 addresses are tentative for a moment (a second on a veth): wait, 5 s at most. */
+	for (int round = 0; r >= 0 && round < 500; round++) {
 		bool all = true;
 
 		if (round)
@@ -247,22 +268,36 @@ static int check_links(struct nl_sock *sk, const Crf__Net__NetNs *ns, const char
 	return e;
 }
 
-static int build(struct nl_sock *sk, const Crf__Net__NetNs *ns, const char *what)
+/* The links first: lo is there, a veth is made with its peer from crf's namespace (@hsk). */
+static int make_link(struct nl_sock *hsk, const Crf__Net__NsLink *ln, int nsfd, const char *what)
+{
+	if (!strcmp(ln->kind, "loopback"))
+		return 0;
+	if (!strcmp(ln->kind, "veth") && hsk)
+		return netns_veth_make(hsk, ln, nsfd, what);
+	return crf_error_errno(EBADMSG, "%s: link '%s' of kind '%s'", what, ln->name, ln->kind);
+}
+
+static int build(struct nl_sock *sk, struct nl_sock *hsk, int nsfd, const Crf__Net__NetNs *ns,
+		 const char *what)
 {
 	int *ifindex = calloc(ns->n_links + 1, sizeof(*ifindex));
 	int r = ifindex ? 0 : crf_error_errno(ENOMEM, "%s", what);
 
 	for (size_t i = 0; r >= 0 && i < ns->n_links; i++)
-		r = strcmp(ns->links[i]->kind, "loopback")
-			    ? crf_error_errno(EBADMSG, "%s: link '%s' of kind '%s'", what,
-					      ns->links[i]->name, ns->links[i]->kind)
-			    : link_set(sk, ns->links[i], false, &ifindex[i], what);
+		r = make_link(hsk, ns->links[i], nsfd, what);
+	for (size_t i = 0; r >= 0 && i < ns->n_links; i++)
+		r = link_set(sk, ns->links[i], false, &ifindex[i], what);
 	if (r >= 0)
 		r = netns_sysctl_restore(ns, what);
 	for (size_t i = 0; r >= 0 && i < ns->n_links; i++)
 		r = link_set(sk, ns->links[i], true, &ifindex[i], what);
+	/* The peers up first: a veth's carrier, and its link-local address, wait for them. */
 	for (size_t i = 0; r >= 0 && i < ns->n_links; i++)
-		r = link_addrs(sk, ns->links[i], ifindex[i], what);
+		if (ns->links[i]->peer)
+			r = netns_veth_peer_set(hsk, ns->links[i], what);
+	for (size_t i = 0; r >= 0 && i < ns->n_links; i++)
+		r = netns_link_addrs(sk, ns->links[i], ifindex[i], what);
 	if (r >= 0)
 		r = netns_routes_restore(sk, ns, what);
 	if (r >= 0)
@@ -295,8 +330,9 @@ static int read_image(struct crf_ctx *ctx, uint64_t id, Crf__Net__NetNs **ns)
 int netns_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 {
 	const struct crf_ns_info *ni = obj->data;
+	struct nl_sock *sk = NULL, *hsk = NULL;
 	Crf__Net__NetNs *ns = NULL;
-	struct nl_sock *sk = NULL;
+	int nsfd = -1;
 	char what[128];
 	int r;
 
@@ -304,14 +340,24 @@ int netns_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 		return 0;
 	snprintf(what, sizeof(what), "pid %d: net namespace %s", (int)obj->pid, obj->desc);
 	r = read_image(ctx, ni->id, &ns);
+	/* A socket of crf's namespace, for the veths' peers: it stays there. */
+	for (size_t i = 0; r >= 0 && !hsk && i < ns->n_links; i++)
+		if (ns->links[i]->peer)
+			r = netns_nl_open(&hsk, what);
 	if (r >= 0 && unshare(CLONE_NEWNET) < 0)
 		r = crf_error_errno(errno, "%s: unshare(CLONE_NEWNET)", what);
+	if (r >= 0 && (nsfd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
+		r = crf_error_errno(errno, "%s: /proc/thread-self/ns/net", what);
 	if (r >= 0)
 		r = netns_nl_open(&sk, what);
 	if (r >= 0)
-		r = build(sk, ns, what);
+		r = build(sk, hsk, nsfd, ns, what);
 	if (r >= 0)
 		crf_debug("restored %s", what);
+	if (nsfd >= 0)
+		close(nsfd);
+	if (hsk)
+		nl_socket_free(hsk);
 	if (sk)
 		nl_socket_free(sk);
 	if (ns)

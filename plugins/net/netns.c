@@ -144,10 +144,13 @@ static const char *link_kind(struct rtnl_link *l)
 	if (!type && rtnl_link_get_arptype(l) == ARPHRD_LOOPBACK &&
 	    !strcmp(rtnl_link_get_name(l), "lo"))
 		return "loopback";
+	if (type && !strcmp(type, "veth"))
+		return "veth";
 	return NULL;
 }
 
-static int check_link(struct rtnl_link *l, const char *what)
+/* @peer: a veth's other end, in crf's namespace, which may be a bridge port. */
+static int check_link(struct rtnl_link *l, bool peer, const char *what)
 {
 	const char *name = rtnl_link_get_name(l), *type = rtnl_link_get_type(l);
 	unsigned int flags = rtnl_link_get_flags(l);
@@ -155,7 +158,7 @@ static int check_link(struct rtnl_link *l, const char *what)
 	if (!link_kind(l))
 		return crf_error_errno(ENOTSUP,
 				       "%s: link '%s' (kind %s) cannot be restored: crf restores "
-				       "the loopback link only",
+				       "lo and veth links only",
 				       what, name, type ? type : "none, a device");
 	if (flags & ~LINK_FLAGS_KNOWN)
 		return crf_error_errno(ENOTSUP, "%s: link '%s': flags %#x are not restored", what,
@@ -166,28 +169,50 @@ static int check_link(struct rtnl_link *l, const char *what)
 	if (rtnl_link_get_group(l))
 		return crf_error_errno(ENOTSUP, "%s: link '%s': group %u is not restored", what,
 				       name, rtnl_link_get_group(l));
-	if (rtnl_link_get_master(l))
+	if (!peer && rtnl_link_get_master(l))
 		return crf_error_errno(ENOTSUP, "%s: link '%s' is a port of another link", what,
 				       name);
 	return 0;
 }
 
+int netns_link_fill(struct rtnl_link *l, struct nl_cache *addrs, Crf__Net__NsLink *ln, bool peer,
+		    const char *what)
+{
+	struct addr_walk aw = {.ifindex = rtnl_link_get_ifindex(l), .ln = ln, .what = what};
+	int r = check_link(l, peer, what);
+
+	if (r < 0)
+		return r;
+	ln->name = strdup(rtnl_link_get_name(l));
+	ln->kind = strdup(link_kind(l));
+	if (!ln->name || !ln->kind)
+		return -ENOMEM;
+	ln->ifindex = (uint32_t)rtnl_link_get_ifindex(l);
+	ln->mtu = rtnl_link_get_mtu(l);
+	ln->up = rtnl_link_get_flags(l) & IFF_UP;
+	ln->txqlen = rtnl_link_get_txqlen(l);
+	if (rtnl_link_get_addr(l)) {
+		ln->has_mac = true;
+		r = copy_bytes(&ln->mac, rtnl_link_get_addr(l));
+	}
+	aw.r = r;
+	nl_cache_foreach(addrs, addr_cb, &aw);
+	return aw.r;
+}
+
 struct link_walk {
 	Crf__Net__NetNs *ns;
 	struct nl_cache *addrs;
+	int own; /* crf's own namespace */
 	const char *what;
 	int r;
 };
 
 static int link_of(struct rtnl_link *l, struct link_walk *w)
 {
-	struct addr_walk aw = {.ifindex = rtnl_link_get_ifindex(l), .what = w->what};
-	Crf__Net__NsLink *ln;
-	int r = check_link(l, w->what);
+	Crf__Net__NsLink *ln = malloc(sizeof(*ln));
+	int r;
 
-	if (r < 0)
-		return r;
-	ln = malloc(sizeof(*ln));
 	if (!ln)
 		return -ENOMEM;
 	crf__net__ns_link__init(ln);
@@ -196,21 +221,10 @@ static int link_of(struct rtnl_link *l, struct link_walk *w)
 		free(ln);
 		return r;
 	}
-	ln->name = strdup(rtnl_link_get_name(l));
-	ln->kind = strdup(link_kind(l));
-	if (!ln->name || !ln->kind)
-		return -ENOMEM;
-	ln->mtu = rtnl_link_get_mtu(l);
-	ln->up = rtnl_link_get_flags(l) & IFF_UP;
-	ln->txqlen = rtnl_link_get_txqlen(l);
-	if (rtnl_link_get_addr(l)) {
-		ln->has_mac = true;
-		r = copy_bytes(&ln->mac, rtnl_link_get_addr(l));
-	}
-	aw.ln = ln;
-	aw.r = r;
-	nl_cache_foreach(w->addrs, addr_cb, &aw);
-	return aw.r;
+	r = netns_link_fill(l, w->addrs, ln, false, w->what);
+	if (r >= 0 && !strcmp(ln->kind, "veth"))
+		r = netns_veth_dump(l, ln, w->own, w->what);
+	return r;
 }
 
 static void link_cb(struct nl_object *o, void *arg)
@@ -222,10 +236,10 @@ static void link_cb(struct nl_object *o, void *arg)
 }
 
 /* Everything, read in the namespace (the calling thread is in it). */
-static int read_inside(pid_t pid, Crf__Net__NetNs *ns, const char *what)
+static int read_inside(pid_t pid, int own, Crf__Net__NetNs *ns, const char *what)
 {
 	struct nl_cache *links = NULL, *addrs = NULL;
-	struct link_walk w = {.ns = ns, .what = what};
+	struct link_walk w = {.ns = ns, .own = own, .what = what};
 	struct nl_sock *sk;
 	int r = netns_nl_open(&sk, what);
 
@@ -275,10 +289,10 @@ static int read_ns(pid_t pid, Crf__Net__NetNs *ns, const char *what)
 	target = open(path, O_RDONLY | O_CLOEXEC);
 	if (target < 0 || setns(target, CLONE_NEWNET) < 0)
 		return crf_error_errno(errno, "%s: entering it", what);
-	r = read_inside(pid, ns, what);
+	r = read_inside(pid, own, ns, what);
 	if (setns(own, CLONE_NEWNET) < 0)
 		return crf_error_errno(errno, "%s: going back to crf's own net namespace", what);
-	return r;
+	return r < 0 ? r : netns_veth_peers(ns, what);
 }
 
 void netns_image(char *buf, size_t len, uint64_t id)

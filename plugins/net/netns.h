@@ -29,6 +29,31 @@ struct nl_cache;
 int netns_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 int netns_restore(struct crf_ctx *ctx, const struct crf_object *obj);
 
+/*
+ * netns.c: @ln from link @l and its addresses in @addrs; refused where it has
+ * what the restore would not give back (@peer: a veth's other end, in
+ * crf's namespace, may be a bridge's port).  0, -ENOMEM (not logged) or
+ * the refusal (logged).
+ */
+struct rtnl_link;
+int netns_link_fill(struct rtnl_link *l, struct nl_cache *addrs, Crf__Net__NsLink *ln, bool peer,
+		    const char *what);
+
+/* netns-restore.c: give the link @ln (ifindex @ifindex, on @sk) exactly @ln's addresses. */
+int netns_link_addrs(struct nl_sock *sk, const Crf__Net__NsLink *ln, int ifindex,
+		     const char *what);
+
+/*
+ * netns-veth.c.  Dump, inside: check that veth @l's peer is in crf's
+ * namespace (@own), note its ifindex; then, back in crf's: read the peers.
+ * Restore: make the pair from @hsk, in crf's namespace, @ln's end in @nsfd's;
+ * then the peer's bridge, state and addresses.
+ */
+int netns_veth_dump(struct rtnl_link *l, Crf__Net__NsLink *ln, int own, const char *what);
+int netns_veth_peers(Crf__Net__NetNs *ns, const char *what);
+int netns_veth_make(struct nl_sock *hsk, const Crf__Net__NsLink *ln, int nsfd, const char *what);
+int netns_veth_peer_set(struct nl_sock *hsk, const Crf__Net__NsLink *ln, const char *what);
+
 /* netns-INODE.img, for the namespace of inode @id. */
 void netns_image(char *buf, size_t len, uint64_t id);
 

@@ -9,6 +9,13 @@
  *             unreachable, metrics, a protocol), the sysctls of crf's list
  *             (docs/ns-net.md), an nftables table; a TCP listener and a
  *             UDP socket bound to its addresses
+ *   veth      as a container runtime makes it: a veth pair, eth0 in the
+ *             namespace and crfwlh0 in the host's, a port of the bridge
+ *             crfwlbr0 (10.88.0.1/24, fd00:88::1/64; tests/e2e/netns-veth.sh
+ *             makes it and removes all on exit), MACs, MTUs, addresses and
+ *             default routes inside; a child left in the host's namespace
+ *             holds a UDP socket on 10.88.0.1: after the restore the
+ *             process sends it a datagram across the veth, and it answers
  *   vxlan     a vxlan link in it (refused: kind vxlan)
  *   rule      a routing rule of its own (refused)
  *   tcp       a TCP connection over lo inside it (refused with
@@ -31,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define SNAP_MAX (256 * 1024)
@@ -53,6 +61,7 @@ static const char *const sysctls[] = {
 };
 
 static const char *mode;
+static pid_t udp_child = -1;
 static char before[SNAP_MAX], after[SNAP_MAX];
 static int listener = -1, udp = -1, conn[2] = {-1, -1};
 
@@ -80,6 +89,19 @@ static void capture(const char *cmd, char *buf, size_t *at)
 		wl_fail("'%s' failed", cmd);
 }
 
+/* @cmd in the host's namespace, from a child that enters it; its output appended if @buf. */
+static void sh_host(const char *cmd, char *buf, size_t *at)
+{
+	char full[1024];
+
+	snprintf(full, sizeof(full), "nsenter --net=/proc/%d/ns/net sh -c '%s'", (int)getppid(),
+		 cmd);
+	if (buf)
+		capture(full, buf, at);
+	else
+		sh(full);
+}
+
 static void snapshot(char *buf)
 {
 	static const char *const cmds[] = {
@@ -96,6 +118,10 @@ static void snapshot(char *buf)
 			continue;
 		capture(cmds[i], buf, &at);
 	}
+	/* From outside: the host's end is back, in its bridge, with its address. */
+	if (!strcmp(mode, "veth"))
+		sh_host("ip -br link show crfwlh0; ip -br addr show crfwlh0; "
+			"bridge link show dev crfwlh0", buf, &at);
 	for (size_t i = 0; i < sizeof(sysctls) / sizeof(sysctls[0]); i++) {
 		snprintf(path, sizeof(path), "/proc/sys/net/%s", sysctls[i]);
 		if (wl_read_file(path, value, sizeof(value)) < 0)
@@ -192,6 +218,83 @@ static void check_sockets(void)
 	close(d);
 }
 
+/* A child in the host's namespace: answers one datagram on 10.88.0.1. */
+static void host_udp(void)
+{
+	struct sockaddr_in a, from;
+	socklen_t len = sizeof(from);
+	char got[16];
+	int s, p[2];
+
+	if (pipe(p) < 0)
+		wl_fail("pipe: %m");
+	udp_child = fork();
+	if (udp_child < 0)
+		wl_fail("fork: %m");
+	if (udp_child > 0) {
+		close(p[1]);
+		if (read(p[0], got, 1) != 1)
+			wl_fail("the host's UDP child did not start");
+		close(p[0]);
+		return;
+	}
+	close(p[0]);
+	sa4(&a, "10.88.0.1", UDP_PORT);
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0 || bind(s, (void *)&a, sizeof(a)) || write(p[1], "r", 1) != 1)
+		_exit(2);
+	close(p[1]);
+	if (recvfrom(s, got, sizeof(got), 0, (void *)&from, &len) != 4 || memcmp(got, "ping", 4) ||
+	    sendto(s, "pong", 4, 0, (void *)&from, len) != 4)
+		_exit(3);
+	_exit(0);
+}
+
+static void setup_veth(void)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "ip link add crfwlh0 mtu 1400 address 02:00:00:00:88:01 type veth peer name eth0 "
+		 "mtu 1400 address 02:00:00:00:88:02 netns %d && "
+		 "ip link set crfwlh0 master crfwlbr0 up", (int)getpid());
+	sh_host(cmd, NULL, NULL);
+	sh("ip link set lo up && ip link set eth0 up && "
+	   "ip addr add 10.88.0.2/24 dev eth0 && ip addr add fd00:88::2/64 dev eth0 nodad && "
+	   "ip route add default via 10.88.0.1 && ip -6 route add default via fd00:88::1 metric 50");
+	write_sysctl("ipv4/conf/eth0/rp_filter", "2");
+	/* The link-local addresses' duplicate address detection, both ends. */
+	for (int i = 0; i < 500; i++) {
+		char out[4096] = "";
+		size_t at = 0;
+
+		capture("ip -6 addr show tentative", out, &at);
+		sh_host("ip -6 addr show dev crfwlh0 tentative", out, &at);
+		if (!strstr(out, "inet6"))
+			return;
+		usleep(10000);
+	}
+	wl_fail("the link-local addresses stay tentative");
+}
+
+static void check_veth(void)
+{
+	struct sockaddr_in a;
+	char got[8] = "";
+	int s, status;
+
+	sa4(&a, "10.88.0.1", UDP_PORT);
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	WL_CHECK(s >= 0 && sendto(s, "ping", 4, 0, (void *)&a, sizeof(a)) == 4,
+		 "send to 10.88.0.1 across the veth: %m");
+	WL_CHECK(recv(s, got, sizeof(got), 0) == 4 && !memcmp(got, "pong", 4),
+		 "no answer from 10.88.0.1 across the veth: %m");
+	close(s);
+	WL_CHECK(waitpid(udp_child, &status, 0) == udp_child && WIFEXITED(status) &&
+			 WEXITSTATUS(status) == 0,
+		 "the host's UDP child: status %#x", status);
+}
+
 /* A connection both of whose ends are in the namespace, over lo. */
 static void setup_tcp(void)
 {
@@ -243,13 +346,17 @@ int main(int argc, char **argv)
 {
 	wl_init("netns");
 	if (argc != 2)
-		wl_fail("usage: wl-netns lo|vxlan|rule|tcp|lifetime");
+		wl_fail("usage: wl-netns lo|veth|vxlan|rule|tcp|lifetime");
 	mode = argv[1];
+	if (!strcmp(mode, "veth"))
+		host_udp();
 	if (unshare(CLONE_NEWNET) < 0)
 		wl_fail("unshare(CLONE_NEWNET): %m");
 	if (!strcmp(mode, "lo")) {
 		setup_lo();
 		sockets();
+	} else if (!strcmp(mode, "veth")) {
+		setup_veth();
 	} else if (!strcmp(mode, "vxlan")) {
 		sh("ip link set lo up && ip link add crfvx0 type vxlan id 42 dstport 4789");
 	} else if (!strcmp(mode, "rule")) {
@@ -272,5 +379,7 @@ int main(int argc, char **argv)
 		check_sockets();
 	if (!strcmp(mode, "tcp"))
 		check_tcp();
+	if (!strcmp(mode, "veth"))
+		check_veth();
 	return 0;
 }
