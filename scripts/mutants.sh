@@ -900,9 +900,9 @@ mutant netns-lifetime plugins/net/netns.c 'e2e-netns-lifetime-refused' \
 	'	if (0)'
 mutant netns-link-kind plugins/net/netns.c 'e2e-netns-vxlan-refused' \
 	'a link of any kind is taken for lo' \
-	'		return "loopback";
+	'		return "veth";
 	return NULL;' \
-	'		return "loopback";
+	'		return "veth";
 	return "loopback";'
 mutant netns-mtu plugins/net/netns-restore.c 'e2e-netns-lo-kill' \
 	'a link'"'"'s MTU and queue length are not set again (nor checked)' \
@@ -927,6 +927,21 @@ mutant netns-nft plugins/net/netns-check.c 'e2e-netns-lo-kill' \
 mutant netns-rules plugins/net/netns-check.c 'e2e-netns-rule-refused' \
 	'routing rules of its own are not refused (nor restored)' \
 	'	if (strcmp(have->text, fresh->text))' '	if (0)'
+mutant netns-veth-master plugins/net/netns-veth.c 'e2e-netns-veth-kill' \
+	'a veth'"'"'s peer is not made a port of its bridge again' \
+	'		if (br)
+			rtnl_link_set_master' \
+	'		if (0 && br)
+			rtnl_link_set_master'
+mutant netns-veth-ifindex plugins/net/netns-veth.c 'e2e-netns-veth-kill' \
+	'the ends of a veth get new ifindexes' \
+	'	rtnl_link_set_ifindex(l, (int)ln->ifindex);' ''
+mutant netns-veth-mac plugins/net/netns-veth.c 'e2e-netns-veth-kill' \
+	'the ends of a veth get new MAC addresses' \
+	'		rtnl_link_set_addr(l, mac);' ''
+mutant netns-veth-inside plugins/net/netns-veth.c 'e2e-netns-veth-inside-refused' \
+	'a veth with both ends in the namespace is not refused as such' \
+	'	if (rtnl_link_get_link_netnsid(l, &link_nsid) < 0)' '	if (0)'
 mutant netns-tcp plugins/net/netns-check.c 'e2e-netns-tcp-refused' \
 	'a TCP connection in the namespace is dumped, its network lock taken in crf'"'"'s namespace' \
 	'	if (r > 0)

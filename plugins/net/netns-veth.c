@@ -68,7 +68,7 @@ static int nsid_of(int fd, int *nsid, const char *what)
 
 int netns_veth_dump(struct rtnl_link *l, Crf__Net__NsLink *ln, int own, const char *what)
 {
-	int32_t link_nsid;
+	int32_t link_nsid = -1;
 	int nsid, r;
 
 	if (rtnl_link_get_link_netnsid(l, &link_nsid) < 0)

@@ -17,6 +17,7 @@
  *             holds a UDP socket on 10.88.0.1: after the restore the
  *             process sends it a datagram across the veth, and it answers
  *   vxlan     a vxlan link in it (refused: kind vxlan)
+ *   veth-inside  a veth pair both of whose ends are in it (refused)
  *   rule      a routing rule of its own (refused)
  *   tcp       a TCP connection over lo inside it (refused with
  *             --tcp-established: the network lock is crf's namespace's)
@@ -346,7 +347,7 @@ int main(int argc, char **argv)
 {
 	wl_init("netns");
 	if (argc != 2)
-		wl_fail("usage: wl-netns lo|veth|vxlan|rule|tcp|lifetime");
+		wl_fail("usage: wl-netns lo|veth|vxlan|veth-inside|rule|tcp|lifetime");
 	mode = argv[1];
 	if (!strcmp(mode, "veth"))
 		host_udp();
@@ -359,6 +360,8 @@ int main(int argc, char **argv)
 		setup_veth();
 	} else if (!strcmp(mode, "vxlan")) {
 		sh("ip link set lo up && ip link add crfvx0 type vxlan id 42 dstport 4789");
+	} else if (!strcmp(mode, "veth-inside")) {
+		sh("ip link set lo up && ip link add crfva type veth peer name crfvb");
 	} else if (!strcmp(mode, "rule")) {
 		sh("ip rule add from 10.77.0.0/24 table 100 priority 100");
 	} else if (!strcmp(mode, "tcp")) {
