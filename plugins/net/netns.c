@@ -3,8 +3,9 @@
  * The dump of a network namespace (CRF_OBJ_NS "net"): its links, their
  * addresses, routes, a defined list of sysctls and the nftables ruleset go
  * to netns-INODE.img, once per namespace.  What crf cannot make again is
- * refused by name: a link of another kind than lo, an attribute not
- * restored, rules or iptables-legacy tables, TCP connections.
+ * refused by name: a link of another kind than lo or veth (to crf's own
+ * namespace), an attribute not restored, rules or iptables-legacy tables,
+ * TCP connections.
  */
 #include <errno.h>
 #include <fcntl.h>

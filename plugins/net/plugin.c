@@ -63,8 +63,8 @@ CRF_PLUGIN(
 	.version = "0.2.0",
 	.description = "unix sockets (pairs, listeners and their connections, names, queues, "
 		       "shutdown), TCP (unconnected, listening, established through TCP_REPAIR) "
-		       "and UDP sockets; net namespaces (netns*.c: lo, addresses, routes, sysctls, "
-		       "nftables)",
+		       "and UDP sockets; net namespaces (netns*.c: lo, veth to crf's namespace, "
+		       "addresses, routes, sysctls, nftables)",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = net_probe,
 		[CRF_STAGE_DUMP_PAUSE] = inet_dump_pause,
