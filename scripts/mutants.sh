@@ -909,7 +909,8 @@ mutant netns-mtu plugins/net/netns-restore.c 'e2e-netns-lo-kill' \
 	'		rtnl_link_set_mtu(chg, ln->mtu);
 		rtnl_link_set_txqlen(chg, ln->txqlen);' \
 	'' \
-	'		if (!l || rtnl_link_get_mtu(l) != ln->mtu || rtnl_link_get_txqlen(l) != ln->txqlen ||' \
+	'		if (!l || rtnl_link_get_mtu(l) != ln->mtu ||
+		    rtnl_link_get_txqlen(l) != ln->txqlen ||' \
 	'		if (!l ||'
 mutant netns-route-table plugins/net/netns-route.c 'e2e-netns-lo-kill' \
 	'the routes of table 100 are not saved' \

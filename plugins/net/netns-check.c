@@ -134,10 +134,11 @@ int netns_check_legacy(pid_t pid, const char *what)
 		for (char *p = names; (p = strchr(p, '\n'));)
 			*p = ' ';
 		if (n)
-			return crf_error_errno(ENOTSUP,
-					       "%s: iptables-legacy tables are in use (%s: %s): not "
-					       "restored (nftables rules are)",
-					       what, path, names);
+			return crf_error_errno(
+				ENOTSUP,
+				"%s: iptables-legacy tables are in use (%s: %s): not "
+				"restored (nftables rules are)",
+				what, path, names);
 	}
 	return 0;
 }
@@ -155,8 +156,8 @@ static int tcp_conn(int family, char *buf, size_t len, const char *what)
 		      .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
 		.r = {.sdiag_family = (uint8_t)family,
 		      .sdiag_protocol = IPPROTO_TCP,
-		      .idiag_states = ~((1u << TCP_LISTEN) | (1u << TCP_CLOSE) |
-					(1u << TCP_TIME_WAIT))},
+		      .idiag_states =
+			      ~((1u << TCP_LISTEN) | (1u << TCP_CLOSE) | (1u << TCP_TIME_WAIT))},
 	};
 	long b[2048];
 	ssize_t n;
@@ -164,8 +165,7 @@ static int tcp_conn(int family, char *buf, size_t len, const char *what)
 	if (fd < 0 || send(fd, &req, sizeof(req), 0) < 0)
 		return crf_error_errno(errno, "%s: inet_diag", what);
 	while ((n = recv(fd, b, sizeof(b), 0)) > 0) {
-		for (struct nlmsghdr *h = (void *)b; NLMSG_OK(h, (size_t)n);
-		     h = NLMSG_NEXT(h, n)) {
+		for (struct nlmsghdr *h = (void *)b; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
 			struct inet_diag_msg *m = NLMSG_DATA(h);
 			char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
 
@@ -243,8 +243,7 @@ static int run_nft(const char *arg, const char *in, char **out, const char *what
 	}
 	close(p[0]);
 	buf[len] = '\0';
-	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-	    WEXITSTATUS(status)) {
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
 		crf_error_errno(EIO, "%s: nft %s failed: %s", what, arg, buf);
 		free(buf);
 		return -EIO;
@@ -282,7 +281,9 @@ int netns_nft_restore(const Crf__Net__NetNs *ns, const char *what)
 	if (r >= 0)
 		r = run_nft("list ruleset", NULL, &back, what);
 	if (r >= 0 && strcmp(back, ns->nft_ruleset))
-		r = crf_error_errno(EIO, "%s: its nftables ruleset lists differently after the "
-				    "restore:\n%s\nnot:\n%s", what, back, ns->nft_ruleset);
+		r = crf_error_errno(EIO,
+				    "%s: its nftables ruleset lists differently after the "
+				    "restore:\n%s\nnot:\n%s",
+				    what, back, ns->nft_ruleset);
 	return r;
 }

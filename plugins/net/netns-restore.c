@@ -58,10 +58,10 @@ static void live_key(struct rtnl_addr *a, uint32_t ignore, char *buf, size_t siz
 	struct nl_addr *l = rtnl_addr_get_local(a), *p = rtnl_addr_get_peer(a);
 	bool peer = p && nl_addr_cmp(p, l);
 
-	addr_key((uint32_t)rtnl_addr_get_family(a), nl_addr_get_binary_addr(l),
-		 nl_addr_get_len(l), (uint32_t)rtnl_addr_get_prefixlen(a),
-		 peer ? nl_addr_get_binary_addr(p) : NULL, peer ? nl_addr_get_len(p) : 0,
-		 (uint32_t)rtnl_addr_get_scope(a), rtnl_addr_get_flags(a) & ~ignore,
+	addr_key((uint32_t)rtnl_addr_get_family(a), nl_addr_get_binary_addr(l), nl_addr_get_len(l),
+		 (uint32_t)rtnl_addr_get_prefixlen(a), peer ? nl_addr_get_binary_addr(p) : NULL,
+		 peer ? nl_addr_get_len(p) : 0, (uint32_t)rtnl_addr_get_scope(a),
+		 rtnl_addr_get_flags(a) & ~ignore,
 		 rtnl_addr_get_family(a) == AF_INET ? rtnl_addr_get_label(a) : NULL, buf, size);
 }
 
@@ -174,8 +174,7 @@ static bool kernel_made(const Crf__Net__NsLink *ln, const Crf__Net__NsAddr *s)
 }
 
 /* Delete what the link has and the dump had not, add what it lacks, check. */
-int netns_link_addrs(struct nl_sock *sk, const Crf__Net__NsLink *ln, int ifindex,
-		     const char *what)
+int netns_link_addrs(struct nl_sock *sk, const Crf__Net__NsLink *ln, int ifindex, const char *what)
 {
 	struct addr_walk w = {.sk = sk, .ln = ln, .ifindex = ifindex, .delete = true, .what = what};
 	char key[KEY_MAX];
@@ -210,13 +209,17 @@ int netns_link_addrs(struct nl_sock *sk, const Crf__Net__NsLink *ln, int ifindex
 	for (size_t i = 0; r >= 0 && i < ln->n_addrs; i++)
 		if (!w.have[i]) {
 			saved_key(ln->addrs[i], key, sizeof(key));
-			r = crf_error_errno(EIO, "%s: link '%s': address %s is not there after "
-					    "the restore (%zu others are, such as %s)", what,
-					    ln->name, key, w.extra, w.extra ? w.first_extra : "-");
+			r = crf_error_errno(EIO,
+					    "%s: link '%s': address %s is not there after "
+					    "the restore (%zu others are, such as %s)",
+					    what, ln->name, key, w.extra,
+					    w.extra ? w.first_extra : "-");
 		}
 	if (r >= 0 && w.extra)
-		r = crf_error_errno(EIO, "%s: link '%s': %zu addresses the dump did not have, "
-				    "such as %s", what, ln->name, w.extra, w.first_extra);
+		r = crf_error_errno(EIO,
+				    "%s: link '%s': %zu addresses the dump did not have, "
+				    "such as %s",
+				    what, ln->name, w.extra, w.first_extra);
 	free(w.have);
 	return r;
 }
@@ -255,7 +258,8 @@ static int check_links(struct nl_sock *sk, const Crf__Net__NetNs *ns, const char
 		const Crf__Net__NsLink *ln = ns->links[i];
 		struct rtnl_link *l = rtnl_link_get_by_name(c, ln->name);
 
-		if (!l || rtnl_link_get_mtu(l) != ln->mtu || rtnl_link_get_txqlen(l) != ln->txqlen ||
+		if (!l || rtnl_link_get_mtu(l) != ln->mtu ||
+		    rtnl_link_get_txqlen(l) != ln->txqlen ||
 		    !(rtnl_link_get_flags(l) & IFF_UP) != !ln->up)
 			e = crf_error_errno(EIO, "%s: link '%s' is not as it was after the restore",
 					    what, ln->name);

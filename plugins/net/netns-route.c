@@ -48,13 +48,17 @@ static int route_check(struct rtnl_route *r, struct nl_cache *links, struct rout
 					       "%s: route '%s' has metric %d (%u): not restored",
 					       what, key, m, val);
 	if (rtnl_route_get_src(r) || rtnl_route_get_iif(r) > 0)
-		return crf_error_errno(ENOTSUP, "%s: route '%s' has a source prefix or input "
-				       "device: not restored", what, key);
+		return crf_error_errno(ENOTSUP,
+				       "%s: route '%s' has a source prefix or input "
+				       "device: not restored",
+				       what, key);
 	if (rtnl_route_get_nnexthops(r) == 1) {
 		v->nh = rtnl_route_nexthop_n(r, 0);
 		if (rtnl_route_nh_get_flags(v->nh) & ~(unsigned)(RTNH_F_LINKDOWN | RTNH_F_DEAD))
-			return crf_error_errno(ENOTSUP, "%s: route '%s' has nexthop flags %#x: not "
-					       "restored", what, key, rtnl_route_nh_get_flags(v->nh));
+			return crf_error_errno(ENOTSUP,
+					       "%s: route '%s' has nexthop flags %#x: not "
+					       "restored",
+					       what, key, rtnl_route_nh_get_flags(v->nh));
 		if (rtnl_route_nh_get_ifindex(v->nh) > 0 &&
 		    !rtnl_link_i2name(links, rtnl_route_nh_get_ifindex(v->nh), v->dev,
 				      sizeof(v->dev)))
@@ -134,11 +138,11 @@ static int route_save(struct rtnl_route *r, const struct route_view *v, const ch
 
 struct walk {
 	struct nl_cache *links;
-	Crf__Net__NetNs *ns;	 /* dump: save into */
+	Crf__Net__NetNs *ns;	     /* dump: save into */
 	const Crf__Net__NetNs *want; /* restore: compare with */
 	struct nl_sock *sk;
 	const char *what;
-	size_t n;   /* restore: routes seen that the dump has */
+	size_t n;    /* restore: routes seen that the dump has */
 	bool *found; /* restore: per saved route, seen */
 	bool delete; /* restore: delete the routes the dump did not have */
 	int r;
@@ -182,8 +186,10 @@ static void route_cb(struct nl_object *o, void *arg)
 		return;
 	e = rtnl_route_delete(w->sk, r, 0);
 	if (e < 0 && e != -NLE_OBJ_NOTFOUND)
-		w->r = crf_error_errno(EIO, "%s: deleting route '%s', which the dump did not "
-				       "have: %s", w->what, key, nl_geterror(e));
+		w->r = crf_error_errno(EIO,
+				       "%s: deleting route '%s', which the dump did not "
+				       "have: %s",
+				       w->what, key, nl_geterror(e));
 	else
 		crf_debug("%s: deleted route '%s', which the dump did not have", w->what, key);
 }
@@ -236,9 +242,9 @@ static int route_add(struct nl_sock *sk, struct nl_cache *links, const Crf__Net_
 	rtnl_route_set_tos(r, (uint8_t)s->tos);
 	/* libnl wants a destination: the default route's is all zeros, /0. */
 	a = s->has_dst ? build(s->family, &s->dst, s->dst_len)
-		       : build(s->family, &(ProtobufCBinaryData){
-						  .len = s->family == AF_INET ? 4 : 16,
-						  .data = (uint8_t[16]){0}},
+		       : build(s->family,
+			       &(ProtobufCBinaryData){.len = s->family == AF_INET ? 4 : 16,
+						      .data = (uint8_t[16]){0}},
 			       0);
 	e = a ? rtnl_route_set_dst(r, a) : -NLE_NOMEM;
 	nl_addr_put(a);

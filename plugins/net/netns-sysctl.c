@@ -19,15 +19,24 @@
 #include "netns.h"
 
 static const char *const global[] = {
-	"ipv4/ip_forward",	   "ipv4/ip_unprivileged_port_start",
-	"ipv4/ping_group_range",   "ipv4/ip_local_port_range",
-	"core/somaxconn",	   "ipv4/tcp_syncookies",
-	"ipv4/tcp_keepalive_time", "ipv4/tcp_keepalive_intvl",
-	"ipv4/tcp_keepalive_probes", "ipv4/tcp_fin_timeout",
-	"ipv4/tcp_tw_reuse",	   "ipv4/tcp_timestamps",
-	"ipv4/tcp_sack",	   "ipv4/tcp_window_scaling",
-	"ipv4/tcp_rmem",	   "ipv4/tcp_wmem",
-	"ipv4/tcp_mtu_probing",	   "ipv4/tcp_ecn",
+	"ipv4/ip_forward",
+	"ipv4/ip_unprivileged_port_start",
+	"ipv4/ping_group_range",
+	"ipv4/ip_local_port_range",
+	"core/somaxconn",
+	"ipv4/tcp_syncookies",
+	"ipv4/tcp_keepalive_time",
+	"ipv4/tcp_keepalive_intvl",
+	"ipv4/tcp_keepalive_probes",
+	"ipv4/tcp_fin_timeout",
+	"ipv4/tcp_tw_reuse",
+	"ipv4/tcp_timestamps",
+	"ipv4/tcp_sack",
+	"ipv4/tcp_window_scaling",
+	"ipv4/tcp_rmem",
+	"ipv4/tcp_wmem",
+	"ipv4/tcp_mtu_probing",
+	"ipv4/tcp_ecn",
 };
 
 /* Per device: ipv4/conf/DEV/NAME and ipv6/conf/DEV/NAME. */
@@ -90,7 +99,8 @@ static int save_dev(Crf__Net__NetNs *ns, const char *dev, const char *what)
 	int r = 0;
 
 	for (size_t i = 0; r >= 0 && i < sizeof(per_dev) / sizeof(per_dev[0]); i++) {
-		snprintf(path, sizeof(path), "%s/conf/%s/%s", per_dev[i].family, dev, per_dev[i].name);
+		snprintf(path, sizeof(path), "%s/conf/%s/%s", per_dev[i].family, dev,
+			 per_dev[i].name);
 		r = save(ns, path, what);
 	}
 	return r;
@@ -134,8 +144,10 @@ static int check_one(const Crf__Net__NsSysctl *s, const char *what)
 	int r = read_one(s->path, back, sizeof(back), what);
 
 	if (r >= 0 && (r == 0 || strcmp(back, s->value)))
-		r = crf_error_errno(EIO, "%s: /proc/sys/net/%s reads '%s' after the restore, "
-				    "not '%s'", what, s->path, r ? back : "(none)", s->value);
+		r = crf_error_errno(EIO,
+				    "%s: /proc/sys/net/%s reads '%s' after the restore, "
+				    "not '%s'",
+				    what, s->path, r ? back : "(none)", s->value);
 	return r;
 }
 

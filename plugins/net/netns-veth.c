@@ -41,7 +41,8 @@ static int nsid_of(int fd, int *nsid, const char *what)
 		struct rtattr a;
 		int fd;
 	} req = {
-		.h = {.nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETNSID,
+		.h = {.nlmsg_len = sizeof(req),
+		      .nlmsg_type = RTM_GETNSID,
 		      .nlmsg_flags = NLM_F_REQUEST},
 		.g = {.rtgen_family = AF_UNSPEC},
 		.a = {.rta_len = RTA_LENGTH(sizeof(int)), .rta_type = NETNSA_FD},
@@ -54,7 +55,8 @@ static int nsid_of(int fd, int *nsid, const char *what)
 	if (s < 0 || send(s, &req, sizeof(req), 0) < 0 || (n = recv(s, buf, sizeof(buf), 0)) < 0)
 		return crf_error_errno(errno, "%s: RTM_GETNSID", what);
 	for (struct nlmsghdr *h = (void *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-		struct rtattr *a = (void *)((char *)NLMSG_DATA(h) + NLMSG_ALIGN(sizeof(struct rtgenmsg)));
+		struct rtattr *a =
+			(void *)((char *)NLMSG_DATA(h) + NLMSG_ALIGN(sizeof(struct rtgenmsg)));
 		int len = (int)h->nlmsg_len - NLMSG_LENGTH(NLMSG_ALIGN(sizeof(struct rtgenmsg)));
 
 		if (h->nlmsg_type == NLMSG_ERROR)
@@ -72,15 +74,18 @@ int netns_veth_dump(struct rtnl_link *l, Crf__Net__NsLink *ln, int own, const ch
 	int nsid, r;
 
 	if (rtnl_link_get_link_netnsid(l, &link_nsid) < 0)
-		return crf_error_errno(ENOTSUP, "%s: veth '%s' has its peer in the namespace too: "
-				       "not restored", what, ln->name);
+		return crf_error_errno(ENOTSUP,
+				       "%s: veth '%s' has its peer in the namespace too: "
+				       "not restored",
+				       what, ln->name);
 	r = nsid_of(own, &nsid, what);
 	if (r < 0)
 		return r;
 	if (nsid < 0 || nsid != link_nsid)
-		return crf_error_errno(ENOTSUP, "%s: veth '%s' has its peer in another namespace "
-				       "than crf's own (id %d): not restored", what, ln->name,
-				       (int)link_nsid);
+		return crf_error_errno(ENOTSUP,
+				       "%s: veth '%s' has its peer in another namespace "
+				       "than crf's own (id %d): not restored",
+				       what, ln->name, (int)link_nsid);
 	ln->has_peer_ifindex = true;
 	ln->peer_ifindex = (uint32_t)rtnl_link_get_link(l);
 	return 0;
@@ -118,12 +123,15 @@ int netns_veth_peers(Crf__Net__NetNs *ns, const char *what)
 		if (ln->peer)
 			crf__net__ns_link__init(ln->peer);
 		r = ln->peer ? netns_link_fill(p, addrs, ln->peer, true, what) : -ENOMEM;
-		m = r >= 0 && rtnl_link_get_master(p) ? rtnl_link_get(links, rtnl_link_get_master(p))
-						       : NULL;
+		m = r >= 0 && rtnl_link_get_master(p)
+			    ? rtnl_link_get(links, rtnl_link_get_master(p))
+			    : NULL;
 		if (m && (!rtnl_link_get_type(m) || strcmp(rtnl_link_get_type(m), "bridge")))
-			r = crf_error_errno(ENOTSUP, "%s: veth '%s': its peer '%s' is a port of "
-					    "'%s', not of a bridge", what, ln->name,
-					    rtnl_link_get_name(p), rtnl_link_get_name(m));
+			r = crf_error_errno(ENOTSUP,
+					    "%s: veth '%s': its peer '%s' is a port of "
+					    "'%s', not of a bridge",
+					    what, ln->name, rtnl_link_get_name(p),
+					    rtnl_link_get_name(m));
 		else if (m && !(ln->peer->master = strdup(rtnl_link_get_name(m))))
 			r = -ENOMEM;
 		rtnl_link_put(m);
@@ -176,9 +184,11 @@ int netns_veth_make(struct nl_sock *hsk, const Crf__Net__NsLink *ln, int nsfd, c
 	}
 	rtnl_link_veth_release(l);
 	if (e < 0)
-		return crf_error_errno(EIO, "%s: making veth '%s' with its peer '%s' in crf's "
-				       "namespace: %s", what, ln->name,
-				       ln->peer ? ln->peer->name : "(none saved)", nl_geterror(e));
+		return crf_error_errno(EIO,
+				       "%s: making veth '%s' with its peer '%s' in crf's "
+				       "namespace: %s",
+				       what, ln->name, ln->peer ? ln->peer->name : "(none saved)",
+				       nl_geterror(e));
 	return 0;
 }
 

@@ -74,7 +74,6 @@ static int copy_bytes(ProtobufCBinaryData *b, struct nl_addr *a)
 	return 0;
 }
 
-
 /* One address of link @ln; refused where it has what the restore would not give back. */
 static int addr_of(struct rtnl_addr *a, Crf__Net__NsLink *ln, const char *what)
 {

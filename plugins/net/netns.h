@@ -40,8 +40,7 @@ int netns_link_fill(struct rtnl_link *l, struct nl_cache *addrs, Crf__Net__NsLin
 		    const char *what);
 
 /* netns-restore.c: give the link @ln (ifindex @ifindex, on @sk) exactly @ln's addresses. */
-int netns_link_addrs(struct nl_sock *sk, const Crf__Net__NsLink *ln, int ifindex,
-		     const char *what);
+int netns_link_addrs(struct nl_sock *sk, const Crf__Net__NsLink *ln, int ifindex, const char *what);
 
 /*
  * netns-veth.c.  Dump, inside: check that veth @l's peer is in crf's

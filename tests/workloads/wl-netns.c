@@ -106,8 +106,12 @@ static void sh_host(const char *cmd, char *buf, size_t *at)
 static void snapshot(char *buf)
 {
 	static const char *const cmds[] = {
-		"ip -d link show", "ip addr show", "ip route show table all",
-		"ip -6 route show table all", "ip rule show", "ip -6 rule show",
+		"ip -d link show",
+		"ip addr show",
+		"ip route show table all",
+		"ip -6 route show table all",
+		"ip rule show",
+		"ip -6 rule show",
 		"nft list ruleset",
 	};
 	char path[160], value[256];
@@ -122,7 +126,8 @@ static void snapshot(char *buf)
 	/* From outside: the host's end is back, in its bridge, with its address. */
 	if (!strcmp(mode, "veth"))
 		sh_host("ip -br link show crfwlh0; ip -br addr show crfwlh0; "
-			"bridge link show dev crfwlh0", buf, &at);
+			"bridge link show dev crfwlh0",
+			buf, &at);
 	for (size_t i = 0; i < sizeof(sysctls) / sizeof(sysctls[0]); i++) {
 		snprintf(path, sizeof(path), "/proc/sys/net/%s", sysctls[i]);
 		if (wl_read_file(path, value, sizeof(value)) < 0)
@@ -258,11 +263,13 @@ static void setup_veth(void)
 	snprintf(cmd, sizeof(cmd),
 		 "ip link add crfwlh0 mtu 1400 address 02:00:00:00:88:01 type veth peer name eth0 "
 		 "mtu 1400 address 02:00:00:00:88:02 netns %d && "
-		 "ip link set crfwlh0 master crfwlbr0 up", (int)getpid());
+		 "ip link set crfwlh0 master crfwlbr0 up",
+		 (int)getpid());
 	sh_host(cmd, NULL, NULL);
 	sh("ip link set lo up && ip link set eth0 up && "
 	   "ip addr add 10.88.0.2/24 dev eth0 && ip addr add fd00:88::2/64 dev eth0 nodad && "
-	   "ip route add default via 10.88.0.1 && ip -6 route add default via fd00:88::1 metric 50");
+	   "ip route add default via 10.88.0.1 && ip -6 route add default via fd00:88::1 metric "
+	   "50");
 	write_sysctl("ipv4/conf/eth0/rp_filter", "2");
 	/* The link-local addresses' duplicate address detection, both ends. */
 	for (int i = 0; i < 500; i++) {
