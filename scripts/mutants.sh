@@ -940,9 +940,16 @@ mutant netns-veth-ifindex plugins/net/netns-veth.c 'e2e-netns-veth-kill' \
 mutant netns-veth-mac plugins/net/netns-veth.c 'e2e-netns-veth-kill' \
 	'the ends of a veth get new MAC addresses' \
 	'		rtnl_link_set_addr(l, mac);' ''
+mutant netns-veth-queues plugins/net/netns-veth.c 'e2e-netns-veth-kill' \
+	'the ends of a veth get the default numbers of queues' \
+	'	if (ln->has_tx_queues)' '	if (0)'
 mutant netns-veth-inside plugins/net/netns-veth.c 'e2e-netns-veth-inside-refused' \
 	'a veth with both ends in the namespace is not refused as such' \
 	'	if (rtnl_link_get_link_netnsid(l, &link_nsid) < 0)' '	if (0)'
+mutant netns-neigh plugins/net/netns-check.c 'e2e-netns-neigh-refused' \
+	'a permanent neighbour entry is not refused (nor restored)' \
+	'	if (w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))' \
+	'	if (1 || w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))'
 mutant netns-tcp plugins/net/netns-check.c 'e2e-netns-tcp-refused' \
 	'a TCP connection in the namespace is dumped, its network lock taken in crf'"'"'s namespace' \
 	'	if (r > 0)

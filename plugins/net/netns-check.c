@@ -5,7 +5,9 @@
  * is in it, and so is a child it forks).
  *
  * Policy routing rules are not restored: the namespace must have a fresh
- * namespace's (the dump makes one to compare).  iptables-legacy tables are
+ * namespace's (the dump makes one to compare).  Nor are neighbour entries:
+ * the kernel's own come back with the traffic, one added by hand
+ * (permanent) is refused.  iptables-legacy tables are
  * refused: their rules are in a binary format of x_tables that only
  * iptables-save reads.  TCP connections are refused: the network lock
  * (netlock.c) is taken in crf's own namespace, so a connection in another
@@ -14,6 +16,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +32,8 @@
 #include <netinet/tcp.h>
 
 #include <netlink/netlink.h>
+#include <netlink/route/link.h>
+#include <netlink/route/neighbour.h>
 #include <netlink/route/rule.h>
 
 #include <crf/cleanup.h>
@@ -112,6 +117,43 @@ int netns_check_rules(struct nl_sock *sk, const char *what)
 				       "crf does not restore rules:\n%s",
 				       what, have->text);
 	return 0;
+}
+
+struct neigh_walk {
+	struct nl_cache *links;
+	const char *what;
+	int r;
+};
+
+static void neigh_cb(struct nl_object *o, void *arg)
+{
+	struct rtnl_neigh *n = (struct rtnl_neigh *)o;
+	struct neigh_walk *w = arg;
+	char dst[64] = "?", dev[IF_NAMESIZE] = "?";
+
+	if (w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))
+		return;
+	if (rtnl_neigh_get_dst(n))
+		nl_addr2str(rtnl_neigh_get_dst(n), dst, sizeof(dst));
+	rtnl_link_i2name(w->links, rtnl_neigh_get_ifindex(n), dev, sizeof(dev));
+	w->r = crf_error_errno(ENOTSUP,
+			       "%s: neighbour entry %s dev %s is permanent (added by "
+			       "hand): not restored",
+			       w->what, dst, dev);
+}
+
+int netns_check_neigh(struct nl_sock *sk, struct nl_cache *links, const char *what)
+{
+	struct neigh_walk w = {.links = links, .what = what};
+	struct nl_cache *c = NULL;
+	int e = rtnl_neigh_alloc_cache(sk, &c);
+
+	if (e < 0)
+		return crf_error_errno(EIO, "%s: listing neighbour entries: %s", what,
+				       nl_geterror(e));
+	nl_cache_foreach(c, neigh_cb, &w);
+	nl_cache_free(c);
+	return w.r;
 }
 
 int netns_check_legacy(pid_t pid, const char *what)

@@ -152,6 +152,10 @@ static void set_common(struct rtnl_link *l, const Crf__Net__NsLink *ln)
 	rtnl_link_set_ifindex(l, (int)ln->ifindex);
 	rtnl_link_set_mtu(l, ln->mtu);
 	rtnl_link_set_txqlen(l, ln->txqlen);
+	if (ln->has_tx_queues)
+		rtnl_link_set_num_tx_queues(l, ln->tx_queues);
+	if (ln->has_rx_queues)
+		rtnl_link_set_num_rx_queues(l, ln->rx_queues);
 	if (ln->has_mac && (mac = nl_addr_build(AF_LLC, ln->mac.data, ln->mac.len))) {
 		rtnl_link_set_addr(l, mac);
 		nl_addr_put(mac);

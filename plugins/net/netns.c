@@ -188,6 +188,11 @@ int netns_link_fill(struct rtnl_link *l, struct nl_cache *addrs, Crf__Net__NsLin
 	if (!ln->name || !ln->kind)
 		return -ENOMEM;
 	ln->ifindex = (uint32_t)rtnl_link_get_ifindex(l);
+	if (!strcmp(ln->kind, "veth")) {
+		ln->has_tx_queues = ln->has_rx_queues = true;
+		ln->tx_queues = rtnl_link_get_num_tx_queues(l);
+		ln->rx_queues = rtnl_link_get_num_rx_queues(l);
+	}
 	ln->mtu = rtnl_link_get_mtu(l);
 	ln->up = rtnl_link_get_flags(l) & IFF_UP;
 	ln->txqlen = rtnl_link_get_txqlen(l);
@@ -260,6 +265,8 @@ static int read_inside(pid_t pid, int own, Crf__Net__NetNs *ns, const char *what
 		r = netns_routes_dump(sk, links, ns, what);
 	if (r >= 0)
 		r = netns_check_rules(sk, what);
+	if (r >= 0)
+		r = netns_check_neigh(sk, links, what);
 	if (r >= 0)
 		r = netns_check_legacy(pid, what);
 	if (r >= 0)

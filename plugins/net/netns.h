@@ -79,10 +79,12 @@ int netns_sysctl_check(const Crf__Net__NetNs *ns, const char *what);
 
 /*
  * netns-check.c: what the dump refuses (rules that are not a fresh
- * namespace's, iptables-legacy tables, TCP connections) and the nftables
+ * namespace's, permanent neighbour entries, iptables-legacy tables, TCP
+ * connections) and the nftables
  * ruleset, saved as nft lists it and replayed at restore.
  */
 int netns_check_rules(struct nl_sock *sk, const char *what);
+int netns_check_neigh(struct nl_sock *sk, struct nl_cache *links, const char *what);
 int netns_check_legacy(pid_t pid, const char *what);
 int netns_check_tcp(const char *what);
 int netns_nft_dump(Crf__Net__NetNs *ns, const char *what);

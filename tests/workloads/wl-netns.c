@@ -18,6 +18,7 @@
  *             process sends it a datagram across the veth, and it answers
  *   vxlan     a vxlan link in it (refused: kind vxlan)
  *   veth-inside  a veth pair both of whose ends are in it (refused)
+ *   veth-neigh   veth's setup and a permanent neighbour entry (refused)
  *   rule      a routing rule of its own (refused)
  *   tcp       a TCP connection over lo inside it (refused with
  *             --tcp-established: the network lock is crf's namespace's)
@@ -261,8 +262,9 @@ static void setup_veth(void)
 	char cmd[512];
 
 	snprintf(cmd, sizeof(cmd),
-		 "ip link add crfwlh0 mtu 1400 address 02:00:00:00:88:01 type veth peer name eth0 "
-		 "mtu 1400 address 02:00:00:00:88:02 netns %d && "
+		 "ip link add crfwlh0 mtu 1400 address 02:00:00:00:88:01 numtxqueues 2 "
+		 "numrxqueues 3 type veth peer name eth0 mtu 1400 address 02:00:00:00:88:02 "
+		 "numtxqueues 3 numrxqueues 2 netns %d && "
 		 "ip link set crfwlh0 master crfwlbr0 up",
 		 (int)getpid());
 	sh_host(cmd, NULL, NULL);
@@ -354,7 +356,7 @@ int main(int argc, char **argv)
 {
 	wl_init("netns");
 	if (argc != 2)
-		wl_fail("usage: wl-netns lo|veth|vxlan|veth-inside|rule|tcp|lifetime");
+		wl_fail("usage: wl-netns lo|veth|veth-neigh|vxlan|veth-inside|rule|tcp|lifetime");
 	mode = argv[1];
 	if (!strcmp(mode, "veth"))
 		host_udp();
@@ -367,6 +369,9 @@ int main(int argc, char **argv)
 		setup_veth();
 	} else if (!strcmp(mode, "vxlan")) {
 		sh("ip link set lo up && ip link add crfvx0 type vxlan id 42 dstport 4789");
+	} else if (!strcmp(mode, "veth-neigh")) {
+		setup_veth();
+		sh("ip neigh add 10.88.0.9 lladdr 02:00:00:00:88:09 dev eth0 nud permanent");
 	} else if (!strcmp(mode, "veth-inside")) {
 		sh("ip link set lo up && ip link add crfva type veth peer name crfvb");
 	} else if (!strcmp(mode, "rule")) {
