@@ -327,9 +327,61 @@ mutant core-ns-refused core/dump/dump-objects.c 'e2e-netns-vxlan-refused e2e-ns-
 		return 0;' \
 	'	else if (mine)
 		return 0;'
-mutant core-ns-pid-children core/dump/dump-objects.c 'e2e-ns-pid-children-refused' \
-	'a PID namespace made for the children (unshare) is not refused' \
+mutant core-ns-pid-children core/dump/dump-objects.c 'e2e-pidns-nested-pending-kill e2e-pidns-nested-unshare-kill' \
+	'a PID namespace made for the children (unshare) is not dispatched: nobody restores it' \
 	'		r = check_ns(o, tid, "pid_for_children", own_pid);' '		r = 0;'
+# --- ns plugin: user namespaces, pid_for_children; nested PID namespaces ---
+mutant userns-map-line-lost plugins/ns/userns-restore.c 'e2e-userns-kill' \
+	'only the first line of a restored uid or gid map is written' \
+	'	for (size_t i = 0; i < n && i < MAX_EXTENTS; i++)
+		len +=' \
+	'	for (size_t i = 0; i < n && i < 1; i++)
+		len +='
+mutant userns-setgroups-flipped plugins/ns/userns-restore.c 'e2e-userns-kill e2e-userns-deny-kill' \
+	'a restored user namespace gets setgroups "deny" where it had "allow" and back' \
+	'	if (!u->setgroups_allow) {' '	if (u->setgroups_allow) {'
+mutant userns-owner plugins/ns/userns-restore.c 'e2e-userns-kill' \
+	'a restored user namespace is owned by crf restore'"'"'s uid, not the one that made it' \
+	'	    (geteuid() != owner && setresuid((uid_t)-1, owner, (uid_t)-1) < 0) ||' ''
+mutant userns-not-joined plugins/ns/userns-restore.c 'e2e-userns-kill' \
+	'a task never joins its restored user namespace (its ids are set in crf'"'"'s)' \
+	'	if (r >= 0 && setns(fd, CLONE_NEWUSER) < 0)' '	if (r >= 0 && 0)'
+mutant userns-creds-outside core/dump/creds-userns.c 'e2e-userns-kill' \
+	'the ids of a task in a user namespace are saved as crf sees them, not as its namespace does' \
+	'	if (mine.st_ino == its.st_ino && mine.st_dev == its.st_dev)' '	if (1)'
+mutant userns-deny-groups parasite/restorer.c 'e2e-userns-deny-kill' \
+	'the restorer fails on setgroups in a user namespace whose setgroups is "deny"' \
+	'	if (r == -EPERM && !c->n_groups' '	if (0 && !c->n_groups'
+mutant userns-nested plugins/ns/userns-restore.c 'e2e-userns-nested-kill' \
+	'a nested user namespace is made in crf'"'"'s, not inside its restored parent' \
+	'	    (parent_fd >= 0 && setns(parent_fd, CLONE_NEWUSER) < 0) ||
+	    (parent_fd >= 0 && setresgid' \
+	'	    (parent_fd >= 0 && setresgid'
+mutant userns-owned plugins/ns/userns.c 'e2e-userns-owned-refused' \
+	'a PID namespace owned by a restored user namespace is not refused' \
+	'		if (owner == its_user && userns_inside_flag(kind))' '		if (owner == its_user)'
+mutant userns-owned-outside plugins/ns/userns-restore.c 'e2e-userns-uts-kill' \
+	'a namespace its restored user namespace owned is made outside it (owned by crf'"'"'s)' \
+	'		r = setns(us.fd, CLONE_NEWUSER) < 0
+			    ?' \
+	'		r = 0
+			    ?'
+mutant userns-threads plugins/ns/userns.c 'e2e-userns-threads-refused' \
+	'a task with threads in a user namespace is not refused' \
+	'	if (threads > 1)' '	if (threads > 2)'
+mutant userns-siblings plugins/ns/userns.c 'e2e-userns-siblings-refused' \
+	'two processes in one user namespace, neither'"'"'s parent in it, are not refused (the restore makes two)' \
+	'		if (first[i].id == ni->id && first[i].pid != pid)' '		if (0)'
+mutant pidfc-init plugins/ns/userns-pid.c 'e2e-pidns-nested-unshare-kill' \
+	'a process'"'"'s pid_for_children (its child'"'"'s namespace) is not joined again' \
+	'	if (fc.init && !after_user)' '	if (0)'
+mutant pidfc-pending plugins/ns/userns-pid.c 'e2e-pidns-nested-pending-kill' \
+	'a pid_for_children made by unshare with no process yet is not made again' \
+	'	if (!fc.init && after_user)' '	if (0)'
+mutant core-pidns-nested-level core/restore/rst-tree.c 'e2e-pidns-nested-kill' \
+	'a process three PID namespace levels deep gets its middle level'"'"'s PID one off' \
+	'		set_tid[l] = lv > 1 ? rp->p->ns_pid[lv - 1 - l] : rp->p->pid;' \
+	'		set_tid[l] = lv > 1 ? rp->p->ns_pid[lv - 1 - l] + (lv > 2 && l == 1) : rp->p->pid;'
 mutant vmans-foreign-vma-skipped plugins/mem/restore.c 'e2e-special-vma-kill' \
 	'a mapping another plugin claimed is not restored (its handler'"'"'s restore is not called)' \
 	'		return restore_foreign(s, v);' '		return 0;'
@@ -347,8 +399,8 @@ mutant vmans-ns-restore-skipped plugins/ns/claims.c 'e2e-special-uts-kill' \
 	'	r = crf_kind_restore(ctx, &obj, c->claim_plugin);' '	r = 0;'
 mutant vmans-ns-inherited plugins/ns/claims.c 'e2e-special-uts-kill' \
 	'a child is never told it inherited its parent'"'"'s restored namespace (it makes its own)' \
-	'	claim_object(c, pid, p->s->now[k] == c->id, &ni, desc, sizeof(desc), &obj);' \
-	'	claim_object(c, pid, false, &ni, desc, sizeof(desc), &obj);'
+	'	bool inherited = p->s->now[k] == c->id;' \
+	'	bool inherited = false;'
 mutant vmans-ns-upfront plugins/ns/claims.c 'e2e-special-uts-kind-off-refused' \
 	'a restore whose namespace'"'"'s handler is switched off is not refused before the fork' \
 	'	return each_claim(ctx, pid, check_claim, NULL);' '	return 0;'
@@ -605,6 +657,40 @@ mutant files-shared-desc plugins/files/restore.c 'e2e-files-kill' \
 mutant files-sync plugins/files/sync.c 'e2e-dirty-leave' \
 	'the filesystems the tree wrote to are not synced' \
 	'		if (syncfs(s->fs[i].fd) < 0)' '		if (0)'
+mutant net-netlink-groups plugins/net/netlink.c 'e2e-netlink-kill' \
+	'a restored netlink socket joins none of its multicast groups' \
+	'			if (!(sk->groups[w] & (1u << b)))' '			if (1)'
+mutant net-netlink-port plugins/net/netlink.c 'e2e-netlink-kill' \
+	'a restored netlink socket is not bound to its port id' \
+	'	if (sk->portid && bind(fd' '	if (0 && bind(fd'
+mutant net-netlink-opts plugins/net/netlink.c 'e2e-netlink-kill' \
+	'a restored netlink socket loses its options' \
+	'		r = sockopt_restore_list(fd, sk->opts, sk->n_opts, what);' '		r = 0;'
+mutant net-netlink-queued plugins/net/netlink.c 'e2e-netlink-queued-refused' \
+	'a netlink socket with the kernel'"'"'s messages waiting is dumped, and they are lost' \
+	'	if (p.revents & POLLIN)' '	if (0)'
+mutant net-filter-ignored plugins/net/sockopt.c 'e2e-netlink-filter-refused e2e-udp-filter-refused' \
+	'a socket'"'"'s BPF filter is not noticed, and the restored socket has none' \
+	'	return len ? "a socket with a BPF filter' '	return 0 ? "a socket with a BPF filter'
+mutant net-error-ignored plugins/net/sockopt.c 'e2e-udp-error-refused' \
+	'a socket'"'"'s pending error is not noticed, and lost by the restore' \
+	'	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))' '	if (0)'
+mutant net-peercred-maker plugins/net/unix-peercred.c 'e2e-peercred-kill' \
+	'socketpairs are made in crf restore'"'"'s process again, not by their makers' \
+	'			m->has_made_by = true;' '			m->has_made_by = false;' \
+	'				p->has_made_by = true;' '				p->has_made_by = false;'
+mutant net-peercred-creds plugins/net/unix-restore.c 'e2e-peercred-kill' \
+	'a pair is made again with crf'"'"'s euid and egid, not its maker'"'"'s' \
+	'	    setresgid(-1, m->peer_gid, -1) || setresuid(-1, m->peer_uid, -1))' \
+	'	    setresgid(-1, egid, -1) || setresuid(-1, euid, -1))'
+mutant net-peercred-groups plugins/net/unix-restore.c 'e2e-peercred-kill' \
+	'a pair is made again with crf'"'"'s groups, not its maker'"'"'s' \
+	'	if (setgroups(m->n_peer_groups, (const gid_t *)m->peer_groups) ||' \
+	'	if (setgroups((size_t)n, groups) ||'
+mutant net-peercred-stray plugins/net/unix-peercred.c 'e2e-peercred-stray-refused' \
+	'a pair held outside its maker'"'"'s descendants is not refused (it would not be made for them)' \
+	'			if (!strcmp(link, want) && !descends(t->pids[i], maker))' \
+	'			if (!strcmp(link, want) && 0)'
 mutant files-pipe-byte plugins/files/pipe.c 'e2e-pipes-kill' \
 	'the last byte buffered in each pipe is lost' \
 	'	for (done = 0; r == 0 && done < m->data.len; done += (size_t)n) {
@@ -744,11 +830,11 @@ mutant net-udp-hold-restore plugins/net/udp.c 'e2e-udp-outside-kill' \
 	'	if (0 && sk->n_rcvq && (r = netlock_udp_hold(sk, name)) < 0)'
 mutant net-sockopt plugins/net/sockopt.c 'e2e-udp-kill e2e-tcp-established-kill' \
 	'the first saved socket option is not set again' \
-	'	for (size_t i = 0; i < sk->n_opts; i++) {
-		const Crf__Net__SockOpt *o = sk->opts[i];
+	'	for (size_t i = 0; i < n; i++) {
+		const Crf__Net__SockOpt *o = opts[i];
 		const char *label' \
-	'	for (size_t i = 1; i < sk->n_opts; i++) {
-		const Crf__Net__SockOpt *o = sk->opts[i];
+	'	for (size_t i = 1; i < n; i++) {
+		const Crf__Net__SockOpt *o = opts[i];
 		const char *label'
 mutant net-buf-lock plugins/net/sockopt.c 'e2e-tcp-established-kill' \
 	'the buffer size locks are not set as saved: setting a size locks it, autotuning stays off' \
@@ -869,9 +955,10 @@ mutant unix-senders-lost plugins/net/unix-restore.c 'e2e-unix-abstract-kill' \
 	'every queued datagram is sent again from an unnamed socket, whoever sent it' \
 	'	if (k < m->n_senders && m->senders[k].len) {' \
 	'	if (0 && k < m->n_senders) {'
-mutant unix-peercred-unchecked plugins/net/unix-dump.c 'e2e-unix-peercred-refused' \
-	'a connected unix socket is restored without --unix-peercred-crf: its SO_PEERCRED then names crf restore' \
-	'	if (!c.pid || (ok && !strcmp(ok, "yes")))' '	if (1)'
+mutant unix-peercred-unchecked plugins/net/unix-peercred.c 'e2e-unix-peercred-refused' \
+	'a listener or connection is restored without --unix-peercred-crf: its SO_PEERCRED then names crf restore' \
+	'		if (accept)
+			continue;' '		continue;'
 mutant unix-creds-lost plugins/net/unix-queue.c 'e2e-unix-creds-refused' \
 	'bytes queued with their sender'"'"'s credentials are restored without them' \
 	'	if (r == 0 && w.credited)' \

@@ -49,9 +49,10 @@ static const char help[] =
 	"      --skip-in-flight   leave out TCP connections not yet accepted (their\n"
 	"                         peers see a reset); without it they are refused\n"
 	"      --unix-peercred-crf\n"
-	"                         restore connected and listening unix sockets although\n"
-	"                         their SO_PEERCRED will name crf restore's process, not\n"
-	"                         the peer; without it they are refused\n";
+	"                         restore unix listeners and connections although their\n"
+	"                         SO_PEERCRED will name crf restore's process, not the\n"
+	"                         peer; without it they are refused (socketpairs come\n"
+	"                         back made by their makers, exact)\n";
 
 struct dump_args {
 	pid_t pid;

@@ -21,6 +21,7 @@
 #include <crf/cleanup.h>
 
 #include "inet.h"
+#include "net.h"
 
 void *inet_memdup(const void *p, size_t len)
 {
@@ -228,8 +229,12 @@ int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	crf__net__inet_sk__init(sk);
 	r = describe(obj, fd, sk);
 	if (r >= 0) {
+		const char *why = sockopt_refusal(fd);
+
 		inet_sk_name(sk, name);
-		r = sockopt_dump(fd, sk, name);
+		r = why ? crf_error_errno(ENOTSUP, "pid %d: fd %d: %s: %s", (int)obj->pid, obj->id,
+					  name, why)
+			: sockopt_dump(fd, sk, name);
 	}
 	if (r >= 0 && sk->proto == CRF__NET__PROTO__UDP)
 		r = udp_dump(fd, sk, name);

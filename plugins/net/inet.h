@@ -46,7 +46,14 @@ void *inet_memdup(const void *p, size_t len);
  */
 void *inet_push(void *v, size_t *n, size_t size);
 
-/* Common socket options (sockopt.c). */
+/*
+ * Socket options (sockopt.c): those of the table that differ from a fresh
+ * socket's of @family, @type, @protocol (@proto: TCP or UDP, 0 for netlink)
+ * appended to *@opts (*@n of them), and set again; the InetSk forms.
+ */
+int sockopt_dump_list(int fd, int family, int type, int protocol, unsigned char proto,
+		      Crf__Net__SockOpt ***opts, size_t *n, const char *name);
+int sockopt_restore_list(int fd, Crf__Net__SockOpt *const *opts, size_t n, const char *name);
 int sockopt_dump(int fd, Crf__Net__InetSk *sk, const char *name);
 int sockopt_restore(int fd, const Crf__Net__InetSk *sk, const char *name);
 /*
@@ -54,7 +61,7 @@ int sockopt_restore(int fd, const Crf__Net__InetSk *sk, const char *name);
  * locked them.  sockopt_restore() sets them last, but an established
  * connection's, which tcp_repair_restore() sets once it is connected.
  */
-int sockopt_restore_buf_lock(int fd, const Crf__Net__InetSk *sk, const char *name);
+int sockopt_restore_buf_lock(int fd, Crf__Net__SockOpt *const *opts, size_t n, const char *name);
 /* Set SO_REUSEADDR again as saved: leaving TCP repair mode clears it. */
 int sockopt_restore_reuse(int fd, const Crf__Net__InetSk *sk, const char *name);
 

@@ -27,6 +27,13 @@ struct net_state *net_state(struct crf_ctx *ctx);
 /* dump-cleanup and restore-cleanup: free the state. */
 int net_cleanup(struct crf_ctx *ctx);
 
+/*
+ * Why a socket is refused whatever its family (sockopt.c): an error pending
+ * or queued, a filter program attached (SO_ATTACH_FILTER, SO_ATTACH_BPF);
+ * NULL when none of these.
+ */
+const char *sockopt_refusal(int fd);
+
 /* unix*.c: the unix sockets of the dump or of the restore. */
 struct unix_table;
 

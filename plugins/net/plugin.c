@@ -6,6 +6,8 @@
 
 #include "inet.h"
 #include "net.h"
+#include "netlink.h"
+#include "netlink.pb-c.h"
 #include "netns.h"
 #include "unix.h"
 
@@ -62,9 +64,9 @@ CRF_PLUGIN(
 	.name = "net",
 	.version = "0.2.0",
 	.description = "unix sockets (pairs, listeners and their connections, names, queues, "
-		       "shutdown), TCP (unconnected, listening, established through TCP_REPAIR) "
-		       "and UDP sockets; net namespaces (netns*.c: lo, veth to crf's namespace, "
-		       "addresses, routes, sysctls, nftables)",
+		       "shutdown), TCP (unconnected, listening, established through TCP_REPAIR), "
+		       "UDP and netlink sockets; net namespaces (netns*.c: lo, veth to crf's "
+		       "namespace, addresses, routes, sysctls, nftables)",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = net_probe,
 		[CRF_STAGE_DUMP_PAUSE] = inet_dump_pause,
@@ -73,6 +75,7 @@ CRF_PLUGIN(
 		[CRF_STAGE_DUMP_FINISH] = net_dump_finish,
 		[CRF_STAGE_DUMP_CLEANUP] = net_dump_cleanup,
 		[CRF_STAGE_RESTORE_PREPARE] = net_restore_prepare,
+		[CRF_STAGE_RESTORE_PREMAP] = net_unix_restore_premap,
 		[CRF_STAGE_RESTORE_CLEANUP] = net_restore_cleanup,
 	),
 	.kinds = CRF_KINDS(
@@ -80,10 +83,13 @@ CRF_PLUGIN(
 		  .restore = net_unix_restore },
 		{ .cls = CRF_OBJ_FD, .name = "tcp", .dump = inet_dump, .restore = inet_restore },
 		{ .cls = CRF_OBJ_FD, .name = "udp", .dump = inet_dump, .restore = inet_restore },
+		{ .cls = CRF_OBJ_FD, .name = "netlink", .dump = netlink_dump,
+		  .restore = netlink_restore },
 		{ .cls = CRF_OBJ_NS, .name = "net", .dump = netns_dump, .restore = netns_restore }
 	),
 	.config_keys = CRF_STRINGS("tcp-established", "skip-in-flight", "unix-peercred-crf"),
 	.schemas = CRF_SCHEMAS(&crf__net__inet_sk__descriptor, &crf__net__net_lock__descriptor,
-			       &crf__net__unix_sk__descriptor, &crf__net__net_ns__descriptor),
+			       &crf__net__unix_sk__descriptor, &crf__net__netlink_sk__descriptor,
+			       &crf__net__net_ns__descriptor),
 );
 /* clang-format on */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Socket options common to TCP and UDP.  The dump compares each option of
+ * Socket options of TCP, UDP and netlink sockets.  The dump compares each option of
  * the table below with its value on a fresh socket of the same family, type
  * and protocol, and saves only those that differ, as getsockopt() gave
  * them; the restore sets them on the new socket before it is bound (some,
@@ -21,13 +21,17 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <netinet/udp.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <linux/netlink.h>
+
 #include <crf/cleanup.h>
 
 #include "inet.h"
+#include "net.h"
 
 struct sockopt_def {
 	int level, name;
@@ -41,8 +45,9 @@ struct sockopt_def {
 #define IP6(n) {SOL_IPV6, n, #n, 0, true}
 #define TCP(n) {SOL_TCP, n, #n, CRF__NET__PROTO__TCP, false}
 #define IPUDP(n) {SOL_IP, n, #n, CRF__NET__PROTO__UDP, false}
+#define NL(n) {SOL_NETLINK, n, #n, 0, false}
 
-static const struct sockopt_def opts[] = {
+static const struct sockopt_def defs[] = {
 	SO(SO_REUSEADDR),
 	SO(SO_REUSEPORT),
 	SO(SO_KEEPALIVE),
@@ -87,20 +92,32 @@ static const struct sockopt_def opts[] = {
 	TCP(TCP_NOTSENT_LOWAT),
 	TCP(TCP_LINGER2),
 	TCP(TCP_SYNCNT),
+	NL(NETLINK_PKTINFO),
+	NL(NETLINK_BROADCAST_ERROR),
+	NL(NETLINK_NO_ENOBUFS),
+	NL(NETLINK_LISTEN_ALL_NSID),
+	NL(NETLINK_CAP_ACK),
+	NL(NETLINK_EXT_ACK),
+	NL(NETLINK_GET_STRICT_CHK),
 };
 
 /* The largest value in the table: TCP_CONGESTION's name, SO_BINDTODEVICE's. */
 #define OPT_MAX 64
 
-static bool applies(const struct sockopt_def *d, const Crf__Net__InetSk *sk)
+/* Whether option @d is one of a socket of @family and @proto (a Crf__Net__Proto, 0 for netlink). */
+static bool applies(const struct sockopt_def *d, int family, unsigned char proto)
 {
-	return (!d->proto || d->proto == sk->proto) && (!d->v6 || sk->family == AF_INET6);
+	if (family == AF_NETLINK)
+		return d->level == SOL_SOCKET || d->level == SOL_NETLINK;
+	if (d->level == SOL_NETLINK)
+		return false;
+	return (!d->proto || d->proto == proto) && (!d->v6 || family == AF_INET6);
 }
 
-static int add_opt(Crf__Net__InetSk *sk, const struct sockopt_def *d, const void *v,
-		   socklen_t len)
+static int add_opt(Crf__Net__SockOpt ***opts, size_t *n, const struct sockopt_def *d,
+		   const void *v, socklen_t len)
 {
-	Crf__Net__SockOpt *o = inet_push(&sk->opts, &sk->n_opts, sizeof(*o));
+	Crf__Net__SockOpt *o = inet_push(opts, n, sizeof(*o));
 
 	if (!o)
 		return -ENOMEM;
@@ -112,10 +129,10 @@ static int add_opt(Crf__Net__InetSk *sk, const struct sockopt_def *d, const void
 	return o->value.data ? 0 : -ENOMEM;
 }
 
-int sockopt_dump(int fd, Crf__Net__InetSk *sk, const char *name)
+int sockopt_dump_list(int fd, int family, int type, int protocol, unsigned char proto,
+		      Crf__Net__SockOpt ***opts, size_t *n, const char *name)
 {
-	int type = sk->proto == CRF__NET__PROTO__TCP ? SOCK_STREAM : SOCK_DGRAM;
-	_cleanup_close_ int fresh = socket(sk->family, type | SOCK_CLOEXEC, 0);
+	_cleanup_close_ int fresh = socket(family, type | SOCK_CLOEXEC, protocol);
 	unsigned char v[OPT_MAX], f[OPT_MAX];
 	bool bufs = false, lock_known = false;
 	socklen_t vl, fl;
@@ -123,10 +140,10 @@ int sockopt_dump(int fd, Crf__Net__InetSk *sk, const char *name)
 
 	if (fresh < 0)
 		return crf_error_errno(errno, "a fresh socket to compare options with");
-	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
-		const struct sockopt_def *d = &opts[i];
+	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
+		const struct sockopt_def *d = &defs[i];
 
-		if (!applies(d, sk))
+		if (!applies(d, family, proto))
 			continue;
 		vl = fl = OPT_MAX;
 		memset(v, 0, sizeof(v));
@@ -138,7 +155,7 @@ int sockopt_dump(int fd, Crf__Net__InetSk *sk, const char *name)
 		if (vl == fl && !memcmp(v, f, vl))
 			continue;
 		bufs |= d->level == SOL_SOCKET && (d->name == SO_RCVBUF || d->name == SO_SNDBUF);
-		r = add_opt(sk, d, v, vl);
+		r = add_opt(opts, n, d, v, vl);
 		if (r < 0)
 			return r;
 	}
@@ -150,11 +167,19 @@ int sockopt_dump(int fd, Crf__Net__InetSk *sk, const char *name)
 	return 0;
 }
 
+int sockopt_dump(int fd, Crf__Net__InetSk *sk, const char *name)
+{
+	int type = sk->proto == CRF__NET__PROTO__TCP ? SOCK_STREAM : SOCK_DGRAM;
+
+	return sockopt_dump_list(fd, sk->family, type, 0, (unsigned char)sk->proto, &sk->opts,
+				 &sk->n_opts, name);
+}
+
 static const char *label_of(int level, int name)
 {
-	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
-		if (opts[i].level == level && opts[i].name == name)
-			return opts[i].label;
+	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
+		if (defs[i].level == level && defs[i].name == name)
+			return defs[i].label;
 	return NULL;
 }
 
@@ -183,10 +208,10 @@ static bool is_buf_lock(const Crf__Net__SockOpt *o)
 	return o->level == SOL_SOCKET && o->name == SO_BUF_LOCK;
 }
 
-int sockopt_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
+int sockopt_restore_list(int fd, Crf__Net__SockOpt *const *opts, size_t n, const char *name)
 {
-	for (size_t i = 0; i < sk->n_opts; i++) {
-		const Crf__Net__SockOpt *o = sk->opts[i];
+	for (size_t i = 0; i < n; i++) {
+		const Crf__Net__SockOpt *o = opts[i];
 		const char *label = label_of(o->level, o->name);
 		int r;
 
@@ -205,17 +230,26 @@ int sockopt_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
 		if (r < 0)
 			return crf_error_errno(-r, "%s: setsockopt(%s)", name, label);
 	}
-	/* An established connection's, once it is connected (tcp-repair.c). */
-	return sk->state == CRF__NET__STATE__ESTABLISHED ? 0 : sockopt_restore_buf_lock(fd, sk, name);
+	return 0;
 }
 
-int sockopt_restore_buf_lock(int fd, const Crf__Net__InetSk *sk, const char *name)
+int sockopt_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
+{
+	int r = sockopt_restore_list(fd, sk->opts, sk->n_opts, name);
+
+	/* An established connection's, once it is connected (tcp-repair.c). */
+	if (r < 0 || sk->state == CRF__NET__STATE__ESTABLISHED)
+		return r;
+	return sockopt_restore_buf_lock(fd, sk->opts, sk->n_opts, name);
+}
+
+int sockopt_restore_buf_lock(int fd, Crf__Net__SockOpt *const *opts, size_t n, const char *name)
 {
 	bool bufs = false;
 	int lock = 0;
 
-	for (size_t i = 0; i < sk->n_opts; i++) {
-		const Crf__Net__SockOpt *o = sk->opts[i];
+	for (size_t i = 0; i < n; i++) {
+		const Crf__Net__SockOpt *o = opts[i];
 
 		bufs |= is_buf(o);
 		if (is_buf_lock(o) && o->value.len == sizeof(lock))
@@ -239,4 +273,23 @@ int sockopt_restore_reuse(int fd, const Crf__Net__InetSk *sk, const char *name)
 			return crf_error_errno(errno, "%s: setsockopt(SO_REUSEADDR)", name);
 	}
 	return 0;
+}
+
+const char *sockopt_refusal(int fd)
+{
+	struct pollfd p = {.fd = fd};
+	socklen_t len = 0;
+
+	/* POLLERR: sk_err set or the error queue not empty; SO_ERROR would clear the first. */
+	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
+		return "a socket with an error pending (reading SO_ERROR would clear it) or "
+		       "errors queued (MSG_ERRQUEUE), which crf does not restore";
+	/* Classic BPF: the number of instructions; an eBPF program: EACCES. */
+	if (getsockopt(fd, SOL_SOCKET, SO_GET_FILTER, NULL, &len))
+		return errno == EACCES ? "a socket with an eBPF program attached (SO_ATTACH_BPF), "
+					 "which crf does not save"
+				       : NULL;
+	return len ? "a socket with a BPF filter attached (SO_ATTACH_FILTER), which crf does "
+		     "not save"
+		   : NULL;
 }

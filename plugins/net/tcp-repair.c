@@ -310,7 +310,7 @@ int tcp_repair_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
 		return crf_error_errno(errno, "%s: TCP_REPAIR off", name);
 	r = sockopt_restore_reuse(fd, sk, name);
 	if (r >= 0)
-		r = sockopt_restore_buf_lock(fd, sk, name);
+		r = sockopt_restore_buf_lock(fd, sk->opts, sk->n_opts, name);
 	if (r < 0)
 		return r;
 	r = write_unsent(fd, sk->tcp);
