@@ -8,6 +8,8 @@ pkgs=(
 	libcap-dev libnl-3-dev libnl-route-3-dev
 	libcmocka-dev python3
 	nftables
+	# the network namespace tests (wl-netns, netns-veth.sh): ip, bridge, nsenter
+	iproute2 util-linux
 	# the fuzzer (tests/fuzz/): clang's libFuzzer and sanitizers
 	clang
 )

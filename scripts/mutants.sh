@@ -321,7 +321,7 @@ mutant core-cpu-area core/task/cpu.c 'e2e-core-refused' \
 mutant core-stdio-closed core/restore/rst-fds.c 'e2e-stdio-closed-kill e2e-stdio-daemon-kill' \
 	'crf restore'"'"'s fds 0-2 stay open in a task that had them closed' \
 	'	int next = 0;' '	int next = 3;'
-mutant core-ns-refused core/dump/dump-objects.c 'e2e-ns-net-refused e2e-ns-uts-refused e2e-ns-mnt-refused' \
+mutant core-ns-refused core/dump/dump-objects.c 'e2e-netns-vxlan-refused e2e-ns-uts-refused e2e-ns-mnt-refused' \
 	'every namespace is taken for crf'"'"'s own: none is refused' \
 	'	else if (mine && !strcmp(link, mine))
 		return 0;' \
@@ -1136,6 +1136,74 @@ mutant ns-mnt-foreign-fs-as-bind plugins/ns/mnt.c 'e2e-mnt-loop-refused e2e-mnt-
 		return refuse(' \
 	'	if (0)
 		return refuse('
+# net: network namespaces (docs/ns-net.md)
+mutant netns-addr-label plugins/net/netns.c 'e2e-netns-lo-kill' \
+	'an IPv4 address'"'"'s label is not saved: the restored address has none' \
+	'	if (r >= 0 && rtnl_addr_get_label(a) && s->family == AF_INET) {' \
+	'	if (0 && r >= 0 && rtnl_addr_get_label(a) && s->family == AF_INET) {'
+mutant netns-lifetime plugins/net/netns.c 'e2e-netns-lifetime-refused' \
+	'an address with a lifetime is saved as a permanent one' \
+	'	if (rtnl_addr_get_valid_lifetime(a) != 0xffffffffu ||
+	    rtnl_addr_get_preferred_lifetime(a) != 0xffffffffu)' \
+	'	if (0)'
+mutant netns-link-kind plugins/net/netns.c 'e2e-netns-vxlan-refused' \
+	'a link of any kind is taken for lo' \
+	'		return "veth";
+	return NULL;' \
+	'		return "veth";
+	return "loopback";'
+mutant netns-mtu plugins/net/netns-restore.c 'e2e-netns-lo-kill' \
+	'a link'"'"'s MTU and queue length are not set again (nor checked)' \
+	'		rtnl_link_set_mtu(chg, ln->mtu);
+		rtnl_link_set_txqlen(chg, ln->txqlen);' \
+	'' \
+	'		if (!l || rtnl_link_get_mtu(l) != ln->mtu ||
+		    rtnl_link_get_txqlen(l) != ln->txqlen ||' \
+	'		if (!l ||'
+mutant netns-route-table plugins/net/netns-route.c 'e2e-netns-lo-kill' \
+	'the routes of table 100 are not saved' \
+	'	if (w->r < 0 || (rtnl_route_get_flags(r) & RTM_F_CLONED))' \
+	'	if (w->r < 0 || (rtnl_route_get_flags(r) & RTM_F_CLONED) || rtnl_route_get_table(r) == 100)'
+mutant netns-sysctl plugins/net/netns-sysctl.c 'e2e-netns-lo-kill' \
+	'net.core.somaxconn is not saved' \
+	'	"core/somaxconn",' '	"core/somaxconn-not",'
+mutant netns-nft plugins/net/netns-check.c 'e2e-netns-lo-kill' \
+	'the nftables ruleset is not replayed at restore' \
+	'	if (!ns->nft_ruleset)
+		return 0;' \
+	'	if (1 || !ns->nft_ruleset)
+		return 0;'
+mutant netns-rules plugins/net/netns-check.c 'e2e-netns-rule-refused' \
+	'routing rules of its own are not refused (nor restored)' \
+	'	if (strcmp(have->text, fresh->text))' '	if (0)'
+mutant netns-veth-master plugins/net/netns-veth.c 'e2e-netns-veth-kill' \
+	'a veth'"'"'s peer is not made a port of its bridge again' \
+	'		if (br)
+			rtnl_link_set_master' \
+	'		if (0 && br)
+			rtnl_link_set_master'
+mutant netns-veth-ifindex plugins/net/netns-veth.c 'e2e-netns-veth-kill' \
+	'the ends of a veth get new ifindexes' \
+	'	rtnl_link_set_ifindex(l, (int)ln->ifindex);' ''
+mutant netns-veth-mac plugins/net/netns-veth.c 'e2e-netns-veth-kill' \
+	'the ends of a veth get new MAC addresses' \
+	'		rtnl_link_set_addr(l, mac);' ''
+mutant netns-veth-queues plugins/net/netns-veth.c 'e2e-netns-veth-kill' \
+	'the ends of a veth get the default numbers of queues' \
+	'	if (ln->has_tx_queues)' '	if (0)'
+mutant netns-veth-inside plugins/net/netns-veth.c 'e2e-netns-veth-inside-refused' \
+	'a veth with both ends in the namespace is not refused as such' \
+	'	if (rtnl_link_get_link_netnsid(l, &link_nsid) < 0)' '	if (0)'
+mutant netns-neigh plugins/net/netns-check.c 'e2e-netns-neigh-refused' \
+	'a permanent neighbour entry is not refused (nor restored)' \
+	'	if (w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))' \
+	'	if (1 || w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))'
+mutant netns-tcp plugins/net/netns-check.c 'e2e-netns-tcp-refused' \
+	'a TCP connection in the namespace is dumped, its network lock taken in crf'"'"'s namespace' \
+	'	if (r > 0)
+		return crf_error_errno(ENOTSUP,' \
+	'	if (0)
+		return crf_error_errno(ENOTSUP,'
 
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a

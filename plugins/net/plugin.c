@@ -8,6 +8,7 @@
 #include "net.h"
 #include "netlink.h"
 #include "netlink.pb-c.h"
+#include "netns.h"
 #include "unix.h"
 
 struct net_state *net_state(struct crf_ctx *ctx)
@@ -64,7 +65,8 @@ CRF_PLUGIN(
 	.version = "0.2.0",
 	.description = "unix sockets (pairs, listeners and their connections, names, queues, "
 		       "shutdown), TCP (unconnected, listening, established through TCP_REPAIR), "
-		       "UDP and netlink sockets; net namespaces: not yet",
+		       "UDP and netlink sockets; net namespaces (netns*.c: lo, veth to crf's "
+		       "namespace, addresses, routes, sysctls, nftables)",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = net_probe,
 		[CRF_STAGE_DUMP_PAUSE] = inet_dump_pause,
@@ -82,10 +84,12 @@ CRF_PLUGIN(
 		{ .cls = CRF_OBJ_FD, .name = "tcp", .dump = inet_dump, .restore = inet_restore },
 		{ .cls = CRF_OBJ_FD, .name = "udp", .dump = inet_dump, .restore = inet_restore },
 		{ .cls = CRF_OBJ_FD, .name = "netlink", .dump = netlink_dump,
-		  .restore = netlink_restore }
+		  .restore = netlink_restore },
+		{ .cls = CRF_OBJ_NS, .name = "net", .dump = netns_dump, .restore = netns_restore }
 	),
 	.config_keys = CRF_STRINGS("tcp-established", "skip-in-flight", "unix-peercred-crf"),
 	.schemas = CRF_SCHEMAS(&crf__net__inet_sk__descriptor, &crf__net__net_lock__descriptor,
-			       &crf__net__unix_sk__descriptor, &crf__net__netlink_sk__descriptor),
+			       &crf__net__unix_sk__descriptor, &crf__net__netlink_sk__descriptor,
+			       &crf__net__net_ns__descriptor),
 );
 /* clang-format on */
