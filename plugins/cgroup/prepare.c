@@ -155,7 +155,7 @@ static int add_move(struct cg_restore *rs, pid_t pid, pid_t tid, const Crf__Cgro
 	m = &rs->moves[rs->n_moves];
 	*m = (struct cg_move){.pid = pid, .tid = tid};
 	m->controllers = strdup(mb->controllers);
-	m->path = strdup(mb->path);
+	m->path = cg_remap(rs, mb->controllers, mb->path);
 	rs->n_moves++;
 	return m->controllers && m->path ? 0 : -ENOMEM;
 }
@@ -185,8 +185,13 @@ static int plan_task(struct cg_restore *rs, const Crf__Cgroup__TaskCgroups *t)
 				  cg_name(mb->controllers, mb->path, name, sizeof(name)));
 			return -ENOENT;
 		}
-		if (strcmp(own->path, mb->path))
-			r = add_move(rs, t->pid, 0, mb);
+		r = add_move(rs, t->pid, 0, mb);
+		/* Only where its cgroup is not crf's (as --cgroup-root puts it). */
+		if (r >= 0 && !strcmp(own->path, rs->moves[rs->n_moves - 1].path)) {
+			rs->n_moves--;
+			free(rs->moves[rs->n_moves].path);
+			free(rs->moves[rs->n_moves].controllers);
+		}
 	}
 	for (size_t i = 0; r >= 0 && i < t->n_threads; i++) {
 		const Crf__Cgroup__ThreadCgroups *th = t->threads[i];
@@ -247,10 +252,14 @@ int cgroup_restore_prepare(struct crf_ctx *ctx)
 		r = read_records(ctx, rs);
 	if (r >= 0)
 		r = read_self(rs);
+	if (r >= 0)
+		r = cg_manage_load(ctx, rs);
 	for (size_t i = 0; r >= 0 && i < rs->n_tasks; i++)
 		r = plan_task(rs, rs->tasks[i]);
 	if (r == -ENOMEM)
 		crf_error("planning the cgroup moves: %s", strerror(ENOMEM));
+	if (r >= 0)
+		r = cg_manage(rs);
 	for (size_t i = 0; r >= 0 && i < rs->n_moves; i++) {
 		r = resolve(&rs->moves[i], rs->mountinfo);
 		if (r >= 0)

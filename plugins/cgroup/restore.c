@@ -64,7 +64,7 @@ int cgroup_restore_task(struct crf_ctx *ctx)
 
 int cgroup_restore_finish(struct crf_ctx *ctx)
 {
-	const struct cg_restore *rs = crf_ctx_priv(ctx);
+	struct cg_restore *rs = crf_ctx_priv(ctx);
 	char tid[16];
 	int r = 0;
 
@@ -74,6 +74,8 @@ int cgroup_restore_finish(struct crf_ctx *ctx)
 		snprintf(tid, sizeof(tid), "%d", (int)rs->moves[i].tid);
 		r = join(&rs->moves[i], tid);
 	}
+	if (rs && r >= 0)
+		rs->done = true;
 	return r;
 }
 
@@ -83,6 +85,17 @@ int cgroup_restore_cleanup(struct crf_ctx *ctx)
 
 	if (!rs)
 		return 0;
+	if (!rs->done)
+		cg_unmake(rs);
+	for (size_t i = 0; i < rs->n_made; i++)
+		free(rs->made[i]);
+	free(rs->made);
+	for (size_t i = 0; i < rs->n_hiers; i++) {
+		protobuf_c_message_free_unpacked(&rs->hiers[i]->base, NULL);
+		free(rs->new_root[i]);
+	}
+	free(rs->hiers);
+	free(rs->new_root);
 	for (size_t i = 0; i < rs->n_tasks; i++)
 		protobuf_c_message_free_unpacked(&rs->tasks[i]->base, NULL);
 	free(rs->tasks);
