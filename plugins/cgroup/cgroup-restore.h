@@ -17,6 +17,7 @@ struct cg_move {
 	pid_t pid, tid;
 	char *controllers, *path; /* as saved: the hierarchy and the cgroup */
 	char *dir;		  /* found through a mount of the hierarchy */
+	int fd;			  /* cgroup v2, a process: @dir, which it is cloned into, or -1 */
 };
 
 /*

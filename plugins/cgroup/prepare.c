@@ -153,7 +153,7 @@ static int add_move(struct cg_restore *rs, pid_t pid, pid_t tid, const Crf__Cgro
 		rs->cap_moves = cap;
 	}
 	m = &rs->moves[rs->n_moves];
-	*m = (struct cg_move){.pid = pid, .tid = tid};
+	*m = (struct cg_move){.pid = pid, .tid = tid, .fd = -1};
 	m->controllers = strdup(mb->controllers);
 	m->path = cg_remap(rs, mb->controllers, mb->path);
 	rs->n_moves++;
@@ -202,6 +202,27 @@ static int plan_task(struct cg_restore *rs, const Crf__Cgroup__TaskCgroups *t)
 				r = add_move(rs, t->pid, th->tid, th->members[j]);
 	}
 	return r;
+}
+
+/*
+ * A process goes into its cgroup v2 as it is created (clone3's
+ * CLONE_INTO_CGROUP, ABI 1.6), so that it never runs outside it; its v1
+ * cgroups and its threads' are joined in restore-task and restore-finish.
+ */
+static int clone_into(struct crf_ctx *ctx, struct cg_move *m)
+{
+	int r;
+
+	if (*m->controllers || m->tid)
+		return 0;
+	m->fd = open(m->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (m->fd < 0)
+		return refuse(m, errno, "cannot be opened to create the process in it");
+	r = crf_rst_clone_into_cgroup(ctx, m->pid, m->fd);
+	if (r < 0)
+		return crf_log_errno(CRF_LOG_ERROR, -r, "pid %d: cannot be created in its cgroup v2",
+				     (int)m->pid);
+	return 0;
 }
 
 static int read_records(struct crf_ctx *ctx, struct cg_restore *rs)
@@ -265,6 +286,8 @@ int cgroup_restore_prepare(struct crf_ctx *ctx)
 		if (r >= 0)
 			r = check_dir(&rs->moves[i]);
 	}
+	for (size_t i = 0; r >= 0 && i < rs->n_moves; i++)
+		r = clone_into(ctx, &rs->moves[i]);
 	for (size_t i = 0; r >= 0 && i < rs->n_moves; i++)
 		crf_debug("pid %d%s%.0d: to be moved into %s", (int)rs->moves[i].pid,
 			  rs->moves[i].tid ? " thread " : "", (int)rs->moves[i].tid,

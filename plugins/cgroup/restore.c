@@ -57,7 +57,7 @@ int cgroup_restore_task(struct crf_ctx *ctx)
 		return -EBADMSG;
 	}
 	for (size_t i = 0; r >= 0 && i < rs->n_moves; i++)
-		if (rs->moves[i].pid == pid && !rs->moves[i].tid)
+		if (rs->moves[i].pid == pid && !rs->moves[i].tid && rs->moves[i].fd < 0)
 			r = join(&rs->moves[i], "0");
 	return r;
 }
@@ -103,6 +103,8 @@ int cgroup_restore_cleanup(struct crf_ctx *ctx)
 		free(rs->moves[i].controllers);
 		free(rs->moves[i].path);
 		free(rs->moves[i].dir);
+		if (rs->moves[i].fd >= 0)
+			close(rs->moves[i].fd);
 	}
 	free(rs->moves);
 	cg_members_free(&rs->self);

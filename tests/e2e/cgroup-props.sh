@@ -174,6 +174,10 @@ restored() {
 	done
 	snapshot "$T/now" "$root"
 	diff "$T/settings" "$T/now" >"$T/diff" || { fail "$what: settings: $(cat "$T/diff")"; return 1; }
+	for i in 0 1; do
+		ls -l /proc/"${pids[$i]}"/fd | grep -q cgroup &&
+			{ fail "$what: pid ${pids[$i]} holds a cgroup fd of crf's: $(ls -l /proc/${pids[$i]}/fd)"; return 1; }
+	done
 	a=$(head -1 "$T/st.0") b=$(head -1 "$T/st.1")
 	sleep 0.2
 	for i in 0 1; do
