@@ -817,6 +817,15 @@ mutant cgroup-clone-into plugins/cgroup/prepare.c 'e2e-cgroup-kill e2e-cgroup-pr
 mutant core-clone-into-cgroup core/restore/rst-fork.c 'e2e-cgroup-kill e2e-cgroup-props' \
 	'clone3 ignores the cgroup a plugin asked a process to be created in' \
 	'		.flags = flags | (cgroup >= 0 ? CLONE_INTO_CGROUP : 0),' '		.flags = flags,'
+mutant cgroup-ns-root plugins/cgroup/cgns.c 'e2e-cgroup-props' \
+	'the cgroup namespace is made in crf restore'"'"'s cgroups, not in its root' \
+	'		r = enter(rs, ns->roots[i]->controllers, ns->roots[i]->path, obj->pid);' \
+	'		r = 0;'
+mutant cgroup-ns-check plugins/cgroup/cgns.c 'e2e-cgroup-props' \
+	'the restored cgroup namespace is not checked from inside (a wrong root passes)' \
+	'		if (!m || !want || strcmp(m->path, want)) {' '		if (0) {' \
+	'		r = enter(rs, ns->roots[i]->controllers, ns->roots[i]->path, obj->pid);' \
+	'		r = 0;'
 mutant cgroup-props-write plugins/cgroup/manage.c 'e2e-cgroup-props' \
 	'the saved settings are never written back' \
 	'		r = write_prop(dir, d->props[i]);' '		r = 0;'

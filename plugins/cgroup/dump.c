@@ -18,13 +18,8 @@
 
 #include "cgroup.h"
 #include "cgroup.pb-c.h"
+#include "cgns.h"
 #include "props.h"
-
-/* The dump's state: cgroup.img, and every cgroup a task of the tree was seen in. */
-struct cg_dump {
-	struct crf_img *img;
-	struct cg_members seen;
-};
 
 int cg_read_text(const char *path, char **text)
 {
@@ -234,7 +229,9 @@ int cgroup_dump_finish(struct crf_ctx *ctx)
 	struct cg_dump *d = crf_ctx_priv(ctx);
 	int r = crf_img_close(TAKE_PTR(d->img));
 
-	return r < 0 ? r : cg_props_dump(ctx, &d->seen);
+	if (r >= 0)
+		r = cg_props_dump(ctx, &d->seen);
+	return r < 0 ? r : cg_ns_write(ctx, d);
 }
 
 int cgroup_dump_cleanup(struct crf_ctx *ctx)
@@ -244,6 +241,7 @@ int cgroup_dump_cleanup(struct crf_ctx *ctx)
 	if (d) {
 		crf_img_abort(d->img);
 		cg_members_free(&d->seen);
+		cg_ns_free_all(d->ns, d->n_ns);
 		free(d);
 	}
 	crf_ctx_set_priv(ctx, NULL);

@@ -22,6 +22,7 @@
 #include <crf/image.h>
 #include <crf/mountinfo.h>
 
+#include "cgns.h"
 #include "cgroup-restore.h"
 #include "cgroup.pb-c.h"
 #include "validate.h"
@@ -275,6 +276,8 @@ int cgroup_restore_prepare(struct crf_ctx *ctx)
 		r = read_self(rs);
 	if (r >= 0)
 		r = cg_manage_load(ctx, rs);
+	if (r >= 0)
+		r = cg_ns_load(ctx, rs);
 	for (size_t i = 0; r >= 0 && i < rs->n_tasks; i++)
 		r = plan_task(rs, rs->tasks[i]);
 	if (r == -ENOMEM)

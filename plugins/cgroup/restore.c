@@ -95,6 +95,9 @@ int cgroup_restore_cleanup(struct crf_ctx *ctx)
 		free(rs->new_root[i]);
 	}
 	free(rs->hiers);
+	for (size_t i = 0; i < rs->n_ns; i++)
+		protobuf_c_message_free_unpacked(&rs->ns[i]->base, NULL);
+	free(rs->ns);
 	free(rs->new_root);
 	for (size_t i = 0; i < rs->n_tasks; i++)
 		protobuf_c_message_free_unpacked(&rs->tasks[i]->base, NULL);

@@ -140,7 +140,7 @@ start() {
 	rm -f "$T"/st.*
 	case ${CASE:-} in root) touch "$T/st.rebase" ;; esac
 	setsid sh -c 'for f in '"$procs"'; do echo $$ >$f || exit 9; done; exec "$@"' sh \
-		"$WL" "$T/st" "$V2/$N/a/b/cgroup.procs" </dev/null >/dev/null 2>&1 &
+		"$WL" "$T/st" "$V2/$N/a/b/cgroup.procs" ${CASE:-} </dev/null >/dev/null 2>&1 &
 	pids=($!)
 	disown
 	for _ in $(seq 500); do [[ -s $T/st.0 && -s $T/st.1 ]] && break; sleep 0.01; done
@@ -296,7 +296,24 @@ if CASE=root run_case root; then
 fi
 kill_tree; rm_dirs
 
-# 5. A cpuset the kernel does not take below --cgroup-root's (CPU 1, the parent has only 0):
+# 5. A cgroup namespace made in /$N/a (and the v1 cgroups): gone with the cgroups, made
+# again in them; the workload reads "/" and "/b" as before.
+if CASE=ns run_case cgns; then
+	grep -q '^0::/b$' "$T/st.1" 2>/dev/null # (the view is the workload's to check)
+	rm_dirs
+	if restore cgns --manage-cgroups=full && restored "cgroup namespace"; then
+		for p in "${pids[@]}"; do
+			[[ $(readlink /proc/"$p"/ns/cgroup) != $(readlink /proc/self/ns/cgroup) ]] ||
+				fail "cgroup namespace: pid $p is in crf's"
+		done
+		ok
+	else
+		fail "cgroup namespace: $(cat "$T/out")"
+	fi
+fi
+kill_tree; rm_dirs
+
+# 6. A cpuset the kernel does not take below --cgroup-root's (CPU 1, the parent has only 0):
 # refused before anything is forked, naming the cgroup and the file; nothing left made.
 if has CPUSET && [[ $(nproc) -ge 2 ]]; then
 	CPUS=1

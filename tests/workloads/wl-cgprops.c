@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * wl-cgprops STATUS [PROCS_FILE]: a process and its child, in the cgroups
- * the test put the process in (the child moves itself to the cgroup v2
- * whose cgroup.procs is PROCS_FILE first).  Each remembers its
+ * wl-cgprops STATUS [PROCS_FILE [ns]]: a process and its child, in the
+ * cgroups the test put the process in (the child moves itself to the cgroup
+ * v2 whose cgroup.procs is PROCS_FILE first); with "ns", in a cgroup
+ * namespace the process makes in its cgroups before it forks (so that it
+ * reads "/" and its child "/b" for its cgroup v2).  Each remembers its
  * /proc/self/cgroup and, every 20 ms, reads it again and writes how many
  * times it did to STATUS.0 (the process) or STATUS.1 (the child); the
  * first time it reads otherwise, it writes "BAD" and what it read there
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sched.h>
 #include <sys/syscall.h>
 
 static int read_cgroup(char *buf, size_t len)
@@ -80,6 +83,8 @@ int main(int argc, char **argv)
 		return 2;
 	/* Nothing of the test's shell may stay open: crf would refuse its pipes. */
 	syscall(SYS_close_range, 3, ~0U, 0);
+	if (argc > 3 && !strcmp(argv[3], "ns") && unshare(CLONE_NEWCGROUP) < 0)
+		return 4;
 	kid = fork();
 	if (kid < 0)
 		return 2;
