@@ -313,6 +313,23 @@ if CASE=ns run_case cgns; then
 fi
 kill_tree; rm_dirs
 
+# A task moved out of its namespace's root (its view: "/.."): the root is not known, the
+# dump is refused by name, and the tree runs on.
+CASE=ns start
+touch "$T/st.rebase"
+echo "${pids[0]}" >"$V2/$N/cgroup.procs"
+rm -rf "$BASE.cgns-out"
+if "$CRF" dump -t "${pids[0]}" -D "$BASE.cgns-out" >"$T/out" 2>&1; then
+	fail "cgroup namespace, a task outside its root: the dump succeeded"
+elif ! grep -Eq "pid ${pids[0]}: namespace cgroup:\[[0-9]+\]: its cgroup v2:/$N reads \"/\.\.\" from inside: it is outside the namespace's root" "$T/out"; then
+	fail "cgroup namespace, a task outside its root: not refused by name"
+elif ! kill -0 "${pids[0]}" || [[ $(head -1 "$T/st.0") == BAD ]]; then
+	fail "cgroup namespace, a task outside its root: the tree does not run on"
+else
+	ok
+fi
+kill_tree; rm_dirs
+
 # 6. A cpuset the kernel does not take below --cgroup-root's (CPU 1, the parent has only 0):
 # refused before anything is forked, naming the cgroup and the file; nothing left made.
 if has CPUSET && [[ $(nproc) -ge 2 ]]; then
