@@ -826,6 +826,9 @@ mutant cgroup-ns-check plugins/cgroup/cgns.c 'e2e-cgroup-props' \
 	'		if (!m || !want || strcmp(m->path, want)) {' '		if (0) {' \
 	'		r = enter(rs, ns->roots[i]->controllers, ns->roots[i]->path, obj->pid);' \
 	'		r = 0;'
+mutant cgroup-unsaved-refused plugins/cgroup/props.c 'e2e-cgroup-props' \
+	'a setting crf does not restore (memory.oom_control) is dumped without a word' \
+	'			if (reads_ok(text, u->ok))' '			if (1)'
 mutant cgroup-props-write plugins/cgroup/manage.c 'e2e-cgroup-props' \
 	'the saved settings are never written back' \
 	'		r = write_prop(dir, d->props[i]);' '		r = 0;'

@@ -9,7 +9,9 @@
  * files of the list below that it has.  A controller not enabled there has
  * no files, so nothing of it is saved, and nothing of it is written back.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,6 +163,108 @@ static int add_prop(Crf__Cgroup__Dir *d, const char *name, char *value)
 	return p->name ? 0 : -ENOMEM;
 }
 
+/*
+ * Settings crf does not restore: each must read as a new cgroup has it, or
+ * the dump is refused, naming the cgroup and the file.  @ctl: the v1
+ * controller of the file, NULL for cgroup v2.  @ok: the value a new cgroup
+ * has; starting with '~', a line it holds; with '^', how every line starts
+ * (blkio.bfq.weight_device: "default 100", the weight, saved apart).
+ */
+static const struct unsaved {
+	const char *pattern, *ctl, *ok;
+} unsaved[] = {
+	{"hugetlb.*.max", NULL, "max"},
+	{"hugetlb.*.rsvd.max", NULL, "max"},
+	{"io.latency", NULL, ""},
+	{"rdma.max", NULL, ""},
+	{"blkio.throttle.*_device", "blkio", ""},
+	{"blkio.weight_device", "blkio", "^default "},
+	{"blkio.bfq.weight_device", "blkio", "^default "},
+	{"hugetlb.*.limit_in_bytes", "hugetlb", "9223372036854771712"},
+	{"memory.oom_control", "memory", "~oom_kill_disable 0"},
+	{"memory.kmem.limit_in_bytes", "memory", "9223372036854771712"},
+	{"memory.kmem.tcp.limit_in_bytes", "memory", "9223372036854771712"},
+	{"cpu.rt_runtime_us", "cpu", "0"},
+	{"devices.list", "devices", "a *:* rwm"},
+	{"net_cls.classid", "net_cls", "0"},
+};
+
+static bool in_hier(const char *ctl, const char *c)
+{
+	for (const char *p = ctl; *p;) {
+		size_t n = strcspn(p, ",");
+
+		if (strlen(c) == n && !strncmp(p, c, n))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
+static bool reads_ok(const char *value, const char *ok)
+{
+	if (*ok == '^') {
+		for (const char *s = value; *s;) {
+			size_t n = strcspn(s, "\n");
+
+			if (n && strncmp(s, ok + 1, strlen(ok + 1)))
+				return false;
+			s += n + (s[n] == '\n');
+		}
+		return true;
+	}
+	if (*ok != '~')
+		return !strcmp(value, ok);
+	for (const char *s = value; *s;) {
+		size_t n = strcspn(s, "\n");
+
+		if (n == strlen(ok + 1) && !strncmp(s, ok + 1, n))
+			return true;
+		s += n + (s[n] == '\n');
+	}
+	return false;
+}
+
+/* Every file of @dir that is a setting crf does not restore reads as in a new cgroup. */
+static int check_unsaved(const char *dir, const char *ctl, const char *name)
+{
+	_cleanup_closedir_ DIR *d = opendir(dir);
+	char file[4096 + 512];
+	struct dirent *e;
+
+	if (!d)
+		return crf_log_errno(CRF_LOG_ERROR, errno, "cgroup %s: %s", name, dir);
+	while ((e = readdir(d))) {
+		for (size_t i = 0; i < sizeof(unsaved) / sizeof(unsaved[0]); i++) {
+			const struct unsaved *u = &unsaved[i];
+			_cleanup_free_ char *text = NULL;
+			size_t n;
+			int r;
+
+			if (!u->ctl != !*ctl || (u->ctl && !in_hier(ctl, u->ctl)) ||
+			    fnmatch(u->pattern, e->d_name, 0))
+				continue;
+			snprintf(file, sizeof(file), "%s/%s", dir, e->d_name);
+			r = cg_read_text(file, &text);
+			if (r < 0)
+				return crf_log_errno(CRF_LOG_ERROR, -r, "cgroup %s: cannot read %s",
+						     name, file);
+			n = strlen(text);
+			while (n && text[n - 1] == '\n')
+				text[--n] = '\0';
+			if (reads_ok(text, u->ok))
+				continue;
+			for (char *c = text; (c = strchr(c, '\n'));)
+				*c = ',';
+			crf_error("cgroup %s: %s reads \"%.200s\", not as in a new cgroup: crf does "
+				  "not restore this setting (docs/cgroup.md)",
+				  name, e->d_name, text);
+			return -EOPNOTSUPP;
+		}
+	}
+	return 0;
+}
+
 /* The settings of @d, a cgroup of the hierarchy @ctl, found through @mountinfo. */
 static int read_dir(Crf__Cgroup__Dir *d, const char *ctl, const char *mountinfo)
 {
@@ -206,7 +310,7 @@ static int read_dir(Crf__Cgroup__Dir *d, const char *ctl, const char *mountinfo)
 		if (r < 0)
 			free(text);
 	}
-	return r;
+	return r < 0 ? r : check_unsaved(dir, ctl, name);
 }
 
 int cg_props_dump(struct crf_ctx *ctx, const struct cg_members *seen)

@@ -330,6 +330,23 @@ else
 fi
 kill_tree; rm_dirs
 
+# A setting crf does not restore (the v1 OOM killer switched off) refuses the dump, by name.
+if has MEM; then
+	start
+	echo 1 >"$MEM/$N/a/memory.oom_control"
+	rm -rf "$BASE.oom"
+	if "$CRF" dump -t "${pids[0]}" -D "$BASE.oom" >"$T/out" 2>&1; then
+		fail "memory.oom_control: the dump succeeded"
+	elif ! grep -q "cgroup memory:/$N/a: memory.oom_control reads \"oom_kill_disable 1,.*\", not as in a new cgroup: crf does not restore this setting" "$T/out"; then
+		fail "memory.oom_control: not refused by name"
+	elif ! kill -0 "${pids[0]}" || [[ $(head -1 "$T/st.0") == BAD ]]; then
+		fail "memory.oom_control: the tree does not run on"
+	else
+		ok
+	fi
+	kill_tree; rm_dirs
+fi
+
 # 6. A cpuset the kernel does not take below --cgroup-root's (CPU 1, the parent has only 0):
 # refused before anything is forked, naming the cgroup and the file; nothing left made.
 if has CPUSET && [[ $(nproc) -ge 2 ]]; then
