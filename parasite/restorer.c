@@ -393,6 +393,9 @@ static void set_ids(struct crf_rst_args *a, const struct crf_rst_creds *c)
 	long r;
 
 	r = sys2(__NR_setgroups, c->n_groups, c->groups);
+	/* In a user namespace whose setgroups is "deny": none, kept from outside. */
+	if (r == -EPERM && !c->n_groups && sys2(__NR_getgroups, 0, 0) == 0)
+		r = 0;
 	if (r < 0)
 		FAIL(a, r, "setgroups");
 	r = sys3(__NR_setresgid, c->gid, c->egid, c->sgid);

@@ -327,9 +327,61 @@ mutant core-ns-refused core/dump/dump-objects.c 'e2e-ns-net-refused e2e-ns-uts-r
 		return 0;' \
 	'	else if (mine)
 		return 0;'
-mutant core-ns-pid-children core/dump/dump-objects.c 'e2e-ns-pid-children-refused' \
-	'a PID namespace made for the children (unshare) is not refused' \
+mutant core-ns-pid-children core/dump/dump-objects.c 'e2e-pidns-nested-pending-kill e2e-pidns-nested-unshare-kill' \
+	'a PID namespace made for the children (unshare) is not dispatched: nobody restores it' \
 	'		r = check_ns(o, tid, "pid_for_children", own_pid);' '		r = 0;'
+# --- ns plugin: user namespaces, pid_for_children; nested PID namespaces ---
+mutant userns-map-line-lost plugins/ns/userns-restore.c 'e2e-userns-kill' \
+	'only the first line of a restored uid or gid map is written' \
+	'	for (size_t i = 0; i < n && i < MAX_EXTENTS; i++)
+		len +=' \
+	'	for (size_t i = 0; i < n && i < 1; i++)
+		len +='
+mutant userns-setgroups-flipped plugins/ns/userns-restore.c 'e2e-userns-kill e2e-userns-deny-kill' \
+	'a restored user namespace gets setgroups "deny" where it had "allow" and back' \
+	'	if (!u->setgroups_allow) {' '	if (u->setgroups_allow) {'
+mutant userns-owner plugins/ns/userns-restore.c 'e2e-userns-kill' \
+	'a restored user namespace is owned by crf restore'"'"'s uid, not the one that made it' \
+	'	    (geteuid() != owner && setresuid((uid_t)-1, owner, (uid_t)-1) < 0) ||' ''
+mutant userns-not-joined plugins/ns/userns-restore.c 'e2e-userns-kill' \
+	'a task never joins its restored user namespace (its ids are set in crf'"'"'s)' \
+	'	if (r >= 0 && setns(fd, CLONE_NEWUSER) < 0)' '	if (r >= 0 && 0)'
+mutant userns-creds-outside core/dump/creds-userns.c 'e2e-userns-kill' \
+	'the ids of a task in a user namespace are saved as crf sees them, not as its namespace does' \
+	'	if (mine.st_ino == its.st_ino && mine.st_dev == its.st_dev)' '	if (1)'
+mutant userns-deny-groups parasite/restorer.c 'e2e-userns-deny-kill' \
+	'the restorer fails on setgroups in a user namespace whose setgroups is "deny"' \
+	'	if (r == -EPERM && !c->n_groups' '	if (0 && !c->n_groups'
+mutant userns-nested plugins/ns/userns-restore.c 'e2e-userns-nested-kill' \
+	'a nested user namespace is made in crf'"'"'s, not inside its restored parent' \
+	'	    (parent_fd >= 0 && setns(parent_fd, CLONE_NEWUSER) < 0) ||
+	    (parent_fd >= 0 && setresgid' \
+	'	    (parent_fd >= 0 && setresgid'
+mutant userns-owned plugins/ns/userns.c 'e2e-userns-owned-refused' \
+	'a PID namespace owned by a restored user namespace is not refused' \
+	'		if (owner == its_user && userns_inside_flag(kind))' '		if (owner == its_user)'
+mutant userns-owned-outside plugins/ns/userns-restore.c 'e2e-userns-uts-kill' \
+	'a namespace its restored user namespace owned is made outside it (owned by crf'"'"'s)' \
+	'		r = setns(us.fd, CLONE_NEWUSER) < 0
+			    ?' \
+	'		r = 0
+			    ?'
+mutant userns-threads plugins/ns/userns.c 'e2e-userns-threads-refused' \
+	'a task with threads in a user namespace is not refused' \
+	'	if (threads > 1)' '	if (threads > 2)'
+mutant userns-siblings plugins/ns/userns.c 'e2e-userns-siblings-refused' \
+	'two processes in one user namespace, neither'"'"'s parent in it, are not refused (the restore makes two)' \
+	'		if (first[i].id == ni->id && first[i].pid != pid)' '		if (0)'
+mutant pidfc-init plugins/ns/userns-pid.c 'e2e-pidns-nested-unshare-kill' \
+	'a process'"'"'s pid_for_children (its child'"'"'s namespace) is not joined again' \
+	'	if (fc.init && !after_user)' '	if (0)'
+mutant pidfc-pending plugins/ns/userns-pid.c 'e2e-pidns-nested-pending-kill' \
+	'a pid_for_children made by unshare with no process yet is not made again' \
+	'	if (!fc.init && after_user)' '	if (0)'
+mutant core-pidns-nested-level core/restore/rst-tree.c 'e2e-pidns-nested-kill' \
+	'a process three PID namespace levels deep gets its middle level'"'"'s PID one off' \
+	'		set_tid[l] = lv > 1 ? rp->p->ns_pid[lv - 1 - l] : rp->p->pid;' \
+	'		set_tid[l] = lv > 1 ? rp->p->ns_pid[lv - 1 - l] + (lv > 2 && l == 1) : rp->p->pid;'
 mutant vmans-foreign-vma-skipped plugins/mem/restore.c 'e2e-special-vma-kill' \
 	'a mapping another plugin claimed is not restored (its handler'"'"'s restore is not called)' \
 	'		return restore_foreign(s, v);' '		return 0;'
@@ -347,8 +399,8 @@ mutant vmans-ns-restore-skipped plugins/ns/claims.c 'e2e-special-uts-kill' \
 	'	r = crf_kind_restore(ctx, &obj, c->claim_plugin);' '	r = 0;'
 mutant vmans-ns-inherited plugins/ns/claims.c 'e2e-special-uts-kill' \
 	'a child is never told it inherited its parent'"'"'s restored namespace (it makes its own)' \
-	'	claim_object(c, pid, p->s->now[k] == c->id, &ni, desc, sizeof(desc), &obj);' \
-	'	claim_object(c, pid, false, &ni, desc, sizeof(desc), &obj);'
+	'	bool inherited = p->s->now[k] == c->id;' \
+	'	bool inherited = false;'
 mutant vmans-ns-upfront plugins/ns/claims.c 'e2e-special-uts-kind-off-refused' \
 	'a restore whose namespace'"'"'s handler is switched off is not refused before the fork' \
 	'	return each_claim(ctx, pid, check_claim, NULL);' '	return 0;'
@@ -623,6 +675,22 @@ mutant net-filter-ignored plugins/net/sockopt.c 'e2e-netlink-filter-refused e2e-
 mutant net-error-ignored plugins/net/sockopt.c 'e2e-udp-error-refused' \
 	'a socket'"'"'s pending error is not noticed, and lost by the restore' \
 	'	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))' '	if (0)'
+mutant net-peercred-maker plugins/net/unix-peercred.c 'e2e-peercred-kill' \
+	'socketpairs are made in crf restore'"'"'s process again, not by their makers' \
+	'			m->has_made_by = true;' '			m->has_made_by = false;' \
+	'				p->has_made_by = true;' '				p->has_made_by = false;'
+mutant net-peercred-creds plugins/net/unix-restore.c 'e2e-peercred-kill' \
+	'a pair is made again with crf'"'"'s euid and egid, not its maker'"'"'s' \
+	'	    setresgid(-1, m->peer_gid, -1) || setresuid(-1, m->peer_uid, -1))' \
+	'	    setresgid(-1, egid, -1) || setresuid(-1, euid, -1))'
+mutant net-peercred-groups plugins/net/unix-restore.c 'e2e-peercred-kill' \
+	'a pair is made again with crf'"'"'s groups, not its maker'"'"'s' \
+	'	if (setgroups(m->n_peer_groups, (const gid_t *)m->peer_groups) ||' \
+	'	if (setgroups((size_t)n, groups) ||'
+mutant net-peercred-stray plugins/net/unix-peercred.c 'e2e-peercred-stray-refused' \
+	'a pair held outside its maker'"'"'s descendants is not refused (it would not be made for them)' \
+	'			if (!strcmp(link, want) && !descends(t->pids[i], maker))' \
+	'			if (!strcmp(link, want) && 0)'
 mutant files-pipe-byte plugins/files/pipe.c 'e2e-pipes-kill' \
 	'the last byte buffered in each pipe is lost' \
 	'	for (done = 0; r == 0 && done < m->data.len; done += (size_t)n) {
@@ -762,11 +830,11 @@ mutant net-udp-hold-restore plugins/net/udp.c 'e2e-udp-outside-kill' \
 	'	if (0 && sk->n_rcvq && (r = netlock_udp_hold(sk, name)) < 0)'
 mutant net-sockopt plugins/net/sockopt.c 'e2e-udp-kill e2e-tcp-established-kill' \
 	'the first saved socket option is not set again' \
-	'	for (size_t i = 0; i < sk->n_opts; i++) {
-		const Crf__Net__SockOpt *o = sk->opts[i];
+	'	for (size_t i = 0; i < n; i++) {
+		const Crf__Net__SockOpt *o = opts[i];
 		const char *label' \
-	'	for (size_t i = 1; i < sk->n_opts; i++) {
-		const Crf__Net__SockOpt *o = sk->opts[i];
+	'	for (size_t i = 1; i < n; i++) {
+		const Crf__Net__SockOpt *o = opts[i];
 		const char *label'
 mutant net-buf-lock plugins/net/sockopt.c 'e2e-tcp-established-kill' \
 	'the buffer size locks are not set as saved: setting a size locks it, autotuning stays off' \
@@ -928,9 +996,10 @@ mutant unix-senders-lost plugins/net/unix-restore.c 'e2e-unix-abstract-kill' \
 	'every queued datagram is sent again from an unnamed socket, whoever sent it' \
 	'	if (k < m->n_senders && m->senders[k].len) {' \
 	'	if (0 && k < m->n_senders) {'
-mutant unix-peercred-unchecked plugins/net/unix-dump.c 'e2e-unix-peercred-refused' \
-	'a connected unix socket is restored without --unix-peercred-crf: its SO_PEERCRED then names crf restore' \
-	'	if (!c.pid || (ok && !strcmp(ok, "yes")))' '	if (1)'
+mutant unix-peercred-unchecked plugins/net/unix-peercred.c 'e2e-unix-peercred-refused' \
+	'a listener or connection is restored without --unix-peercred-crf: its SO_PEERCRED then names crf restore' \
+	'		if (accept)
+			continue;' '		continue;'
 mutant unix-creds-lost plugins/net/unix-queue.c 'e2e-unix-creds-refused' \
 	'bytes queued with their sender'"'"'s credentials are restored without them' \
 	'	if (r == 0 && w.credited)' \
@@ -947,6 +1016,65 @@ mutant unix-chroot-root-ignored plugins/net/unix-dump.c 'e2e-unix-chroot-refused
 	'a path name bound under a chrooted task'"'"'s root is bound in crf'"'"'s root at the restore' \
 	'	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)' \
 	'	if (1 || a.st_ino == b.st_ino)'
+
+# --- ns plugin: mount namespaces (plugins/ns/mnt*.c, docs/ns-mnt.md) ---
+mutant ns-mnt-tmpfs-file-lost plugins/ns/mnt-tmpfs.c 'e2e-mnt-kill' \
+	'a tmpfs file comes back empty (its contents are not written)' \
+	'		for (size_t off = 0; off < n->data.len;) {' \
+	'		for (size_t off = n->data.len; off < n->data.len;) {'
+mutant ns-mnt-dir-times-lost plugins/ns/mnt-tmpfs.c 'e2e-mnt-kill' \
+	'a tmpfs directory keeps the times of its restore, not of the dump' \
+	'		if (r >= 0)
+			r = set_times(root, dirs[i].path, dirs[i].ts, where);' \
+	'		if (0)
+			r = set_times(root, dirs[i].path, dirs[i].ts, where);'
+mutant ns-mnt-flag-lost plugins/ns/mnt-restore.c 'e2e-mnt-kill' \
+	'noexec is dropped from every mount'"'"'s flags at the restore' \
+	'	a.attr_set = attr;' '	a.attr_set = attr & ~(uint64_t)MOUNT_ATTR_NOEXEC;'
+mutant ns-mnt-propagation-lost plugins/ns/mnt-restore.c 'e2e-mnt-kill' \
+	'a shared mount comes back private' \
+	'		if (e->shared && mount(' '		if (0 && e->shared && mount('
+mutant ns-mnt-unmount-skipped plugins/ns/mnt-restore.c 'e2e-mnt-slave' \
+	'a mount of crf'"'"'s the namespace did not have stays in the restored one' \
+	'		if (keep[k])
+			continue;' \
+	'		if (1)
+			continue;'
+mutant ns-mnt-bind-source-wrong plugins/ns/mnt.c 'e2e-mnt-kill' \
+	'a bind mount'"'"'s source is taken as its filesystem'"'"'s mount point, unchecked' \
+	'		rest = strcmp(c->root, "/") ? m->root + rl : m->root;' '		rest = "";' \
+	'		if (stat(src, &sst) == 0 && sst.st_dev == st->st_dev && sst.st_ino == st->st_ino) {' \
+	'		if (stat(src, &sst) == 0) {'
+mutant ns-mnt-fd-on-new-fs plugins/ns/mnt.c 'e2e-mnt-fd-refused' \
+	'an fd on a tmpfs the restore makes anew is not refused' \
+	'	if (r >= 0)
+		r = check_files(&d);' \
+	'	if (0)
+		r = check_files(&d);'
+mutant ns-mnt-pivot-skipped plugins/ns/mnt-restore.c 'e2e-mnt-container-kill' \
+	'a container'"'"'s tree is built but not pivoted into: the task stays in crf'"'"'s root' \
+	'	if (r >= 0 && s.stage)
+		r = pivot(&s);' \
+	'	if (0)
+		r = pivot(&s);'
+mutant ns-mnt-outside-fd plugins/ns/mnt.c 'e2e-mnt-container-outside-fd-refused' \
+	'an fd of a container'"'"'s task on a mount outside the container is not refused' \
+	'	return mnt_table_find(&d->t, *id) == NULL;' '	return 0;'
+mutant ns-mnt-external-not-marked plugins/ns/mnt.c 'e2e-mnt-external' \
+	'crf dump --external mnt[MP]:KEY is ignored: the mount is saved as a bind' \
+	'	d->src[i] = mnt_external(d->ctx, m->mount_point, &r);' '	d->src[i] = mnt_external(d->ctx, "", &r);'
+mutant ns-mnt-root-ignored plugins/ns/mnt-restore.c 'e2e-mnt-external' \
+	'crf restore --root DIR is ignored: the container comes back in its old rootfs' \
+	'		if (i == 0 && s->root)
+			src = s->root;' \
+	'		if (0)
+			src = s->root;'
+mutant ns-mnt-foreign-fs-as-bind plugins/ns/mnt.c 'e2e-mnt-loop-refused e2e-mnt-ramfs-refused' \
+	'a filesystem made in the namespace of a type crf does not make is taken for a bind' \
+	'	if (!theirs)
+		return refuse(' \
+	'	if (0)
+		return refuse('
 
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a

@@ -38,6 +38,9 @@ static const char help[] =
 	"      --shell-job        the tree may have fds on a terminal it does not own\n"
 	"                         (its shell's): save them, to be restored with\n"
 	"                         crf restore --shell-job on that command's terminal\n"
+	"      --external mnt[MP]:KEY  the mount at MP (a place in the task's mount\n"
+	"                         namespace) is external: not saved, bound again at\n"
+	"                         the restore from crf restore --external mnt[KEY]:PATH\n"
 	"      --external RES     the pipe or FIFO RES (pipe:[INODE], fifo:[INODE]), which\n"
 	"                         a process outside the tree holds too, is saved as\n"
 	"                         external: crf restore --inherit-fd fd[N]:RES will\n"
@@ -49,9 +52,10 @@ static const char help[] =
 	"      --skip-in-flight   leave out TCP connections not yet accepted (their\n"
 	"                         peers see a reset); without it they are refused\n"
 	"      --unix-peercred-crf\n"
-	"                         restore connected and listening unix sockets although\n"
-	"                         their SO_PEERCRED will name crf restore's process, not\n"
-	"                         the peer; without it they are refused\n";
+	"                         restore unix listeners and connections although their\n"
+	"                         SO_PEERCRED will name crf restore's process, not the\n"
+	"                         peer; without it they are refused (socketpairs come\n"
+	"                         back made by their makers, exact)\n";
 
 struct dump_args {
 	pid_t pid;
@@ -102,6 +106,8 @@ static int handle(void *data, int c, const char *arg)
 		a->o->inherit_stdio = true;
 		return 0;
 	case OPT_EXTERNAL:
+		if (!strncmp(arg, "mnt[", 4))
+			return opts_external_mnt(a->o, arg);
 		if (strncmp(arg, "pipe:[", 6) && strncmp(arg, "fifo:[", 6))
 			return crf_usage_error(a->o, "--external %s: not pipe:[INODE] or fifo:[INODE]",
 					       arg);

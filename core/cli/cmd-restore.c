@@ -20,6 +20,8 @@ enum {
 	OPT_FILE_VALIDATION,
 	OPT_MANAGE_CGROUPS,
 	OPT_CGROUP_ROOT,
+	OPT_EXTERNAL,
+	OPT_ROOT,
 };
 
 static const char help[] =
@@ -43,6 +45,10 @@ static const char help[] =
 	"                         (repeatable)\n"
 	"      --inherit-stdio    a dump made with --inherit-stdio: its processes' fds\n"
 	"                         0-2 are crf restore's own\n"
+	"      --external mnt[KEY]:PATH  a dump with a mount saved as external KEY (crf\n"
+	"                         dump --external mnt[MP]:KEY): PATH is bound there\n"
+	"      --root DIR         a container whose root was a directory: DIR is its\n"
+	"                         root now\n"
 	"      --file-validation=strict|lax\n"
 	"                         how a file reopened by path may have changed since\n"
 	"                         the dump: lax (the default) accepts one that only\n"
@@ -105,6 +111,11 @@ static int handle(void *data, int c, const char *arg)
 		return 0;
 	case OPT_INHERIT_FD:
 		return inherit_fd(a->o, arg);
+	case OPT_EXTERNAL:
+		return opts_external_mnt(a->o, arg);
+	case OPT_ROOT:
+		a->o->root = arg;
+		return 0;
 	case OPT_FILE_VALIDATION:
 		if (strcmp(arg, "strict") && strcmp(arg, "lax"))
 			return crf_usage_error(a->o, "--file-validation must be strict or lax");
@@ -137,6 +148,8 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv)
 		{ "file-validation", required_argument, NULL, OPT_FILE_VALIDATION },
 		{ "manage-cgroups", optional_argument, NULL, OPT_MANAGE_CGROUPS },
 		{ "cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT },
+		{ "external", required_argument, NULL, OPT_EXTERNAL },
+		{ "root", required_argument, NULL, OPT_ROOT },
 		{ 0 },
 	};
 	struct restore_args a = { .o = o };

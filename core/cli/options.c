@@ -231,7 +231,38 @@ static int set_files_keys(const struct crf_opts *o, struct crf_config *conf)
 		r = v ? config_set(conf, "cgroup", "cgroup-root", v, "--cgroup-root")
 		      : crf_error_errno(ENOMEM, "--cgroup-root");
 	}
+	/* Mount namespaces are the ns plugin's. */
+	if (r >= 0 && o->external_mnt.n) {
+		_cleanup_free_ char *value = strv_join(&o->external_mnt, " ");
+
+		r = value ? config_set(conf, "ns", "external-mnt", value, "--external mnt[...]")
+			  : crf_error_errno(ENOMEM, "--external");
+	}
+	if (r >= 0 && o->root)
+		r = config_set(conf, "ns", "root", o->root, "--root");
 	return r;
+}
+
+/*
+ * --external mnt[A]:B (dump: A a mount point, B a key; restore: A a key, B a
+ * path) as the word "A:B" of the ns plugin's external-mnt key; neither part
+ * empty, no space or colon in A, no space in B.
+ */
+int opts_external_mnt(struct crf_opts *o, const char *arg)
+{
+	const char *close = strstr(arg, "]:");
+
+	if (strncmp(arg, "mnt[", 4) || !close || close == arg + 4 || !close[2] ||
+	    strpbrk(arg, " \t\n") || memchr(arg + 4, ':', (size_t)(close - arg - 4)))
+		return crf_usage_error(o, "--external %s: not mnt[A]:B (no spaces, no ':' in A)",
+				       arg);
+	{
+		_cleanup_free_ char *w = NULL;
+
+		if (asprintf(&w, "%.*s:%s", (int)(close - arg - 4), arg + 4, close + 2) < 0)
+			return -ENOMEM;
+		return strv_push(&o->external_mnt, w) < 0 ? -ENOMEM : 0;
+	}
 }
 
 int crf_setup(const struct crf_opts *o, struct crf_config *conf, struct crf_plugin_set *set,
@@ -273,6 +304,7 @@ void opts_free(struct crf_opts *o)
 	strv_free(&o->sel.enable);
 	strv_free(&o->sel.image);
 	strv_free(&o->external);
+	strv_free(&o->external_mnt);
 	strv_free(&o->inherit_fd);
 	strv_free(&o->cgroup_root);
 	crf__log_close();

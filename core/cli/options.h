@@ -44,6 +44,13 @@ struct crf_opts {
 	 * names (cgroup-root: the words) */
 	const char *manage_cgroups;
 	struct strv cgroup_root;
+	/*
+	 * Mount namespaces, the ns plugin's keys: dump --external mnt[MP]:KEY
+	 * and restore --external mnt[KEY]:PATH (external-mnt = the words
+	 * without "mnt["), restore --root DIR (root).
+	 */
+	struct strv external_mnt;
+	const char *root;
 };
 
 enum {
@@ -97,6 +104,9 @@ const char *crf_default_config_dir(void);
 int crf_default_plugin_dirs(struct strv *dirs);
 
 void opts_free(struct crf_opts *o);
+
+/* dump and restore --external mnt[A]:B: the word "A:B" added to o->external_mnt. */
+int opts_external_mnt(struct crf_opts *o, const char *arg);
 
 /* Report a usage error for the command and return CRF_EXIT_USAGE. */
 int crf_usage_error(const struct crf_opts *o, const char *fmt, ...)

@@ -379,7 +379,9 @@ int task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc)
 		return crf_error_errno(r, "%s", path);
 	tc->blocked = st.sig_blk;
 	tc->umask = st.umask;
-	r = creds_from_status(&st, &tc->creds);
+	r = creds_in_task_userns(pid, &st);
+	if (r >= 0)
+		r = creds_from_status(&st, &tc->creds);
 	if (r >= 0)
 		r = limits(pid, tc);
 	if (r >= 0)

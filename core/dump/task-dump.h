@@ -54,6 +54,12 @@ int task_pending_private(pid_t tid, uint64_t cap, Crf__Core__ThreadCore *th, boo
 struct crf_proc_status;
 /* Credentials as /proc/PID[/task/TID]/status gives them (securebits: 0). */
 int creds_from_status(const struct crf_proc_status *st, Crf__Core__Creds **out);
+/*
+ * creds-userns.c: @st's ids (read from /proc/@pid[/task/TID]/status) as
+ * the task's own user namespace sees them, when it is not crf's; an id it
+ * does not map is refused.  0 or -errno (logged).
+ */
+int creds_in_task_userns(pid_t pid, struct crf_proc_status *st);
 
 /*
  * During the dump of a process, after its threads are in @tc: refuse state

@@ -96,6 +96,8 @@ static int thread_status(pid_t pid, pid_t tid, const Crf__Core__Creds *c,
 	if (r < 0)
 		return crf_error_errno(r, "%s", path);
 	r = ns_tids(text, path, th);
+	if (r >= 0)
+		r = creds_in_task_userns(pid, &st);
 	if (r < 0)
 		return r;
 	if (same_creds(&st, c))

@@ -304,11 +304,17 @@ static int restore_session(void *arg, pid_t pid)
 	return plugin_set_run_task(c->set, CRF_STAGE_RESTORE_SESSION, c->dir, pid, NULL, NULL);
 }
 
+/*
+ * Right after a process is forked, before its children: crf_rst_object()
+ * works here as in restore-prepare, and what this process adds to the table
+ * its children inherit (a pair the process itself must make).
+ */
 static int restore_premap(void *arg, pid_t pid)
 {
-	const struct task_ctx *c = arg;
+	struct task_ctx *c = arg;
 
-	return plugin_set_run_task(c->set, CRF_STAGE_RESTORE_PREMAP, c->dir, pid, NULL, NULL);
+	return plugin_set_run_task(c->set, CRF_STAGE_RESTORE_PREMAP, c->dir, pid,
+				   &prepare_host_ops, &c->objects);
 }
 
 static int exit_status(int status)

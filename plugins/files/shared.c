@@ -46,6 +46,11 @@ struct files_desc {
 	bool shared; /* dump: an fd of another task has it too */
 	int top;     /* restore: crf's own fd on it, or -1 */
 	bool given;  /* restore: @top is the core's now (crf_rst_keep_fd) */
+	/*
+	 * restore: the first fd's record, when its kind makes the description
+	 * later than restore-prepare (-EAGAIN there): each task asks again.
+	 */
+	Crf__Files__Fd *later;
 	int *err;    /* a lookup's key only: where a failed kcmp leaves its errno */
 };
 
@@ -82,6 +87,8 @@ void files_descs_free(struct files_descs *ds)
 	for (size_t i = 0; i < ds->n; i++) {
 		if (ds->v[i]->top >= 0 && !ds->v[i]->given)
 			close(ds->v[i]->top);
+		if (ds->v[i]->later)
+			crf__files__fd__free_unpacked(ds->v[i]->later, NULL);
 		free(ds->v[i]);
 	}
 	free(ds->v);
@@ -278,8 +285,14 @@ int files_shared_dump_finish(struct crf_ctx *ctx)
 	return crf_img_finish(img, r);
 }
 
-/* Create the description of @s in this process, as its first fd's record @e says. */
-static int create(struct crf_ctx *ctx, struct files_desc *s, const Crf__Files__Fd *e)
+/*
+ * Create the description of @s in this process, as its first fd's record @e
+ * says; 0, or 1 when @s keeps @e: its kind makes the description later
+ * (-EAGAIN: a unix socket pair its maker makes again, right after it is
+ * forked), and every task holding it asks the kind in turn
+ * (files_shared_dup), getting the one description the kind keeps.
+ */
+static int create(struct crf_ctx *ctx, struct files_desc *s, Crf__Files__Fd *e)
 {
 	int r;
 
@@ -287,6 +300,10 @@ static int create(struct crf_ctx *ctx, struct files_desc *s, const Crf__Files__F
 		return crf_error_errno(EBADMSG, "pid %d: fd %d: bad record of a shared description",
 				       s->pid, s->fd);
 	r = files_open_by_kind(ctx, e, s->pid);
+	if (r == -EAGAIN) {
+		s->later = e;
+		return 1;
+	}
 	if (r < 0)
 		return r;
 	s->top = r;
@@ -324,14 +341,17 @@ static int create_for_task(struct crf_ctx *ctx, struct files_desc **v, size_t n)
 		struct files_desc key = {.pid = v[0]->pid, .fd = (int)e->fd}, *k = &key, **s;
 
 		s = e->has_same_as ? NULL : bsearch(&k, v, n, sizeof(*v), by_pid_fd);
-		r = s && (*s)->top < 0 ? create(ctx, *s, e) : 0;
-		crf__files__fd__free_unpacked(e, NULL);
+		r = s && (*s)->top < 0 && !(*s)->later ? create(ctx, *s, e) : 0;
+		if (r != 1)
+			crf__files__fd__free_unpacked(e, NULL);
 		if (r < 0)
 			break;
 	}
 	crf_img_close(img);
+	if (r > 0)
+		r = 0;
 	for (size_t i = 0; r == 0 && i < n; i++)
-		if (v[i]->top < 0)
+		if (v[i]->top < 0 && !v[i]->later)
 			r = crf_error_errno(EBADMSG, "%s: no record of shared fd %d", name,
 					    v[i]->fd);
 	return r;
@@ -394,6 +414,8 @@ int files_shared_dup(struct crf_ctx *ctx, int pid, int fd)
 	int copy;
 
 	s = ds && ds->n ? bsearch(&k, ds->v, ds->n, sizeof(*ds->v), by_pid_fd) : NULL;
+	if (s && (*s)->later)
+		return files_open_by_kind(ctx, (*s)->later, (int)crf_ctx_pid(ctx));
 	if (!s || (*s)->top < 0)
 		return -ENOENT;
 	if (!(*s)->given) {

@@ -73,6 +73,7 @@ CRF_PLUGIN(
 		[CRF_STAGE_DUMP_FINISH] = net_dump_finish,
 		[CRF_STAGE_DUMP_CLEANUP] = net_dump_cleanup,
 		[CRF_STAGE_RESTORE_PREPARE] = net_restore_prepare,
+		[CRF_STAGE_RESTORE_PREMAP] = net_unix_restore_premap,
 		[CRF_STAGE_RESTORE_CLEANUP] = net_restore_cleanup,
 	),
 	.kinds = CRF_KINDS(

@@ -273,6 +273,9 @@ int net_unix_dump_finish(struct crf_ctx *ctx)
 		if (r < 0)
 			return r;
 	}
+	r = t ? unix_peercred_plan(ctx, t) : 0;
+	if (r < 0)
+		return r;
 	r = crf_img_create(crf_ctx_images(ctx), UNIX_IMG, &crf__net__unix_sk__descriptor, &img);
 	if (r < 0)
 		return r;

@@ -208,6 +208,43 @@ static int read_file(const struct crf_object *obj, const struct unix_diag_info *
 }
 
 /* Options and queue of the socket copy @fd into @m; 0 or -errno (logged). */
+/*
+ * SO_PEERCRED of a connected or listening socket names the process (and
+ * its euid and egid) that made the pair, the connection or the listener,
+ * SO_PEERGROUPS its groups: saved, for dump-finish (unix-check.c) to
+ * decide whether the restore can give them back (a pair made again by
+ * that very process) or must refuse.
+ */
+static int read_peercred(int fd, Crf__Net__UnixSk *m, const char *what)
+{
+	struct ucred c = {0};
+	socklen_t len = sizeof(c);
+	gid_t *groups;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &len))
+		return crf_error_errno(errno, "%s: SO_PEERCRED", what);
+	if (!c.pid)
+		return 0;
+	m->has_peer_pid = m->has_peer_uid = m->has_peer_gid = true;
+	m->peer_pid = c.pid;
+	m->peer_uid = c.uid;
+	m->peer_gid = c.gid;
+	len = 0;
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, NULL, &len) || errno != ERANGE)
+		return len ? crf_error_errno(EPROTO, "%s: SO_PEERGROUPS", what) : 0;
+	groups = malloc(len);
+	if (!groups)
+		return crf_error_errno(ENOMEM, "%s", what);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len)) {
+		free(groups);
+		return crf_error_errno(errno, "%s: SO_PEERGROUPS", what);
+	}
+	_Static_assert(sizeof(gid_t) == sizeof(uint32_t), "gid_t is 32 bits");
+	m->peer_groups = (uint32_t *)groups;
+	m->n_peer_groups = len / sizeof(gid_t);
+	return 0;
+}
+
 static int read_socket(int fd, Crf__Net__UnixSk *m, const char *what)
 {
 	int passcred = 0, pidfd = 0, sndbuf = 0, rcvbuf = 0, r;
@@ -227,6 +264,9 @@ static int read_socket(int fd, Crf__Net__UnixSk *m, const char *what)
 	m->passcred = passcred;
 	m->sndbuf = (uint32_t)sndbuf;
 	m->rcvbuf = (uint32_t)rcvbuf;
+	r = read_peercred(fd, m, what);
+	if (r < 0)
+		return r;
 	/* Connected (to a peer maybe closed since): peer_name, empty when the peer is unnamed. */
 	if (getpeername(fd, (struct sockaddr *)&peer, &pl) == 0 &&
 	    pl >= offsetof(struct sockaddr_un, sun_path) &&
@@ -286,6 +326,7 @@ static void record_free(Crf__Net__UnixSk *m)
 	free(m->name.data);
 	free(m->peer_name.data);
 	free(m->icons);
+	free(m->peer_groups);
 	free(m);
 }
 
@@ -311,30 +352,6 @@ static int record(struct crf_ctx *ctx, const struct crf_object *obj,
 		return r;
 	}
 	return crf_fd_save_payload(ctx, obj, &pl, sizeof(pl));
-}
-
-/*
- * SO_PEERCRED of a connected or listening socket names the process (and
- * its uid and gid) that made the connection, the pair or the listener.  A
- * restore makes them in crf restore's process: a program asking who its
- * peer is would be told crf.  Refused, unless the dump was told that this
- * is acceptable (--unix-peercred-crf).
- */
-static int check_peercred(struct crf_ctx *ctx, int copy, const char *what)
-{
-	const char *ok = crf_ctx_config(ctx, "unix-peercred-crf");
-	struct ucred c = {0};
-	socklen_t len = sizeof(c);
-
-	if (getsockopt(copy, SOL_SOCKET, SO_PEERCRED, &c, &len))
-		return crf_error_errno(errno, "%s: SO_PEERCRED", what);
-	if (!c.pid || (ok && !strcmp(ok, "yes")))
-		return 0;
-	return crf_error_errno(ENOTSUP,
-			       "%s: its SO_PEERCRED names pid %d (uid %u, gid %u), and a restored "
-			       "socket's would name crf restore's process; crf dump "
-			       "--unix-peercred-crf accepts that",
-			       what, (int)c.pid, (unsigned)c.uid, (unsigned)c.gid);
 }
 
 int net_unix_dump(struct crf_ctx *ctx, const struct crf_object *obj)
@@ -367,8 +384,6 @@ int net_unix_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 		why = sockopt_refusal(copy);
 	if (why)
 		r = crf_error_errno(ENOTSUP, "%s: %s", what, why);
-	else
-		r = check_peercred(ctx, copy, what);
 	if (r == 0)
 		r = record(ctx, obj, &d, copy, what);
 	unix_diag_info_free(&d);

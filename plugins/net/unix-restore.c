@@ -2,7 +2,9 @@
 /*
  * Restore of unix sockets.
  *
- * Every socket of unix-sk.img is made in restore-prepare, in crf's top
+ * Every socket of unix-sk.img but the pairs whose makers make them again
+ * (made_by, unix-peercred.c: net_unix_restore_premap, in that process,
+ * right after it is forked) is made in restore-prepare, in crf's top
  * process, before the tree is forked: the two ends of a pair may be held
  * by two tasks, and socketpair() makes both at once, so each is kept by
  * the core (crf_rst_object, key "unix:INODE") and inherited by every task
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -78,16 +81,14 @@ static int make_sock(struct making *mk, size_t i)
 	return r;
 }
 
-/* Records @i and @j (SIZE_MAX: its peer was closed) as the two ends of a socketpair. */
-static int make_pair(struct making *mk, size_t i, size_t j)
+/* @sv, just made by socketpair(), as records @i and @j (SIZE_MAX: its peer was closed). */
+static int pair_made(struct making *mk, size_t i, size_t j, const int sv[2])
 {
 	const Crf__Net__UnixSk *a = mk->t->v[i], *b = j != SIZE_MAX ? mk->t->v[j] : NULL;
 	char wa[400], wb[400];
-	int sv[2], r;
+	int r;
 
 	what_of(a, wa, sizeof(wa));
-	if (socketpair(AF_UNIX, (int)a->type | SOCK_CLOEXEC, 0, sv))
-		return crf_error_errno(errno, "%s: socketpair", wa);
 	mk->t->made[i] = sv[0];
 	if (b)
 		mk->t->made[j] = sv[1];
@@ -103,6 +104,18 @@ static int make_pair(struct making *mk, size_t i, size_t j)
 			r = unix_bind(sv[1], b, wb);
 	}
 	return r;
+}
+
+/* Records @i and @j (SIZE_MAX: its peer was closed) as the two ends of a socketpair. */
+static int make_pair(struct making *mk, size_t i, size_t j)
+{
+	char what[400];
+	int sv[2];
+
+	if (socketpair(AF_UNIX, (int)mk->t->v[i]->type | SOCK_CLOEXEC, 0, sv))
+		return crf_error_errno(errno, "%s: socketpair",
+				       what_of(mk->t->v[i], what, sizeof(what)));
+	return pair_made(mk, i, j, sv);
 }
 
 /*
@@ -167,7 +180,7 @@ static int make_all(struct making *mk)
 		const Crf__Net__UnixSk *m = t->v[i];
 		size_t j;
 
-		if (t->made[i] >= 0 || m->has_accepted_from || m->has_queued_on)
+		if (t->made[i] >= 0 || m->has_accepted_from || m->has_queued_on || m->has_made_by)
 			continue;
 		j = m->has_peer ? index_of(t, m->peer) : SIZE_MAX;
 		if (m->has_peer && j == SIZE_MAX)
@@ -185,7 +198,8 @@ static int make_all(struct making *mk)
 		if (t->v[i]->state == TCP_LISTEN)
 			r = make_connections(mk, i);
 	for (size_t i = 0; r == 0 && i < t->n; i++)
-		if (t->made[i] < 0 && !(t->v[i]->has_queued_on || t->v[i]->has_accepted_from))
+		if (t->made[i] < 0 &&
+		    !(t->v[i]->has_queued_on || t->v[i]->has_accepted_from || t->v[i]->has_made_by))
 			r = crf_error_errno(EBADMSG, "%s: socket %llu was not made", UNIX_IMG,
 					    (unsigned long long)t->v[i]->ino);
 	return r;
@@ -215,7 +229,7 @@ static int connect_dgrams(struct making *mk)
 		const Crf__Net__UnixSk *m = t->v[i], *p;
 		int r;
 
-		if (m->type != SOCK_DGRAM)
+		if (m->type != SOCK_DGRAM || m->has_made_by)
 			continue;
 		what_of(m, what, sizeof(what));
 		if (!m->has_peer) {
@@ -257,43 +271,47 @@ static int dgram_sender(struct making *mk, const Crf__Net__UnixSk *m, size_t k, 
 	return mk->tmp;
 }
 
-/* Every socket's receive queue, sent again by its peer (or the datagrams' senders). */
-static int queue_all(struct making *mk)
+/* Socket @i's receive queue, sent again by its peer (or the datagrams' senders). */
+static int queue_one(struct making *mk, size_t i)
 {
 	const struct unix_table *t = mk->t;
+	const Crf__Net__UnixSk *m = t->v[i];
 	char what[400];
 	int r;
 
-	for (size_t i = 0; i < t->n; i++) {
-		const Crf__Net__UnixSk *m = t->v[i];
+	if (!m->n_rqueue)
+		return 0;
+	what_of(m, what, sizeof(what));
+	if (m->type == SOCK_DGRAM) {
+		for (size_t k = 0; k < m->n_rqueue; k++) {
+			bool to_name;
+			int from = dgram_sender(mk, m, k, &to_name);
 
-		if (!m->n_rqueue)
-			continue;
-		what_of(m, what, sizeof(what));
-		if (m->type == SOCK_DGRAM) {
-			for (size_t k = 0; k < m->n_rqueue; k++) {
-				bool to_name;
-				int from = dgram_sender(mk, m, k, &to_name);
-
-				if (from < 0)
-					return crf_error_errno(EBADMSG, "%s: no sender for "
-							       "datagram %zu", what, k + 1);
-				r = unix_queue_send(from, m, k, to_name, what);
-				if (r < 0)
-					return r;
-			}
-			continue;
+			if (from < 0)
+				return crf_error_errno(EBADMSG, "%s: no sender for datagram %zu",
+						       what, k + 1);
+			r = unix_queue_send(from, m, k, to_name, what);
+			if (r < 0)
+				return r;
 		}
-		if (mk->other[i] >= 0)
-			r = unix_queue_write(mk->other[i], m, what);
-		else if (m->has_peer)
-			r = unix_queue_write(t->made[index_of(t, m->peer)], m, what);
-		else
-			r = crf_error_errno(EBADMSG, "%s: data queued and no peer", what);
-		if (r < 0)
-			return r;
+		return 0;
 	}
-	return 0;
+	if (mk->other[i] >= 0)
+		return unix_queue_write(mk->other[i], m, what);
+	if (m->has_peer)
+		return unix_queue_write(t->made[index_of(t, m->peer)], m, what);
+	return crf_error_errno(EBADMSG, "%s: data queued and no peer", what);
+}
+
+/* Every receive queue but those of the pairs their makers make (unix_restore_premap). */
+static int queue_all(struct making *mk)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < mk->t->n; i++)
+		if (!mk->t->v[i]->has_made_by)
+			r = queue_one(mk, i);
+	return r;
 }
 
 static int give(void *arg)
@@ -330,7 +348,9 @@ static int make(struct crf_ctx *ctx, struct making *mk)
 	if (r == 0)
 		r = queue_all(mk);
 	for (size_t i = 0; r == 0 && i < t->n; i++)
-		r = unix_set_after(t->made[i], t->v[i], what_of(t->v[i], what, sizeof(what)));
+		if (!t->v[i]->has_made_by)
+			r = unix_set_after(t->made[i], t->v[i],
+					   what_of(t->v[i], what, sizeof(what)));
 	for (size_t i = 0; i < t->n; i++)
 		if (mk->other[i] >= 0) {
 			/* The peer was closed: its end goes, which shuts ours down as it was. */
@@ -338,9 +358,11 @@ static int make(struct crf_ctx *ctx, struct making *mk)
 			mk->other[i] = -1;
 		}
 	for (size_t i = 0; r == 0 && i < t->n; i++)
-		r = unix_unlink_gone(t->v[i], what_of(t->v[i], what, sizeof(what)));
+		if (!t->v[i]->has_made_by)
+			r = unix_unlink_gone(t->v[i], what_of(t->v[i], what, sizeof(what)));
 	for (size_t i = 0; r == 0 && i < t->n; i++)
-		r = keep(ctx, t, i);
+		if (!t->v[i]->has_made_by)
+			r = keep(ctx, t, i);
 	return r;
 }
 
@@ -385,6 +407,8 @@ int net_unix_restore_prepare(struct crf_ctx *ctx)
 	if (!t)
 		return crf_error_errno(ENOMEM, "%s", UNIX_IMG);
 	r = read_image(ctx, t);
+	if (r == 0)
+		r = unix_peercred_check(ctx, t);
 	if (r < 0)
 		return r;
 
@@ -410,6 +434,116 @@ int net_unix_restore_prepare(struct crf_ctx *ctx)
 	return r;
 }
 
+/*
+ * socketpair() with the euid, egid and groups of the pair's maker at the
+ * dump (SO_PEERCRED and SO_PEERGROUPS take them from the caller), and
+ * crf's own back at once: the rest of the restore needs them.
+ */
+static int socketpair_as_maker(const Crf__Net__UnixSk *m, int sv[2], const char *what)
+{
+	uid_t euid = geteuid();
+	gid_t egid = getegid();
+	int n = getgroups(0, NULL), r = 0;
+	_cleanup_free_ gid_t *groups = malloc((n > 0 ? (size_t)n : 1) * sizeof(gid_t));
+
+	if (n < 0 || !groups || getgroups(n, groups) != n)
+		return crf_error_errno(n < 0 ? errno : ENOMEM, "%s: getgroups", what);
+	if (setgroups(m->n_peer_groups, (const gid_t *)m->peer_groups) ||
+	    setresgid(-1, m->peer_gid, -1) || setresuid(-1, m->peer_uid, -1))
+		r = crf_error_errno(errno, "%s: taking its maker's credentials (uid %u, gid %u, "
+				    "%zu groups)", what, m->peer_uid, m->peer_gid,
+				    m->n_peer_groups);
+	else if (socketpair(AF_UNIX, (int)m->type | SOCK_CLOEXEC, 0, sv))
+		r = crf_error_errno(errno, "%s: socketpair", what);
+	if (setresuid(-1, euid, -1) || setresgid(-1, egid, -1) || setgroups((size_t)n, groups)) {
+		if (r == 0) {
+			close(sv[0]);
+			close(sv[1]);
+		}
+		return crf_error_errno(errno, "%s: taking crf's credentials back", what);
+	}
+	return r;
+}
+
+/* Pair @i (and its peer @j, or SIZE_MAX), made here by its maker, finished and kept. */
+static int premap_pair(struct crf_ctx *ctx, struct making *mk, size_t i, size_t j)
+{
+	struct unix_table *t = mk->t;
+	char what[400];
+	int sv[2], r;
+
+	what_of(t->v[i], what, sizeof(what));
+	r = socketpair_as_maker(t->v[i], sv, what);
+	if (r < 0)
+		return r;
+	r = pair_made(mk, i, j, sv);
+	if (r == 0)
+		r = queue_one(mk, i);
+	if (r == 0 && j != SIZE_MAX)
+		r = queue_one(mk, j);
+	if (r == 0)
+		r = unix_set_after(t->made[i], t->v[i], what);
+	if (r == 0 && j != SIZE_MAX)
+		r = unix_set_after(t->made[j], t->v[j], what_of(t->v[j], what, sizeof(what)));
+	if (mk->other[i] >= 0) {
+		close(mk->other[i]);
+		mk->other[i] = -1;
+	}
+	if (r == 0)
+		r = unix_unlink_gone(t->v[i], what_of(t->v[i], what, sizeof(what)));
+	if (r == 0 && j != SIZE_MAX)
+		r = unix_unlink_gone(t->v[j], what_of(t->v[j], what, sizeof(what)));
+	if (r == 0)
+		r = keep(ctx, t, i);
+	if (r == 0 && j != SIZE_MAX)
+		r = keep(ctx, t, j);
+	return r;
+}
+
+int net_unix_restore_premap(struct crf_ctx *ctx)
+{
+	struct net_state *st = crf_ctx_priv(ctx);
+	struct unix_table *t = st ? st->unix_sk : NULL;
+	pid_t pid = crf_ctx_pid(ctx);
+	struct making mk = {.t = t, .tmp = -1};
+	int r = 0;
+
+	if (!t || !t->made)
+		return 0;
+	mk.other = malloc((t->n ? t->n : 1) * sizeof(*mk.other));
+	if (!mk.other)
+		return crf_error_errno(ENOMEM, "%s", UNIX_IMG);
+	for (size_t i = 0; i < t->n; i++)
+		mk.other[i] = -1;
+	for (size_t i = 0; r == 0 && i < t->n; i++) {
+		const Crf__Net__UnixSk *m = t->v[i];
+		size_t j = m->has_peer ? index_of(t, m->peer) : SIZE_MAX;
+
+		/* Each pair once, at its first end. */
+		if (m->has_made_by && m->made_by == pid && (j == SIZE_MAX || j > i))
+			r = premap_pair(ctx, &mk, i, j);
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		if (mk.other[i] >= 0)
+			close(mk.other[i]);
+		if (t->made[i] >= 0 && t->v[i]->has_made_by) {
+			close(t->made[i]);
+			t->made[i] = -1;
+		}
+	}
+	free(mk.other);
+	return r;
+}
+
+static bool made_later(struct crf_ctx *ctx, uint64_t ino)
+{
+	struct net_state *st = crf_ctx_priv(ctx);
+	const Crf__Net__UnixSk *m = st && st->unix_sk ? unix_table_find(st->unix_sk, ino, NULL)
+						      : NULL;
+
+	return m && m->has_made_by;
+}
+
 static int not_made(void *arg)
 {
 	const struct crf_object *obj = arg;
@@ -430,6 +564,13 @@ int net_unix_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 	if (pl.version != 1)
 		return crf_error_errno(EBADMSG, "fd %d: unix socket record version %u", obj->id,
 				       pl.version);
+	/*
+	 * A pair its maker makes again (made_by) exists from that process's
+	 * restore-premap on: the files plugin, asking in restore-prepare for a
+	 * description the tree shares, is told to ask again in each task.
+	 */
+	if (crf_ctx_stage(ctx) == CRF_STAGE_RESTORE_PREPARE && made_later(ctx, pl.ino))
+		return -EAGAIN;
 	snprintf(key, sizeof(key), "unix:%llu", (unsigned long long)pl.ino);
 	fd = crf_rst_object(ctx, key, not_made, (void *)obj, NULL);
 	if (fd < 0)

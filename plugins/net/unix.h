@@ -98,6 +98,18 @@ Crf__Net__UnixSk *unix_table_find(const struct unix_table *t, uint64_t ino, size
 Crf__Net__UnixSk *unix_table_named(const struct unix_table *t, uint32_t type,
 				   const ProtobufCBinaryData *name);
 
+/*
+ * unix-peercred.c: dump-finish marks the pairs whose makers make them again
+ * at the restore (made_by) and refuses the other sockets with peer
+ * credentials (unless --unix-peercred-crf); restore-prepare checks that
+ * each maker is a process of the dump.
+ */
+int unix_peercred_plan(struct crf_ctx *ctx, struct unix_table *t);
+int unix_peercred_check(struct crf_ctx *ctx, const struct unix_table *t);
+
+/* restore-premap: the pairs this process made at the dump, made again (unix-restore.c). */
+int net_unix_restore_premap(struct crf_ctx *ctx);
+
 /* "unix stream /tmp/x.sock" of @m in @buf. */
 const char *unix_describe(const Crf__Net__UnixSk *m, char *buf, size_t size);
 

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Namespaces another plugin's handler claims (crf/plugin.h, ABI 1.5).
+ * Namespaces a handler claims (crf/plugin.h, ABI 1.5).
  *
  * Dump (dump-task-data): every namespace of the process that is not crf's
  * own is asked of the registry, with the object the core dispatched for it
- * (crf_ns_object); one claimed by another plugin is recorded in ns-PID.img
- * with who claimed it.  The handler's @dump saved its state already, at the
- * core's dispatch.  A thread in a claimed namespace of its own (not its
- * process's) is refused: restored threads share their process's.
+ * (crf_ns_object); one claimed by a handler (another plugin's, or this
+ * plugin's own: user, pid_for_children, mnt) is recorded in ns-PID.img with who
+ * claimed it, and whether the process's own user namespace owns it.  The
+ * handler's @dump saved its state already, at the core's dispatch.  A
+ * thread in a claimed namespace of its own (not its process's) is refused:
+ * restored threads share their process's.
  *
  * Restore: restore-prepare checks that every recorded handler is there
  * (crf_kind_check), before anything is forked.  restore-premap, in each
@@ -24,6 +26,11 @@
  * Not restored exactly: two processes of the tree in one claimed namespace
  * that neither inherits from the other (one joined it with setns()) come
  * back in two namespaces.
+ *
+ * User namespaces (userns*.c): a process joins its restored one only just
+ * before its restorer, so it is never in it here; the namespaces of other
+ * kinds its user namespace owns are made by their handlers in a child
+ * inside it, which the process then joins (ns_userns_inside).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -100,7 +107,7 @@ static int ns_link(pid_t pid, pid_t tid, const char *kind, char *buf, size_t len
 	return 0;
 }
 
-/* Who claims namespace @link of thread @tid: 1 another plugin (@o says who), 0 ns, <0. */
+/* Who claims namespace @link of thread @tid: 1 a handler (@o: whose, ns's too), 0 none, <0. */
 static int owner(struct crf_ctx *ctx, pid_t pid, pid_t tid, const char *kind, const char *link,
 		 struct crf_kind_owner *o)
 {
@@ -115,7 +122,8 @@ static int owner(struct crf_ctx *ctx, pid_t pid, pid_t tid, const char *kind, co
 		return 0;
 	if (r < 0)
 		return r;
-	return strcmp(o->plugin, crf_ctx_plugin(ctx)) != 0;
+	/* This plugin's own handlers (user, pid_for_children, mnt) are recorded as any other's. */
+	return 1;
 }
 
 static int write_claim(struct crf_ctx *ctx, pid_t pid, struct crf_img **img, const char *kind,
@@ -137,6 +145,11 @@ static int write_claim(struct crf_ctx *ctx, pid_t pid, struct crf_img **img, con
 	c.claim_kind = (char *)o->kind->name;
 	c.claim_plugin = (char *)o->plugin;
 	c.claim_version = (char *)o->version;
+	r = ns_userns_owns(pid, kind);
+	if (r < 0)
+		return r;
+	c.has_owned_by_user = r > 0;
+	c.owned_by_user = r > 0;
 	return crf_img_write(*img, &c.base);
 }
 
@@ -179,7 +192,7 @@ int ns_dump_task_data(struct crf_ctx *ctx)
 	struct crf_img *img = NULL;
 	struct crf_kind_owner o;
 	char link[96];
-	int r = 0, c;
+	int r = ns_userns_owners(ctx, pid), c;
 
 	for (size_t i = 0; r >= 0 && i < N_KINDS; i++) {
 		r = ns_link(pid, pid, ns_kinds[i], link, sizeof(link));
@@ -339,23 +352,55 @@ int ns_restore_prepare(struct crf_ctx *ctx)
 struct premap {
 	struct ns_state *s;
 	bool claimed[N_KINDS]; /* the process has a claim of this kind */
+	/* owned by its restored user namespace: made in a child inside it (userns.c) */
+	bool inside, owned[N_KINDS];
 };
 
 static int restore_claim(struct crf_ctx *ctx, pid_t pid, const Crf__Ns__NsClaim *c, void *arg)
 {
 	struct premap *p = arg;
 	size_t k = kind_index(c->kind);
+	bool inherited = p->s->now[k] == c->id;
 	struct crf_ns_info ni;
 	struct crf_object obj;
 	char desc[192];
 	int r;
 
-	claim_object(c, pid, p->s->now[k] == c->id, &ni, desc, sizeof(desc), &obj);
+	/* The first pass leaves them for the child; the child makes only them. */
+	if (c->owned_by_user && !inherited && !p->inside) {
+		p->owned[k] = true;
+		return 0;
+	}
+	if (p->inside && (!c->owned_by_user || inherited))
+		return 0;
+	claim_object(c, pid, inherited, &ni, desc, sizeof(desc), &obj);
 	r = crf_kind_restore(ctx, &obj, c->claim_plugin);
 	if (r < 0)
 		return r;
 	p->claimed[k] = true;
 	p->s->now[k] = c->id;
+	return 0;
+}
+
+/* In the child inside the user namespace: make the owned ones. */
+static int premap_inside(struct crf_ctx *ctx, void *arg)
+{
+	struct premap *p = arg;
+
+	p->inside = true;
+	return each_claim(ctx, crf_ctx_pid(ctx), restore_claim, p);
+}
+
+/* The process joined the owned ones the child made: what each kind is now. */
+static int note_owned(struct crf_ctx *ctx, pid_t pid, const Crf__Ns__NsClaim *c, void *arg)
+{
+	struct premap *p = arg;
+	size_t k = kind_index(c->kind);
+
+	(void)ctx;
+	(void)pid;
+	if (p->owned[k])
+		p->s->now[k] = c->id;
 	return 0;
 }
 
@@ -368,10 +413,24 @@ int ns_restore_premap(struct crf_ctx *ctx)
 	if (!p.s)
 		return 0;
 	r = each_claim(ctx, pid, restore_claim, &p);
+	if (r >= 0)
+		r = ns_userns_inside(ctx, p.owned, ns_kinds, N_KINDS, premap_inside, &p);
+	for (size_t k = 0; k < N_KINDS; k++)
+		p.claimed[k] |= p.owned[k];
+	if (r >= 0)
+		r = each_claim(ctx, pid, note_owned, &p);
 	/* In crf's own at the dump, but forked into a parent's claimed one. */
 	for (size_t k = 0; r >= 0 && k < N_KINDS; k++) {
 		if (p.claimed[k] || !p.s->now[k])
 			continue;
+		/*
+		 * Never in a restored user namespace or pid_for_children yet: they
+		 * are joined before the restorer (userns.c, userns-pid.c).
+		 */
+		if (!strcmp(ns_kinds[k], "user") || !strcmp(ns_kinds[k], "pid_for_children")) {
+			p.s->now[k] = 0;
+			continue;
+		}
 		if (p.s->own[k] < 0 || setns(p.s->own[k], 0) < 0)
 			return crf_error_errno(p.s->own[k] < 0 ? ENOTSUP : errno,
 					       "pid %d: cannot leave its parent's %s namespace "

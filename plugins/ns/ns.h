@@ -32,4 +32,36 @@ int ns_kind_index(const char *kind);
 struct crf_imgdir;
 int ns_validate(struct crf_imgdir *dir);
 
+/*
+ * userns.c: the "user" handler (ns_userns_dump, ns_userns_restore); every process's namespaces
+ * owned by a user namespace other than crf's refused at dump-task-data
+ * (ns_userns_owners); the restored one joined before the restorer
+ * (ns_userns_restore_task, restore-task).
+ */
+int ns_userns_dump(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_userns_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_userns_owners(struct crf_ctx *ctx, pid_t pid);
+int ns_userns_restore_task(struct crf_ctx *ctx);
+/*
+ * Namespace @kind of process @pid is owned by its user namespace, which is
+ * not crf's: 1, 0 when not, <0.
+ */
+int ns_userns_owns(pid_t pid, const char *kind);
+/*
+ * Restore-premap, when the process restores namespaces its restored user
+ * namespace owns (@owned[k] for @kinds[k]): a child joins that user
+ * namespace and calls @fn (which makes them there), then the process joins
+ * the child's namespaces of those kinds.  0 at once when none is owned.
+ */
+int ns_userns_inside(struct crf_ctx *ctx, const bool *owned, const char *const *kinds,
+		     size_t n, int (*fn)(struct crf_ctx *ctx, void *arg), void *arg);
+
+/*
+ * userns-pid.c: the "pid_for_children" handler; its restore-task part,
+ * called before (@after_user false) and after the user namespace's.
+ */
+int ns_pidfc_dump(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_pidfc_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_pidfc_restore_task(struct crf_ctx *ctx, bool after_user);
+
 #endif

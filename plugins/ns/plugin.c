@@ -4,6 +4,9 @@
 
 #include "ns.h"
 #include "ns.pb-c.h"
+#include "mnt.h"
+#include "mnt.pb-c.h"
+#include "userns.pb-c.h"
 
 /* The descriptor reads best as one block. */
 /* clang-format off */
@@ -15,18 +18,30 @@ CRF_PLUGIN(
 	 * namespace of another kind not crf's own is refused at dump, through
 	 * the registry, unless a plugin declares that kind: this one records
 	 * which plugin claimed it and has that plugin's handler restore it
-	 * (claims.c).
+	 * (claims.c).  Its own handlers: user (userns.c, userns-restore.c) and
+	 * pid_for_children (userns-pid.c), mnt (mnt*.c).
 	 */
-	.description = "namespaces: probes; the namespaces other plugins' handlers claim (mount, "
-		       "net, uts, ipc, user, time, cgroup: none of its own yet; PID namespaces are "
-		       "the core's)",
+	.description = "namespaces: probes; user namespaces, pid_for_children and mount "
+		       "namespaces (its own handlers); the namespaces other plugins' handlers claim "
+		       "(net, uts, ipc, time, cgroup); PID namespaces are the core's",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = ns_probe,
 		[CRF_STAGE_DUMP_TASK_DATA] = ns_dump_task_data,
 		[CRF_STAGE_RESTORE_PREPARE] = ns_restore_prepare,
 		[CRF_STAGE_RESTORE_PREMAP] = ns_restore_premap,
+		[CRF_STAGE_RESTORE_TASK] = ns_userns_restore_task,
 		[CRF_STAGE_RESTORE_CLEANUP] = ns_restore_cleanup,
 	),
-	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor),
+	.kinds = CRF_KINDS(
+		{.cls = CRF_OBJ_NS, .name = "user", .dump = ns_userns_dump,
+		 .restore = ns_userns_restore},
+		{.cls = CRF_OBJ_NS, .name = "pid_for_children", .dump = ns_pidfc_dump,
+		 .restore = ns_pidfc_restore},
+		{.cls = CRF_OBJ_NS, .name = "mnt", .dump = mnt_dump, .restore = mnt_restore}),
+	/* crf dump/restore --external mnt[A]:B ("A:B" words), crf restore --root DIR. */
+	.config_keys = CRF_STRINGS("external-mnt", "root"),
+	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__user_ns__descriptor,
+			       &crf__ns__pid_for_children__descriptor, &crf__ns__mnt_entry__descriptor,
+			       &crf__ns__mnt_node__descriptor),
 );
 /* clang-format on */

@@ -81,7 +81,9 @@ enum crf_stage {
 	 * after it is forked, before it forks its children, which inherit its
 	 * memory as it is then: the mem plugin maps there the memory its
 	 * children still share copy-on-write with it.  The task's fds are
-	 * crf's, crf_rst_* services are not available.
+	 * crf's; of the crf_rst_* services only crf_rst_object() is
+	 * available, its objects inherited by the children (the net plugin
+	 * makes a socketpair here in the process that made it).
 	 */
 	CRF_STAGE_RESTORE_PREMAP,
 	/*

@@ -180,9 +180,10 @@ int crf_rst_at_fds_placed(struct crf_ctx *ctx, int (*fn)(void *arg), void *arg,
  * offset or flags opens the object again (/proc/self/fd/N).
  *
  * Available in restore-prepare, in crf's top process: an object made there
- * is inherited by every task forked after, so every task finds it; and in
- * restore-task, inside the task: an object first made there is that
- * task's alone.  The core's fds are closed with crf's own before the task
+ * is inherited by every task forked after, so every task finds it; in
+ * restore-premap, in a process right after it is forked: inherited by the
+ * processes it forks after; and in restore-task, inside the task: an
+ * object first made there is that task's alone.  The core's fds are closed with crf's own before the task
  * enters its restorer, and in crf once restore-finish is done (before the
  * tree runs: a writable fd on a memfd would keep it from being executed).
  */
