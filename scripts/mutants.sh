@@ -537,7 +537,7 @@ mutant validate-core-stranger core/restore/validate.c 'e2e-hostile-images' \
 		return crf_error_errno(EBADMSG,'
 mutant validate-cgroup-path plugins/cgroup/validate.c 'e2e-hostile-images' \
 	'a cgroup path with ".." components (outside its hierarchy'"'"'s mount) is not refused' \
-	'		if (!path_ok(m[j]->path))' '		if (0)'
+	'		if (!cg_path_ok(m[j]->path))' '		if (0)'
 
 mutant validate-vma-overlap plugins/mem/validate.c 'e2e-hostile-images' \
 	'a mapping that overlaps the one before it is not refused before the fork' \
@@ -866,13 +866,54 @@ mutant devices-probe plugins/devices/probe.c 'cli' \
 
 mutant cgroup-join plugins/cgroup/restore.c 'e2e-cgroup-kill e2e-cgroup-v1-kill' \
 	'a process comes back in crf restore'"'"'s cgroups' \
-	'		if (rs->moves[i].pid == pid && !rs->moves[i].tid)' '		if (0)'
+	'		if (rs->moves[i].pid == pid && !rs->moves[i].tid && rs->moves[i].fd < 0)' '		if (0)'
 mutant cgroup-thread-join plugins/cgroup/restore.c 'e2e-cgroup-thread-kill' \
 	'a thread in a cgroup of its own comes back in its process'"'"'s' \
 	'		if (!rs->moves[i].tid)
 			continue;' \
 	'		if (rs->moves[i].tid || !rs->moves[i].tid)
 			continue;'
+
+# --- cgroup settings, --manage-cgroups, --cgroup-root (issue 12) ---
+mutant cgroup-props-dump plugins/cgroup/props.c 'e2e-cgroup-props' \
+	'pids.max is not saved: a cgroup made again has no limit' \
+	'		r = add_prop(d, prop, text);' \
+	'		r = strcmp(prop, "pids.max") && strcmp(prop, "cgroup.max.descendants") ? add_prop(d, prop, text) : (free(text), 0);'
+mutant cgroup-clone-into plugins/cgroup/prepare.c 'e2e-cgroup-kill e2e-cgroup-props' \
+	'a process is not created in its cgroup v2 (CLONE_INTO_CGROUP), nor moved there' \
+	'	r = crf_rst_clone_into_cgroup(ctx, m->pid, m->fd);' '	r = 0;'
+mutant core-clone-into-cgroup core/restore/rst-fork.c 'e2e-cgroup-kill e2e-cgroup-props' \
+	'clone3 ignores the cgroup a plugin asked a process to be created in' \
+	'		.flags = flags | (cgroup >= 0 ? CLONE_INTO_CGROUP : 0),' '		.flags = flags,'
+mutant cgroup-ns-root plugins/cgroup/cgns.c 'e2e-cgroup-props' \
+	'the cgroup namespace is made in crf restore'"'"'s cgroups, not in its root' \
+	'		r = enter(rs, ns->roots[i]->controllers, ns->roots[i]->path, obj->pid);' \
+	'		r = 0;'
+mutant cgroup-ns-check plugins/cgroup/cgns.c 'e2e-cgroup-props' \
+	'the restored cgroup namespace is not checked from inside (a wrong root passes)' \
+	'		if (!m || !want || strcmp(m->path, want)) {' '		if (0) {' \
+	'		r = enter(rs, ns->roots[i]->controllers, ns->roots[i]->path, obj->pid);' \
+	'		r = 0;'
+mutant cgroup-unsaved-refused plugins/cgroup/props.c 'e2e-cgroup-props' \
+	'a setting crf does not restore (memory.oom_control) is dumped without a word' \
+	'			if (reads_ok(text, u->ok))' '			if (1)'
+mutant cgroup-props-write plugins/cgroup/manage.c 'e2e-cgroup-props' \
+	'the saved settings are never written back' \
+	'		r = write_prop(dir, d->props[i]);' '		r = 0;'
+mutant cgroup-props-verify plugins/cgroup/manage.c 'e2e-cgroup-props' \
+	'a setting that differs from the saved one is not refused' \
+	'		if (!strcmp(now, p->value))
+			continue;' '		continue;'
+mutant cgroup-manage-default plugins/cgroup/manage.c 'e2e-cgroup-props' \
+	'the default mode is props (a cgroup that is gone is refused), not soft' \
+	'	rs->mode = CG_SOFT;' '	rs->mode = CG_PROPS;'
+mutant cgroup-root-ignored plugins/cgroup/manage.c 'e2e-cgroup-props' \
+	'--cgroup-root is ignored: the tree comes back where it was' \
+	'		if (strcmp(rs->hiers[i]->controllers, controllers) || !nr)' '		if (1)'
+mutant cgroup-unmake plugins/cgroup/manage.c 'e2e-cgroup-props' \
+	'a refused restore leaves the cgroups it made' \
+	'		for (int i = 0; rmdir(dir) < 0 && errno == EBUSY && i < 200; i++)' \
+	'		for (int i = 0; 0 && errno == EBUSY && i < 200; i++)'
 
 # --- fd kinds through the registry (issue 10) ---
 mutant registry-restore-any-plugin core/lib/registry.c 'e2e-vendor-eventfd' \

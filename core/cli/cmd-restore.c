@@ -18,6 +18,8 @@ enum {
 	OPT_INHERIT_STDIO,
 	OPT_INHERIT_FD,
 	OPT_FILE_VALIDATION,
+	OPT_MANAGE_CGROUPS,
+	OPT_CGROUP_ROOT,
 	OPT_EXTERNAL,
 	OPT_ROOT,
 };
@@ -51,7 +53,16 @@ static const char help[] =
 	"                         how a file reopened by path may have changed since\n"
 	"                         the dump: lax (the default) accepts one that only\n"
 	"                         grew, for fds that read or append; strict accepts\n"
-	"                         no change of size or mtime\n";
+	"                         no change of size or mtime\n"
+	"      --manage-cgroups[=MODE]\n"
+	"                         the tree's cgroups and their settings (docs/cgroup.md):\n"
+	"                         none (must exist, settings as saved), props (must\n"
+	"                         exist, settings written), soft (the default: made\n"
+	"                         if gone, settings written to those made), full (made\n"
+	"                         if gone, settings written), strict (must be gone)\n"
+	"      --cgroup-root [CONTROLLER:]PATH\n"
+	"                         the tree's cgroups under PATH instead of where they\n"
+	"                         were (CONTROLLER v2, cpu, ...: that hierarchy only)\n";
 
 struct restore_args {
 	struct crf_restore_opts ro;
@@ -110,6 +121,17 @@ static int handle(void *data, int c, const char *arg)
 			return crf_usage_error(a->o, "--file-validation must be strict or lax");
 		a->o->file_validation = arg;
 		return 0;
+	case OPT_MANAGE_CGROUPS:
+		if (arg && strcmp(arg, "none") && strcmp(arg, "props") && strcmp(arg, "soft") &&
+		    strcmp(arg, "full") && strcmp(arg, "strict"))
+			return crf_usage_error(a->o, "--manage-cgroups must be none, props, soft, "
+						     "full or strict");
+		a->o->manage_cgroups = arg ? arg : "soft";
+		return 0;
+	case OPT_CGROUP_ROOT:
+		if (!strchr(arg, '/') || strchr(arg, ' '))
+			return crf_usage_error(a->o, "--cgroup-root %s: not [CONTROLLER:]/PATH", arg);
+		return strv_push(&a->o->cgroup_root, arg) < 0 ? -ENOMEM : 0;
 	}
 	return -EINVAL;
 }
@@ -124,6 +146,8 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv)
 		{ "inherit-stdio", no_argument, NULL, OPT_INHERIT_STDIO },
 		{ "inherit-fd", required_argument, NULL, OPT_INHERIT_FD },
 		{ "file-validation", required_argument, NULL, OPT_FILE_VALIDATION },
+		{ "manage-cgroups", optional_argument, NULL, OPT_MANAGE_CGROUPS },
+		{ "cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT },
 		{ "external", required_argument, NULL, OPT_EXTERNAL },
 		{ "root", required_argument, NULL, OPT_ROOT },
 		{ 0 },

@@ -221,6 +221,16 @@ static int set_files_keys(const struct crf_opts *o, struct crf_config *conf)
 		r = config_set(conf, "net", "skip-in-flight", "yes", "--skip-in-flight");
 	if (r >= 0 && o->unix_peercred_crf)
 		r = config_set(conf, "net", "unix-peercred-crf", "yes", "--unix-peercred-crf");
+	/* Cgroups are the cgroup plugin's. */
+	if (r >= 0 && o->manage_cgroups)
+		r = config_set(conf, "cgroup", "manage-cgroups", o->manage_cgroups,
+			       "--manage-cgroups");
+	if (r >= 0 && o->cgroup_root.n) {
+		_cleanup_free_ char *v = strv_join(&o->cgroup_root, " ");
+
+		r = v ? config_set(conf, "cgroup", "cgroup-root", v, "--cgroup-root")
+		      : crf_error_errno(ENOMEM, "--cgroup-root");
+	}
 	/* Mount namespaces are the ns plugin's. */
 	if (r >= 0 && o->external_mnt.n) {
 		_cleanup_free_ char *value = strv_join(&o->external_mnt, " ");
@@ -296,5 +306,6 @@ void opts_free(struct crf_opts *o)
 	strv_free(&o->external);
 	strv_free(&o->external_mnt);
 	strv_free(&o->inherit_fd);
+	strv_free(&o->cgroup_root);
 	crf__log_close();
 }

@@ -40,6 +40,10 @@ struct crf_opts {
 	bool tcp_established;
 	bool skip_in_flight;
 	bool unix_peercred_crf;
+	/* restore --manage-cgroups[=MODE], --cgroup-root: the cgroup plugin's keys of those
+	 * names (cgroup-root: the words) */
+	const char *manage_cgroups;
+	struct strv cgroup_root;
 	/*
 	 * Mount namespaces, the ns plugin's keys: dump --external mnt[MP]:KEY
 	 * and restore --external mnt[KEY]:PATH (external-mnt = the words

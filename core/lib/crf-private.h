@@ -145,6 +145,9 @@ int crf__fault_fine(const char *what, const char *name, bool parasite_in);
 /* Whether a stage belongs to a restore (its hooks run in restore order). */
 bool crf__stage_is_restore(enum crf_stage stage);
 
+/* The cgroup v2 directory fd process @pid is to be cloned into (crf_rst_clone_into_cgroup), or -1. */
+int crf__clone_cgroup_fd(pid_t pid);
+
 /* Add every kind of @owner's descriptor; 0 or -ENOMEM. */
 int crf__registry_add(struct crf_registry *reg, struct crf_plugin_state *owner);
 void crf__registry_free(struct crf_registry *reg);

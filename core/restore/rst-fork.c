@@ -53,15 +53,20 @@ static int read_holder(pid_t pid, struct holder *h)
 	return 0;
 }
 
-/* @set_tid: the PID in each namespace level, the innermost first (clone3's order). */
-static pid_t clone_with_pids(const pid_t *set_tid, size_t n_levels, uint64_t flags)
+/*
+ * @set_tid: the PID in each namespace level, the innermost first (clone3's
+ * order).  @cgroup: the cgroup v2 to create it in (ABI 1.6,
+ * crf_rst_clone_into_cgroup), or -1.
+ */
+static pid_t clone_with_pids(const pid_t *set_tid, size_t n_levels, uint64_t flags, int cgroup)
 {
 	/* CLONE_PARENT takes the exit signal of the caller (clone3 wants none given). */
 	struct clone_args ca = {
-		.flags = flags,
+		.flags = flags | (cgroup >= 0 ? CLONE_INTO_CGROUP : 0),
 		.exit_signal = flags & CLONE_PARENT ? 0 : SIGCHLD,
 		.set_tid = (uintptr_t)set_tid,
 		.set_tid_size = n_levels,
+		.cgroup = cgroup >= 0 ? (uint64_t)cgroup : 0,
 	};
 
 	return syscall(SYS_clone3, &ca, sizeof(ca));
@@ -99,18 +104,20 @@ int rst_clone(const pid_t *set_tid, size_t n_levels, uint64_t flags,
 	uint64_t deadline = now_ms() + wait_ms;
 	/* The PID in crf's namespace: the one /proc here names its holder by. */
 	pid_t pid = n_levels ? set_tid[n_levels - 1] : 0;
+	int cgroup = crf__clone_cgroup_fd(pid);
 	pid_t child;
 	int r;
 
 	if (pid <= 0 || set_tid[0] <= 0)
 		return crf_error_errno(EINVAL, "cannot create a task with PID %d", (int)set_tid[0]);
 	for (;;) {
-		child = clone_with_pids(set_tid, n_levels, flags);
+		child = clone_with_pids(set_tid, n_levels, flags, cgroup);
 		if (child >= 0)
 			break;
 		if (errno != EEXIST)
-			return crf_error_errno(errno, "clone3 with PID %d (%zu namespace level%s)",
-					       (int)pid, n_levels, n_levels == 1 ? "" : "s");
+			return crf_error_errno(errno, "clone3 with PID %d (%zu namespace level%s%s)",
+					       (int)pid, n_levels, n_levels == 1 ? "" : "s",
+					       cgroup >= 0 ? ", into its cgroup v2" : "");
 		r = pid_taken(pid, deadline, wait_ms);
 		if (r < 0)
 			return r;

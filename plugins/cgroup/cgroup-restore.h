@@ -4,15 +4,20 @@
 #define CRF_PLUGIN_CGROUP_RESTORE_H
 
 #include "cgroup.h"
+#include "cgprops.pb-c.h"
 #include "cgroup.pb-c.h"
 
 #define CG_PATH_MAX 4096
+
+/* --manage-cgroups (docs/cgroup.md): CRIU's modes, soft the default. */
+enum cg_mode { CG_NONE, CG_PROPS, CG_SOFT, CG_FULL, CG_STRICT };
 
 /* One task (tid 0: a whole process) to be put in one cgroup. */
 struct cg_move {
 	pid_t pid, tid;
 	char *controllers, *path; /* as saved: the hierarchy and the cgroup */
 	char *dir;		  /* found through a mount of the hierarchy */
+	int fd;			  /* cgroup v2, a process: @dir, which it is cloned into, or -1 */
 };
 
 /*
@@ -26,7 +31,29 @@ struct cg_restore {
 	char *mountinfo;	/* crf restore's /proc/self/mountinfo */
 	struct cg_move *moves;
 	size_t n_moves, cap_moves;
+	/* cgprops.img (none in a dump older than it: nothing is managed) */
+	Crf__Cgroup__Hierarchy **hiers;
+	size_t n_hiers;
+	char **new_root; /* per hierarchy: --cgroup-root's path, or NULL */
+	enum cg_mode mode;
+	char **made; /* the directories restore-prepare created, parents first */
+	size_t n_made;
+	bool done; /* restore-finish was reached: what was made stays */
+	Crf__Cgroup__CgroupNs **ns; /* cgns.img */
+	size_t n_ns;
 };
+
+/*
+ * restore-prepare (manage.c): read cgprops.img and the keys, then make and
+ * set up the tree's cgroups as the mode says.  0 or -errno, logged, naming
+ * the cgroup and the file; what it made is removed again on failure.
+ */
+int cg_manage_load(struct crf_ctx *ctx, struct cg_restore *rs);
+int cg_manage(struct cg_restore *rs);
+/* @path of the hierarchy @controllers where --cgroup-root puts it (malloc'd), NULL: ENOMEM. */
+char *cg_remap(const struct cg_restore *rs, const char *controllers, const char *path);
+/* Remove what restore-prepare made, children first (cleanup of a failed restore). */
+void cg_unmake(struct cg_restore *rs);
 
 /* The file a task is written to: cgroup.procs, or a thread's cgroup.threads (v2) or tasks (v1). */
 static inline const char *cg_move_file(const struct cg_move *m)

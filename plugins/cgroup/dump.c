@@ -18,6 +18,8 @@
 
 #include "cgroup.h"
 #include "cgroup.pb-c.h"
+#include "cgns.h"
+#include "props.h"
 
 int cg_read_text(const char *path, char **text)
 {
@@ -138,15 +140,45 @@ static int odd_threads(pid_t pid, const struct cg_members *proc, struct thread_r
 	return r;
 }
 
+/* Remember the cgroups of @m in @seen, each once. */
+static int see(struct cg_members *seen, const struct cg_members *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		bool known = false;
+		struct cg_member *v;
+
+		for (size_t k = 0; k < seen->n && !known; k++)
+			known = !strcmp(seen->v[k].controllers, m->v[i].controllers) &&
+				!strcmp(seen->v[k].path, m->v[i].path);
+		if (known)
+			continue;
+		v = realloc(seen->v, (seen->n + 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		seen->v = v;
+		v[seen->n].controllers = strdup(m->v[i].controllers);
+		v[seen->n].path = strdup(m->v[i].path);
+		seen->n++;
+		if (!v[seen->n - 1].controllers || !v[seen->n - 1].path)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int cgroup_dump_prepare(struct crf_ctx *ctx)
 {
-	struct crf_img *img;
-	int r = crf_img_create(crf_ctx_images(ctx), CG_IMG, &crf__cgroup__task_cgroups__descriptor,
-			       &img);
+	struct cg_dump *d = calloc(1, sizeof(*d));
+	int r;
 
-	if (r < 0)
+	if (!d)
+		return crf_log_errno(CRF_LOG_ERROR, ENOMEM, "%s", CG_IMG);
+	r = crf_img_create(crf_ctx_images(ctx), CG_IMG, &crf__cgroup__task_cgroups__descriptor,
+			   &d->img);
+	if (r < 0) {
+		free(d);
 		return r;
-	crf_ctx_set_priv(ctx, img);
+	}
+	crf_ctx_set_priv(ctx, d);
 	return 0;
 }
 
@@ -156,6 +188,7 @@ int cgroup_dump_task(struct crf_ctx *ctx)
 	_cleanup_free_ Crf__Cgroup__ThreadCgroups **pt = NULL;
 	_cleanup_free_ Crf__Cgroup__Member *v = NULL, **pv = NULL;
 	struct cg_members m = {0};
+	struct cg_dump *d = crf_ctx_priv(ctx);
 	struct thread_rec *t = NULL;
 	pid_t pid = crf_ctx_pid(ctx);
 	size_t nt = 0;
@@ -168,7 +201,10 @@ int cgroup_dump_task(struct crf_ctx *ctx)
 		r = odd_threads(pid, &m, &t, &nt);
 	if (r >= 0 && nt && !(pt = calloc(nt, sizeof(*pt))))
 		r = -ENOMEM;
+	if (r >= 0)
+		r = see(&d->seen, &m);
 	for (size_t i = 0; r >= 0 && i < nt; i++) {
+		r = see(&d->seen, &t[i].m);
 		t[i].msg.n_members = t[i].m.n;
 		t[i].msg.members = t[i].pv;
 		pt[i] = &t[i].msg;
@@ -179,7 +215,7 @@ int cgroup_dump_task(struct crf_ctx *ctx)
 		rec.members = pv;
 		rec.n_threads = nt;
 		rec.threads = pt;
-		r = crf_img_write(crf_ctx_priv(ctx), &rec.base);
+		r = crf_img_write(d->img, &rec.base);
 	}
 	if (r == -ENOMEM)
 		crf_error("pid %d: %s", (int)pid, strerror(ENOMEM));
@@ -190,15 +226,24 @@ int cgroup_dump_task(struct crf_ctx *ctx)
 
 int cgroup_dump_finish(struct crf_ctx *ctx)
 {
-	struct crf_img *img = crf_ctx_priv(ctx);
+	struct cg_dump *d = crf_ctx_priv(ctx);
+	int r = crf_img_close(TAKE_PTR(d->img));
 
-	crf_ctx_set_priv(ctx, NULL);
-	return crf_img_close(img);
+	if (r >= 0)
+		r = cg_props_dump(ctx, &d->seen);
+	return r < 0 ? r : cg_ns_write(ctx, d);
 }
 
 int cgroup_dump_cleanup(struct crf_ctx *ctx)
 {
-	crf_img_abort(crf_ctx_priv(ctx));
+	struct cg_dump *d = crf_ctx_priv(ctx);
+
+	if (d) {
+		crf_img_abort(d->img);
+		cg_members_free(&d->seen);
+		cg_ns_free_all(d->ns, d->n_ns);
+		free(d);
+	}
 	crf_ctx_set_priv(ctx, NULL);
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include <crf/image.h>
 #include <crf/mountinfo.h>
 
+#include "cgns.h"
 #include "cgroup-restore.h"
 #include "cgroup.pb-c.h"
 #include "validate.h"
@@ -153,9 +154,9 @@ static int add_move(struct cg_restore *rs, pid_t pid, pid_t tid, const Crf__Cgro
 		rs->cap_moves = cap;
 	}
 	m = &rs->moves[rs->n_moves];
-	*m = (struct cg_move){.pid = pid, .tid = tid};
+	*m = (struct cg_move){.pid = pid, .tid = tid, .fd = -1};
 	m->controllers = strdup(mb->controllers);
-	m->path = strdup(mb->path);
+	m->path = cg_remap(rs, mb->controllers, mb->path);
 	rs->n_moves++;
 	return m->controllers && m->path ? 0 : -ENOMEM;
 }
@@ -185,8 +186,13 @@ static int plan_task(struct cg_restore *rs, const Crf__Cgroup__TaskCgroups *t)
 				  cg_name(mb->controllers, mb->path, name, sizeof(name)));
 			return -ENOENT;
 		}
-		if (strcmp(own->path, mb->path))
-			r = add_move(rs, t->pid, 0, mb);
+		r = add_move(rs, t->pid, 0, mb);
+		/* Only where its cgroup is not crf's (as --cgroup-root puts it). */
+		if (r >= 0 && !strcmp(own->path, rs->moves[rs->n_moves - 1].path)) {
+			rs->n_moves--;
+			free(rs->moves[rs->n_moves].path);
+			free(rs->moves[rs->n_moves].controllers);
+		}
 	}
 	for (size_t i = 0; r >= 0 && i < t->n_threads; i++) {
 		const Crf__Cgroup__ThreadCgroups *th = t->threads[i];
@@ -197,6 +203,27 @@ static int plan_task(struct cg_restore *rs, const Crf__Cgroup__TaskCgroups *t)
 				r = add_move(rs, t->pid, th->tid, th->members[j]);
 	}
 	return r;
+}
+
+/*
+ * A process goes into its cgroup v2 as it is created (clone3's
+ * CLONE_INTO_CGROUP, ABI 1.6), so that it never runs outside it; its v1
+ * cgroups and its threads' are joined in restore-task and restore-finish.
+ */
+static int clone_into(struct crf_ctx *ctx, struct cg_move *m)
+{
+	int r;
+
+	if (*m->controllers || m->tid)
+		return 0;
+	m->fd = open(m->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (m->fd < 0)
+		return refuse(m, errno, "cannot be opened to create the process in it");
+	r = crf_rst_clone_into_cgroup(ctx, m->pid, m->fd);
+	if (r < 0)
+		return crf_log_errno(CRF_LOG_ERROR, -r, "pid %d: cannot be created in its cgroup v2",
+				     (int)m->pid);
+	return 0;
 }
 
 static int read_records(struct crf_ctx *ctx, struct cg_restore *rs)
@@ -247,15 +274,23 @@ int cgroup_restore_prepare(struct crf_ctx *ctx)
 		r = read_records(ctx, rs);
 	if (r >= 0)
 		r = read_self(rs);
+	if (r >= 0)
+		r = cg_manage_load(ctx, rs);
+	if (r >= 0)
+		r = cg_ns_load(ctx, rs);
 	for (size_t i = 0; r >= 0 && i < rs->n_tasks; i++)
 		r = plan_task(rs, rs->tasks[i]);
 	if (r == -ENOMEM)
 		crf_error("planning the cgroup moves: %s", strerror(ENOMEM));
+	if (r >= 0)
+		r = cg_manage(rs);
 	for (size_t i = 0; r >= 0 && i < rs->n_moves; i++) {
 		r = resolve(&rs->moves[i], rs->mountinfo);
 		if (r >= 0)
 			r = check_dir(&rs->moves[i]);
 	}
+	for (size_t i = 0; r >= 0 && i < rs->n_moves; i++)
+		r = clone_into(ctx, &rs->moves[i]);
 	for (size_t i = 0; r >= 0 && i < rs->n_moves; i++)
 		crf_debug("pid %d%s%.0d: to be moved into %s", (int)rs->moves[i].pid,
 			  rs->moves[i].tid ? " thread " : "", (int)rs->moves[i].tid,

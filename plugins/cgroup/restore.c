@@ -57,14 +57,14 @@ int cgroup_restore_task(struct crf_ctx *ctx)
 		return -EBADMSG;
 	}
 	for (size_t i = 0; r >= 0 && i < rs->n_moves; i++)
-		if (rs->moves[i].pid == pid && !rs->moves[i].tid)
+		if (rs->moves[i].pid == pid && !rs->moves[i].tid && rs->moves[i].fd < 0)
 			r = join(&rs->moves[i], "0");
 	return r;
 }
 
 int cgroup_restore_finish(struct crf_ctx *ctx)
 {
-	const struct cg_restore *rs = crf_ctx_priv(ctx);
+	struct cg_restore *rs = crf_ctx_priv(ctx);
 	char tid[16];
 	int r = 0;
 
@@ -74,6 +74,8 @@ int cgroup_restore_finish(struct crf_ctx *ctx)
 		snprintf(tid, sizeof(tid), "%d", (int)rs->moves[i].tid);
 		r = join(&rs->moves[i], tid);
 	}
+	if (rs && r >= 0)
+		rs->done = true;
 	return r;
 }
 
@@ -83,6 +85,20 @@ int cgroup_restore_cleanup(struct crf_ctx *ctx)
 
 	if (!rs)
 		return 0;
+	if (!rs->done)
+		cg_unmake(rs);
+	for (size_t i = 0; i < rs->n_made; i++)
+		free(rs->made[i]);
+	free(rs->made);
+	for (size_t i = 0; i < rs->n_hiers; i++) {
+		protobuf_c_message_free_unpacked(&rs->hiers[i]->base, NULL);
+		free(rs->new_root[i]);
+	}
+	free(rs->hiers);
+	for (size_t i = 0; i < rs->n_ns; i++)
+		protobuf_c_message_free_unpacked(&rs->ns[i]->base, NULL);
+	free(rs->ns);
+	free(rs->new_root);
 	for (size_t i = 0; i < rs->n_tasks; i++)
 		protobuf_c_message_free_unpacked(&rs->tasks[i]->base, NULL);
 	free(rs->tasks);
@@ -90,6 +106,8 @@ int cgroup_restore_cleanup(struct crf_ctx *ctx)
 		free(rs->moves[i].controllers);
 		free(rs->moves[i].path);
 		free(rs->moves[i].dir);
+		if (rs->moves[i].fd >= 0)
+			close(rs->moves[i].fd);
 	}
 	free(rs->moves);
 	cg_members_free(&rs->self);

@@ -12,5 +12,11 @@ struct crf_imgdir;
  * -EBADMSG (logged: file, record, field).  Reads @dir only.
  */
 int cgroup_validate(struct crf_imgdir *dir);
+/*
+ * cgprops.img in @dir (none: 0): each hierarchy once, its root and dirs
+ * cgroup paths, every dir below the root and after its parent, every
+ * setting one of the list (props.c), once.  0 or -EBADMSG (logged).
+ */
+int cgprops_validate(struct crf_imgdir *dir);
 
 #endif

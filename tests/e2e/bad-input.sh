@@ -204,9 +204,9 @@ fi
 
 # 8. A process in a cgroup v2 of its own, which is frozen, then removed,
 #    between the dump and the restore: a task put in a frozen cgroup would
-#    not run, and crf does not create cgroups (their limits would be lost),
-#    so each time the restore refuses before it forks, naming the cgroup,
-#    and leaves nothing behind.
+#    not run, and with --manage-cgroups=none crf does not make cgroups, so
+#    each time the restore refuses before it forks, naming the cgroup, and
+#    leaves nothing behind.
 mnt=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 own=$(sed -n 's/^0:://p' /proc/self/cgroup)
 [[ $own == / ]] && own=
@@ -232,8 +232,8 @@ else
 		echo 0 >"$cg/cgroup.freeze"
 		[[ -e /proc/$pid ]] && fail "the refused restore created PID $pid"
 		for _ in $(seq 300); do rmdir "$cg" 2>/dev/null && break; sleep 0.01; done
-		expect 1 "pid $pid: cgroup v2:$own/crf-bad-input-$$ \($cg\) does not exist" \
-			"$CRF" restore -D "$BASE.cgone" -d
+		expect 1 "cgroup v2:$own/crf-bad-input-$$ \($cg\) does not exist: --manage-cgroups=none makes none" \
+			"$CRF" restore -D "$BASE.cgone" -d --manage-cgroups=none
 		left=$(sleepers "$marker")
 		if [[ -n $left ]] || [[ -e /proc/$pid ]] || [[ -e $cg ]]; then
 			fail "the refused restore left something behind: ${left:-$pid $cg}"

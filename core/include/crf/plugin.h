@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define CRF_PLUGIN_ABI_MAJOR 1
-#define CRF_PLUGIN_ABI_MINOR 5
+#define CRF_PLUGIN_ABI_MINOR 6
 
 /* The symbol every plugin exports (CRF_PLUGIN defines it). */
 #define CRF_PLUGIN_SYMBOL "crf_plugin_descriptor"
@@ -404,6 +404,16 @@ int crf_kind_dump(struct crf_ctx *ctx, const struct crf_object *obj, const struc
  * fd (O_CLOEXEC) that the caller installs, or -errno.
  */
 int crf_kind_check(struct crf_ctx *ctx, const struct crf_object *obj, const char *plugin);
+
+/*
+ * ABI 1.6, restore-prepare only: create the restored process @pid (its PID
+ * in crf's namespace) straight in the cgroup v2 directory @dirfd (opened
+ * O_RDONLY | O_DIRECTORY, kept open by the caller until restore-cleanup):
+ * clone3() with CLONE_INTO_CGROUP, so that it never runs outside it.  The
+ * cgroup plugin's.  0, -EINVAL (another stage, a bad @pid or @dirfd),
+ * -EEXIST (@pid has one already), -ENOMEM.
+ */
+int crf_rst_clone_into_cgroup(struct crf_ctx *ctx, pid_t pid, int dirfd);
 int crf_kind_restore(struct crf_ctx *ctx, const struct crf_object *obj, const char *plugin);
 
 /* ---- end of ABI 1.5 (fd kinds at restore) ------------------------------- */

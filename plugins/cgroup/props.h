@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * props.h - the cgroup settings the plugin saves and writes back
+ * (cgprops.img), and the dump of them.
+ */
+#ifndef CRF_PLUGIN_CGROUP_PROPS_H
+#define CRF_PLUGIN_CGROUP_PROPS_H
+
+#include <stdbool.h>
+
+#include "cgroup.h"
+
+#define CG_PROPS_IMG "cgprops.img"
+
+/*
+ * Is @name a setting saved for the hierarchy @controllers ("" cgroup v2,
+ * else v1 controllers)?  Its index in the list (the order of writing), or
+ * -1.
+ */
+int cg_prop_index(const char *controllers, const char *name);
+/* The name of setting @i of the hierarchy @controllers, NULL past the end. */
+const char *cg_prop_name(const char *controllers, int i);
+
+/* Is @p strictly below @root ("/" holds everything but itself)? */
+bool cg_below(const char *p, const char *root);
+/* An absolute cgroup path without empty, "." or ".." components (validate.c). */
+bool cg_path_ok(const char *p);
+
+/*
+ * dump-finish: cgprops.img from the cgroups the dump's tasks were seen in
+ * (@seen), crf dump's own (/proc/self/cgroup) and its mounts.  0 or
+ * -errno (logged, naming the cgroup and file).
+ */
+int cg_props_dump(struct crf_ctx *ctx, const struct cg_members *seen);
+
+#endif
