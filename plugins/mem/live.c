@@ -31,6 +31,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/userfaultfd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,12 @@ struct live_task {
 	size_t n, cap;
 	struct live_seg *seg;
 	size_t n_seg, cap_seg;
+	/*
+	 * Faulting pages whose protection the kernel would not lift yet
+	 * (EAGAIN: an event of the program's mm changing is not read yet).
+	 */
+	uint64_t *retry;
+	size_t n_retry, cap_retry;
 };
 
 struct mem_live {
@@ -468,6 +475,40 @@ static int save_page(struct mem_live *L, struct live_task *t, struct live_vma *v
 	return 0;
 }
 
+static int push_retry(struct live_task *t, uint64_t cur)
+{
+	if (t->n_retry == t->cap_retry) {
+		size_t cap = t->cap_retry ? 2 * t->cap_retry : 64;
+		uint64_t *v = realloc(t->retry, cap * sizeof(*v));
+
+		if (!v)
+			return crf_error_errno(ENOMEM, "faults of task %d", (int)t->pid);
+		t->retry = v;
+		t->cap_retry = cap;
+	}
+	t->retry[t->n_retry++] = cur;
+	return 0;
+}
+
+/* Lift what EAGAIN held back; -EAGAIN while some remain. */
+static int do_retries(struct mem_live *L, struct live_task *t)
+{
+	size_t k = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < t->n_retry; i++) {
+		int w = r < 0 ? r : wp(t->uffd, t->retry[i], L->ps, false);
+
+		if (w == -EAGAIN || (w < 0 && r < 0))
+			t->retry[k++] = t->retry[i];
+		else if (w < 0 && w != -ENOENT)
+			r = crf_error_errno(-w, "pid %d: lift the write-protection at %#llx",
+					    (int)t->pid, (unsigned long long)t->retry[i]);
+	}
+	t->n_retry = k;
+	return r < 0 ? r : k ? -EAGAIN : 0;
+}
+
 /* A write fault: save the page first, then let the write go on. */
 static int on_fault(struct mem_live *L, struct live_task *t, uint64_t addr)
 {
@@ -484,6 +525,8 @@ static int on_fault(struct mem_live *L, struct live_task *t, uint64_t addr)
 		/* Unmapped meanwhile: the unmap woke it. */
 		if (r == -ENOENT)
 			r = 0;
+		if (r == -EAGAIN)
+			r = push_retry(t, cur);
 		if (r < 0)
 			r = crf_error_errno(-r, "pid %d: lift the write-protection at %#llx",
 					    (int)t->pid, (unsigned long long)cur);
@@ -594,16 +637,34 @@ static int serve(struct mem_live *L)
 	for (size_t i = 0; r >= 0 && i < L->n; i++) {
 		struct live_task *t = &L->t[i];
 
-		while (r >= 0 && (n = read(t->uffd, m, sizeof(m))) > 0) {
-			size_t k = n / sizeof(*m);
+		for (unsigned spins = 0; r >= 0;) {
+			n = read(t->uffd, m, sizeof(m));
+			if (n > 0) {
+				size_t k = n / sizeof(*m);
 
-			for (size_t pass = 0; r >= 0 && pass < 2; pass++)
-				for (size_t x = 0; r >= 0 && x < k; x++)
-					if ((m[x].event == UFFD_EVENT_PAGEFAULT) == (pass == 1))
-						r = serve_msg(L, t, &m[x]);
+				for (size_t pass = 0; r >= 0 && pass < 2; pass++)
+					for (size_t x = 0; r >= 0 && x < k; x++)
+						if ((m[x].event == UFFD_EVENT_PAGEFAULT) ==
+						    (pass == 1))
+							r = serve_msg(L, t, &m[x]);
+				continue;
+			}
+			if (n < 0 && errno != EAGAIN) {
+				r = crf_error_errno(errno, "read task %d's userfaultfd", (int)t->pid);
+				break;
+			}
+			/* Dry: what the kernel held back goes now, or after the event it waits for. */
+			r = do_retries(L, t);
+			if (r != -EAGAIN)
+				break;
+			r = 0;
+			if (++spins > 100000) {
+				r = crf_error_errno(EAGAIN, "pid %d: the kernel keeps refusing to lift "
+							    "the write-protection", (int)t->pid);
+				break;
+			}
+			sched_yield();
 		}
-		if (r >= 0 && n < 0 && errno != EAGAIN)
-			r = crf_error_errno(errno, "read task %d's userfaultfd", (int)t->pid);
 	}
 	if (r < 0)
 		L->err = r;
@@ -685,6 +746,12 @@ static int release_run(struct mem_live *L, struct live_task *t, struct live_vma 
 			continue;
 		}
 		r = wp(t->uffd, cur, k, false);
+		/* An event not read yet: read it (it may move these pages), then again. */
+		if (r == -EAGAIN) {
+			r = serve(L);
+			if (r >= 0)
+				continue;
+		}
 		if (r == -ENOENT)
 			r = 0;
 		if (r < 0)
@@ -787,6 +854,7 @@ void mem_live_free(struct mem_live *L)
 		}
 		free(t->v);
 		free(t->seg);
+		free(t->retry);
 	}
 	for (size_t b = 0; b < L->n_blocks; b++)
 		free(L->blocks[b]);
