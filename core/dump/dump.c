@@ -256,15 +256,16 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	/*
 	 * The plugins that paused a device give it back while the tree is
 	 * still frozen, so that the device runs again before the program does.
+	 * A tree thawed already (--live) runs on: its dump-resume ran before
+	 * the thaw, and no plugin owes a device to a second call.
 	 */
-	if (!thawed && (r < 0 || o->leave_running)) {
+	frozen = frozen && !thawed;
+	if (r < 0 || o->leave_running) {
 		c = plugin_set_run(set, r < 0 ? CRF_STAGE_DUMP_UNDO : CRF_STAGE_DUMP_RESUME, dir,
 				       o->pid);
 		if (r >= 0)
 			r = c;
 	}
-	/* A thawed tree (--live) ran on already. */
-	frozen = frozen && !thawed;
 	if (frozen && (r < 0 || o->leave_running)) {
 		c = pstree_unfreeze(&tree);
 		if (r >= 0)
