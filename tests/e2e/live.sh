@@ -97,6 +97,7 @@ t_live() {
 		return
 	fi
 	grep -q 'live dump:' "$OUT" || { fail "live: no live copy reported"; return; }
+	cp "$OUT" "$BASE.dump.log"
 	[[ -e $BASE.ctl.events ]] || { fail "live: the program saw no freeze"; return; }
 	running_unaffected live || return
 	verify_original live || return
@@ -109,6 +110,7 @@ t_live() {
 	fi
 	ctl_wait verdict; sleep 0.1
 	[[ $(verdict) == ok:* ]] || { fail "live: the restored check: $(verdict)"; return; }
+	grep -h 'frozen for\|live dump:' "$BASE.dump.log" | sed 's/^/live: /'
 	passed=$((passed + 1))
 }
 

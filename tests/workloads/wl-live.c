@@ -5,11 +5,13 @@
  *
  *   wl-live CTL MIB [normal|unmap-unsaved|uffd]
  *
- * A region of MIB MiB holds one record per page: sequence number s lives
- * in page s % N, the page filled with pattern(s) (by memcpy, or every 16th
+ * A region of MIB MiB (a power of two) holds one record per page: sequence
+ * number s lives in page s * K % N (K odd: every page in turn, scattered
+ * over the region, so that the program's writes run ahead of crf's copy
+ * and behind it), the page filled with pattern(s) (by memcpy, or every 16th
  * through read(2) from a pipe: a write by the kernel), and `last` says the
  * newest s.  An s is written every ~2 us.  Between two iterations every
- * page i holds the one s <= last with s % N == i and s > last - N: the
+ * page i holds the one s <= last with s * K % N == i and s > last - N: the
  * state of one instant, checked byte for byte.
  *
  CTL is a path prefix: the program makes CTL.ready once set up, is armed
@@ -48,6 +50,13 @@
 static const char *ctl;
 static char *region, *m1, *m2, *m3, *m2_new, *u;
 static size_t n_pages;
+static const uint64_t K = 0x9e3779b97f4a7c15ull; /* odd */
+static uint64_t k_inv;				   /* K * k_inv == 1 mod 2^64 */
+
+static size_t page_of(uint64_t s)
+{
+	return (size_t)((s * K) & (n_pages - 1));
+}
 static int pfd[2];
 
 /* Sleeps of this thread: a ptrace-stop (the freeze) is one; this loop has no other. */
@@ -152,21 +161,21 @@ static void check_region(uint64_t last)
 	uint64_t want[PAGE / 8];
 
 	for (size_t i = 0; i < n_pages; i++) {
-		uint64_t s = last - (last - i) % n_pages;
+		uint64_t r = ((uint64_t)i * k_inv) & (n_pages - 1);
+		uint64_t s = last - ((last - r) & (n_pages - 1));
 
 		pattern(want, s);
 		if (memcmp(region + i * PAGE, want, PAGE))
 			verdict('f',
-				"page %zu holds seq %llu (word 0), expected %llu (last %llu): not "
-				"the state of one instant",
-				i, (unsigned long long)(*(uint64_t *)(region + i * PAGE) / 1),
-				(unsigned long long)s, (unsigned long long)last);
+				"page %zu does not hold seq %llu, the newest of its own at seq "
+				"%llu: not the state of one instant",
+				i, (unsigned long long)s, (unsigned long long)last);
 	}
 }
 
 static void write_seq(uint64_t s)
 {
-	char *page = region + (s % n_pages) * PAGE;
+	char *page = region + page_of(s) * PAGE;
 	uint64_t tmp[PAGE / 8];
 	ssize_t n;
 
@@ -237,6 +246,14 @@ int main(int argc, char **argv)
 	u = map_anon(U_BYTES);
 	fill(u, U_BYTES, 9000);
 	n_pages = strtoul(argv[2], NULL, 10) * (1 << 20) / PAGE;
+	if (!n_pages || (n_pages & (n_pages - 1))) {
+		fprintf(stderr, "wl-live: MIB must be a power of two\n");
+		return 2;
+	}
+	/* Newton's iteration: each step doubles the bits of the inverse that are right. */
+	k_inv = K;
+	for (int i = 0; i < 6; i++)
+		k_inv *= 2 - K * k_inv;
 	region = map_anon(n_pages * PAGE);
 	m1 = map_anon(SMALL);
 	m2 = map_anon(SMALL);
