@@ -111,11 +111,17 @@ static void describe_vma(char *buf, size_t len, const struct smaps_vma *v)
 		 v->shared ? 's' : 'p', v->name);
 }
 
-static int read_maps(struct dump *d)
+static int read_maps(struct dump *d, struct smaps *kept)
 {
 	_cleanup_fclose_ FILE *f = NULL;
 	char path[64];
 
+	/* What dump-task read, the task frozen since (only its parasite gone: punched below). */
+	if (kept && kept->n) {
+		d->maps = *kept;
+		*kept = (struct smaps){0};
+		return 0;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)d->pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -234,7 +240,7 @@ static int classify(struct dump *d)
  * mlockall(MCL_FUTURE [| MCL_ONFAULT]), "mg" after prctl(PR_SET_MEMORY_MERGE).
  * Read while the parasite is in (dump-task).
  */
-static int read_def_flags(struct crf_ctx *ctx, pid_t pid, uint32_t *mlockall)
+static int read_def_flags(struct crf_ctx *ctx, pid_t pid, uint32_t *mlockall, struct smaps *keep)
 {
 	struct smaps maps = {0};
 	uint64_t start, len, f = 0;
@@ -253,7 +259,13 @@ static int read_def_flags(struct crf_ctx *ctx, pid_t pid, uint32_t *mlockall)
 	for (size_t i = 0; r >= 0 && i < maps.n; i++)
 		if (maps.v[i].start < start + len && start < maps.v[i].end)
 			f |= maps.v[i].vmflags;
-	smaps_free(&maps);
+	/* Kept for dump-task-data (--live: one walk of the page tables fewer while frozen). */
+	if (r >= 0 && keep) {
+		smaps_free(keep);
+		*keep = maps;
+	} else {
+		smaps_free(&maps);
+	}
 	if (r < 0)
 		return r;
 	if (f & VMF_MG)
@@ -273,6 +285,7 @@ struct mem_brk {
 	struct mem_live *live;	/* --live: every task's userfaultfd and pages */
 	struct dump **deferred; /* --live: tasks whose images dump-live completes */
 	size_t n_deferred;
+	struct smaps maps; /* --live: the mappings dump-task read, for dump-task-data */
 };
 
 /* brk(0) run by the task itself gives its current break; and the flags new mappings get. */
@@ -296,7 +309,8 @@ int mem_dump_task(struct crf_ctx *ctx)
 		return 0;
 	if (brk < 0)
 		return crf_error_errno((int)-brk, "brk(0) in task %d", (int)crf_ctx_pid(ctx));
-	r = read_def_flags(ctx, crf_ctx_pid(ctx), &mlockall);
+	r = read_def_flags(ctx, crf_ctx_pid(ctx), &mlockall,
+			   mem_live_wanted(ctx) ? &b->maps : NULL);
 	if (r < 0)
 		return r;
 	b->pid = crf_ctx_pid(ctx);
@@ -322,6 +336,7 @@ int mem_dump_cleanup(struct crf_ctx *ctx)
 	if (b) {
 		free(b->deferred);
 		mem_live_free(b->live);
+		smaps_free(&b->maps);
 	}
 	free(b);
 	crf_ctx_set_priv(ctx, NULL);
@@ -605,13 +620,14 @@ static int open_images(struct dump *d)
 
 static int dump_all(struct dump *d)
 {
+	struct mem_brk *b = crf_ctx_priv(d->ctx);
 	enum mem_read_method method;
 	int r;
 
 	r = mem_read_method_parse(crf_ctx_config(d->ctx, "read-method"), &method);
 	if (r < 0)
 		return r;
-	r = read_maps(d);
+	r = read_maps(d, b && b->pid == d->pid ? &b->maps : NULL);
 	if (r >= 0)
 		r = punch_parasite(d);
 	if (r >= 0)
@@ -755,6 +771,7 @@ int mem_dump_live(struct crf_ctx *ctx)
 
 	if (!b || !b->live)
 		return 0;
+	r = mem_live_classify(b->live);
 	for (size_t i = 0; i < b->n_deferred; i++) {
 		if (r >= 0)
 			r = replay(b->deferred[i]);

@@ -58,11 +58,22 @@
 #define MSGS	    64
 
 enum page_state {
-	PG_NONE,  /* absent or the zero page at the freeze: nothing to copy */
-	PG_NEED,  /* present at the freeze, not copied yet, write-protected */
-	PG_SAVED, /* written to since: its freeze bytes are in the side buffer */
-	PG_DONE,  /* copied */
+	PG_NONE,    /* absent or the zero page at the freeze: nothing to copy */
+	PG_NEED,    /* present at the freeze, not copied yet, write-protected */
+	PG_SAVED,   /* written to since: its freeze bytes are in the side buffer */
+	PG_DONE,    /* copied */
+	PG_UNKNOWN, /* not looked at while frozen: its uffd-wp bit will say */
 };
+
+/*
+ * While frozen, the pages of a mapping up to this size are looked up in the
+ * pagemap; a bigger one is looked up after the thaw, before any copy: a
+ * page that carries the uffd-wp bit set at the freeze existed then (every
+ * page the program adds later has none).  That walk of the page tables is
+ * then paid while the program runs.
+ */
+#define EAGER_BYTES (16u << 20)
+#define CLASSIFY_PAGES 1024
 
 struct live_vma {
 	uint64_t start, end; /* at the freeze: the image's addresses */
@@ -323,7 +334,14 @@ int mem_live_vma(struct mem_live *L, pid_t pid, const struct smaps_vma *v,
 	t->n++;
 	t->seg[t->n_seg++] = (struct live_seg){v->start, v->start, v->end - v->start};
 	m = (struct mark){lv, L->ps};
-	r = mem_pagemap_walk(pm, v->start, v->end, mark_present, &m);
+	r = 0;
+	/* Nothing resident or swapped: nothing to copy (zero pages read as zero). */
+	if (v->has_rss && !v->rss_kb && !v->swap_kb)
+		;
+	else if (v->end - v->start <= EAGER_BYTES)
+		r = mem_pagemap_walk(pm, v->start, v->end, mark_present, &m);
+	else
+		memset(lv->st, PG_UNKNOWN, np);
 	if (r < 0)
 		return r;
 	r = wp(t->uffd, v->start, v->end - v->start, true);
@@ -518,7 +536,8 @@ static int on_fault(struct mem_live *L, struct live_task *t, uint64_t addr)
 	int r = 0;
 
 	L->faults++;
-	if (v && v->st[j] == PG_NEED)
+	/* A write-protect fault: the page existed at the freeze. */
+	if (v && (v->st[j] == PG_NEED || v->st[j] == PG_UNKNOWN))
 		r = save_page(L, t, v, j, cur);
 	if (r >= 0) {
 		r = wp(t->uffd, cur, L->ps, false);
@@ -534,6 +553,43 @@ static int on_fault(struct mem_live *L, struct live_task *t, uint64_t addr)
 	return r;
 }
 
+/* The uffd-wp bits of the @n pagemap entries from current address @cur, into @e. */
+static int read_pagemap(struct live_task *t, uint64_t cur, size_t n, size_t ps, uint64_t *e)
+{
+	ssize_t got = pread(t->pm_fd, e, n * sizeof(*e), (off_t)(cur / ps * sizeof(*e)));
+
+	if (got < 0)
+		return crf_error_errno(errno, "read /proc/%d/pagemap", (int)t->pid);
+	if ((size_t)got != n * sizeof(*e))
+		return crf_error_errno(EIO, "read /proc/%d/pagemap: short", (int)t->pid);
+	return 0;
+}
+
+static bool existed(uint64_t e)
+{
+	return (e & (PM_PRESENT | PM_SWAP)) && (e & PM_UFFD_WP);
+}
+
+/* A page not looked at yet that the program is about to take away: look now. */
+static int classify_page(struct mem_live *L, struct live_task *t, struct live_vma *v, size_t j,
+			 uint64_t cur, const char *how)
+{
+	uint64_t e;
+	int r = read_pagemap(t, cur, 1, L->ps, &e);
+
+	if (r < 0)
+		return r;
+	if (existed(e)) {
+		v->st[j] = PG_NEED;
+		return 0;
+	}
+	return crf_error_errno(ESTALE,
+			       "pid %d %s the page at %#llx during the live dump before crf could "
+			       "tell whether it held data at the freeze (the program runs on "
+			       "unaffected)",
+			       (int)t->pid, how, (unsigned long long)(v->start + j * L->ps));
+}
+
 /* madvise(DONTNEED...) of [start, end): the pages go once the event is read. */
 static int on_remove(struct mem_live *L, struct live_task *t, uint64_t start, uint64_t end)
 {
@@ -545,7 +601,9 @@ static int on_remove(struct mem_live *L, struct live_task *t, uint64_t start, ui
 		size_t j;
 		struct live_vma *v = orig ? page_of(t, orig, L->ps, &j) : NULL;
 
-		if (v && v->st[j] == PG_NEED)
+		if (v && v->st[j] == PG_UNKNOWN)
+			r = classify_page(L, t, v, j, cur, "discarded (madvise)");
+		if (r >= 0 && v && v->st[j] == PG_NEED)
 			r = save_page(L, t, v, j, cur);
 	}
 	return r;
@@ -591,14 +649,17 @@ static int on_unmap(struct mem_live *L, struct live_task *t, uint64_t start, uin
 		size_t j;
 		struct live_vma *v = orig ? page_of(t, orig, L->ps, &j) : NULL;
 
-		if (v && v->st[j] == PG_NEED)
+		if (v && (v->st[j] == PG_NEED || v->st[j] == PG_UNKNOWN))
 			return crf_error_errno(ESTALE,
 					       "pid %d unmapped %#llx-%#llx during the live dump, "
-					       "before crf copied the page at %#llx: the image "
+					       "before crf copied the page at %#llx%s: the image "
 					       "cannot hold the freeze's bytes (the program runs on "
 					       "unaffected)",
 					       (int)t->pid, (unsigned long long)start,
-					       (unsigned long long)end, (unsigned long long)orig);
+					       (unsigned long long)end, (unsigned long long)orig,
+					       v->st[j] == PG_UNKNOWN
+						       ? " or could tell whether it held data"
+						       : "");
 	}
 	return move_segs(t, start, end, false, 0);
 }
@@ -785,6 +846,49 @@ static int read_batch(void *arg, struct mem_pages *p)
 	}
 	if (r >= 0)
 		r = serve(c->L);
+	return r;
+}
+
+/* Look up the pages of @v not looked at while frozen, serving faults between windows. */
+static int classify_vma(struct mem_live *L, struct live_task *t, struct live_vma *v)
+{
+	size_t np = (v->end - v->start) / L->ps;
+	uint64_t e[CLASSIFY_PAGES];
+	int r = 0;
+
+	for (size_t j = 0; r >= 0 && j < np;) {
+		uint64_t room, cur = to_cur(t, v->start + j * L->ps, &room);
+		size_t k = np - j;
+
+		if (v->st[j] != PG_UNKNOWN) {
+			j++;
+			continue;
+		}
+		if (!cur)
+			return crf_error_errno(ESTALE, "pid %d: the page at %#llx is gone unseen",
+					       (int)t->pid, (unsigned long long)(v->start + j * L->ps));
+		if (k > CLASSIFY_PAGES)
+			k = CLASSIFY_PAGES;
+		if (k > room / L->ps)
+			k = room / L->ps;
+		r = read_pagemap(t, cur, k, L->ps, e);
+		for (size_t i = 0; r >= 0 && i < k; i++)
+			if (v->st[j + i] == PG_UNKNOWN)
+				v->st[j + i] = existed(e[i]) ? PG_NEED : PG_NONE;
+		j += k;
+		if (r >= 0)
+			r = serve(L);
+	}
+	return r;
+}
+
+int mem_live_classify(struct mem_live *L)
+{
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && L && i < L->n; i++)
+		for (size_t k = 0; r >= 0 && k < L->t[i].n; k++)
+			r = classify_vma(L, &L->t[i], &L->t[i].v[k]);
 	return r;
 }
 

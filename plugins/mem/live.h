@@ -34,11 +34,18 @@ int mem_live_task_open(struct crf_ctx *ctx, struct mem_live **L);
  * dump-task-data, frozen: whether mapping @v of task @pid is copied live
  * (private anonymous, not locked, DONTFORK or WIPEONFORK, and the kernel
  * lets it be registered); if so it is registered, its pages present at the
- * freeze recorded (@pm) and write-protected, and *@idx says which it is.
+ * freeze recorded (@pm; for a big mapping mem_live_classify() does it after
+ * the thaw) and write-protected, and *@idx says which it is.
  * 1 live, 0 copied now, -errno (logged).
  */
 int mem_live_vma(struct mem_live *L, pid_t pid, const struct smaps_vma *v,
 		 struct mem_pagemap *pm, size_t *idx);
+
+/*
+ * dump-live, first: find which pages of the big live mappings existed at
+ * the freeze (their uffd-wp bit), serving faults meanwhile.  0 or -errno.
+ */
+int mem_live_classify(struct mem_live *L);
 
 /*
  * dump-live: copy live mapping @idx of @pid through @p (its runs left in
