@@ -77,14 +77,14 @@ mutant mem-pages-lost plugins/mem/pages.c 'e2e-memory-kill' \
 # own check of one instant is what must notice.
 mutant mem-live-saved-after-write plugins/mem/live.c 'e2e-live' \
 	'a page the program writes during the live copy is saved after its write goes on, not before' \
-	'	if (v && v->st[j] == PG_NEED)
+	'	if (v && (v->st[j] == PG_NEED || v->st[j] == PG_UNKNOWN))
 		r = save_page(L, t, v, j, cur);
 	if (r >= 0) {
 		r = wp(t->uffd, cur, L->ps, false);' \
 	'	if (r >= 0) {
 		r = wp(t->uffd, cur, L->ps, false);
 		usleep(200);
-		if (r >= 0 && v && v->st[j] == PG_NEED)
+		if (r >= 0 && v && (v->st[j] == PG_NEED || v->st[j] == PG_UNKNOWN))
 			r = save_page(L, t, v, j, cur);' \
 	'			if (!(e[i] & (PM_PRESENT | PM_SWAP)) || !(e[i] & PM_UFFD_WP))
 				return 0;' '			(void)e[i];'
