@@ -90,7 +90,7 @@ mutant mem-live-saved-after-write plugins/mem/live.c 'e2e-live' \
 				return 0;' '			(void)e[i];'
 mutant mem-live-not-protected plugins/mem/live.c 'e2e-live' \
 	'the live pages are registered but not write-protected at the freeze' \
-	'	r = wp(t->uffd, v->start, v->end - v->start, true);' '	r = 0;' \
+	'	r = wp_parallel(t->uffd, v->start, v->end - v->start);' '	r = 0;' \
 	'			if (!(e[i] & (PM_PRESENT | PM_SWAP)) || !(e[i] & PM_UFFD_WP))
 				return 0;' '			(void)e[i];'
 mutant mem-live-left-registered plugins/mem/live.c 'e2e-live' \

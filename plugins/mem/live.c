@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <linux/userfaultfd.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +270,63 @@ static int wp(int uffd, uint64_t start, uint64_t len, bool on)
 	return ioctl(uffd, UFFDIO_WRITEPROTECT, &w) < 0 ? -errno : 0;
 }
 
+struct wp_slice {
+	pthread_t th;
+	bool threaded;
+	int uffd, r;
+	uint64_t start, len;
+};
+
+static void *wp_thread(void *arg)
+{
+	struct wp_slice *w = arg;
+
+	w->r = wp(w->uffd, w->start, w->len, true);
+	return NULL;
+}
+
+/*
+ * Write-protect [@start, @start + @len): the kernel walks every page table
+ * entry while the tree is frozen, under the mmap lock taken shared, so a
+ * big mapping is cut into slices of whole page tables (2 MiB), one thread
+ * each.  0 or -errno.
+ */
+#define WP_SLICE_MIN (16u << 20)
+#define WP_THREADS   8
+static int wp_parallel(int uffd, uint64_t start, uint64_t len)
+{
+	struct wp_slice w[WP_THREADS];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t n = len / WP_SLICE_MIN, started = 0;
+	uint64_t at = start, step;
+	int r = 0;
+
+	if (n > WP_THREADS)
+		n = WP_THREADS;
+	if (cpus > 0 && n > (size_t)cpus)
+		n = (size_t)cpus;
+	if (n < 2)
+		return wp(uffd, start, len, true);
+	step = (len / n + (2u << 20) - 1) & ~(uint64_t)((2u << 20) - 1);
+	for (size_t i = 0; i < n && at < start + len; i++) {
+		w[i] = (struct wp_slice){.uffd = uffd, .start = at};
+		w[i].len = start + len - at < step ? start + len - at : step;
+		at += w[i].len;
+		w[i].threaded = !pthread_create(&w[i].th, NULL, wp_thread, &w[i]);
+		/* No thread: this one does the slice. */
+		if (!w[i].threaded)
+			w[i].r = wp(uffd, w[i].start, w[i].len, true);
+		started++;
+	}
+	for (size_t i = 0; i < started; i++) {
+		if (w[i].threaded)
+			pthread_join(w[i].th, NULL);
+		if (w[i].r < 0 && r >= 0)
+			r = w[i].r;
+	}
+	return r;
+}
+
 struct mark {
 	struct live_vma *v;
 	size_t ps;
@@ -344,7 +402,7 @@ int mem_live_vma(struct mem_live *L, pid_t pid, const struct smaps_vma *v,
 		memset(lv->st, PG_UNKNOWN, np);
 	if (r < 0)
 		return r;
-	r = wp(t->uffd, v->start, v->end - v->start, true);
+	r = wp_parallel(t->uffd, v->start, v->end - v->start);
 	if (r < 0)
 		return crf_error_errno(-r, "pid %d: write-protect %llx-%llx", (int)pid,
 				       (unsigned long long)v->start, (unsigned long long)v->end);
