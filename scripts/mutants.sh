@@ -80,9 +80,9 @@ mutant mem-live-saved-after-write plugins/mem/live.c 'e2e-live' \
 	'	if (v && (v->st[j] == PG_NEED || v->st[j] == PG_UNKNOWN))
 		r = save_page(L, t, v, j, cur);
 	if (r >= 0) {
-		r = wp(t->uffd, cur, L->ps, false);' \
+		r = live_wp(t->uffd, cur, L->ps, false);' \
 	'	if (r >= 0) {
-		r = wp(t->uffd, cur, L->ps, false);
+		r = live_wp(t->uffd, cur, L->ps, false);
 		usleep(200);
 		if (r >= 0 && v && (v->st[j] == PG_NEED || v->st[j] == PG_UNKNOWN))
 			r = save_page(L, t, v, j, cur);' \

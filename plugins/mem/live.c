@@ -52,67 +52,7 @@
 #include "pages.h"
 #include "smaps.h"
 
-#define PM_PRESENT  (1ull << 63)
-#define PM_SWAP	    (1ull << 62)
-#define PM_UFFD_WP  (1ull << 57)
-#define SLOTS_BLOCK 256u /* side-buffer pages allocated at a time */
-#define MSGS	    64
-
-enum page_state {
-	PG_NONE,    /* absent or the zero page at the freeze: nothing to copy */
-	PG_NEED,    /* present at the freeze, not copied yet, write-protected */
-	PG_SAVED,   /* written to since: its freeze bytes are in the side buffer */
-	PG_DONE,    /* copied */
-	PG_UNKNOWN, /* not looked at while frozen: its uffd-wp bit will say */
-};
-
-/*
- * While frozen, the pages of a mapping up to this size are looked up in the
- * pagemap; a bigger one is looked up after the thaw, before any copy: a
- * page that carries the uffd-wp bit set at the freeze existed then (every
- * page the program adds later has none).  That walk of the page tables is
- * then paid while the program runs.
- */
-#define EAGER_BYTES (16u << 20)
-#define CLASSIFY_PAGES 1024
-
-struct live_vma {
-	uint64_t start, end; /* at the freeze: the image's addresses */
-	uint8_t *st;	     /* enum page_state of each page */
-	uint32_t *slot;	     /* side-buffer slot of each PG_SAVED page */
-};
-
-/* [orig, orig + len) of the freeze lies at cur now (mremap moves it). */
-struct live_seg {
-	uint64_t orig, cur, len;
-};
-
-struct live_task {
-	pid_t pid;
-	int uffd, mem_fd, pm_fd;
-	struct live_vma *v;
-	size_t n, cap;
-	struct live_seg *seg;
-	size_t n_seg, cap_seg;
-	/*
-	 * Faulting pages whose protection the kernel would not lift yet
-	 * (EAGAIN: an event of the program's mm changing is not read yet).
-	 */
-	uint64_t *retry;
-	size_t n_retry, cap_retry;
-};
-
-struct mem_live {
-	struct live_task *t;
-	size_t n, cap;
-	size_t ps;
-	char **blocks; /* side buffer: SLOTS_BLOCK pages each */
-	size_t n_blocks;
-	uint32_t *free_slots;
-	size_t n_free, n_slots, held, peak;
-	uint64_t faults, removed, remapped, copied;
-	int err; /* a failure found while reading events */
-};
+#include "live-priv.h"
 
 bool mem_live_wanted(struct crf_ctx *ctx)
 {
@@ -121,7 +61,7 @@ bool mem_live_wanted(struct crf_ctx *ctx)
 	return v && (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1"));
 }
 
-static struct live_task *find_task(struct mem_live *L, pid_t pid)
+struct live_task *live_find_task(struct mem_live *L, pid_t pid)
 {
 	for (size_t i = 0; L && i < L->n; i++)
 		if (L->t[i].pid == pid)
@@ -239,7 +179,7 @@ static int take_uffd(struct crf_ctx *ctx, struct live_task *t)
 
 int mem_live_task_open(struct crf_ctx *ctx, struct mem_live **L)
 {
-	struct live_task *t;
+	struct live_task *t = NULL;
 	pid_t pid = crf_ctx_pid(ctx);
 	int r;
 
@@ -252,7 +192,7 @@ int mem_live_task_open(struct crf_ctx *ctx, struct mem_live **L)
 			return crf_error_errno(ENOMEM, "live dump");
 		(*L)->ps = mem_page_size();
 	}
-	if (find_task(*L, pid))
+	if (live_find_task(*L, pid))
 		return 0;
 	r = add_task(*L, pid, &t);
 	if (r >= 0)
@@ -260,7 +200,7 @@ int mem_live_task_open(struct crf_ctx *ctx, struct mem_live **L)
 	return r;
 }
 
-static int wp(int uffd, uint64_t start, uint64_t len, bool on)
+int live_wp(int uffd, uint64_t start, uint64_t len, bool on)
 {
 	struct uffdio_writeprotect w = {
 		.range = {.start = start, .len = len},
@@ -281,7 +221,7 @@ static void *wp_thread(void *arg)
 {
 	struct wp_slice *w = arg;
 
-	w->r = wp(w->uffd, w->start, w->len, true);
+	w->r = live_wp(w->uffd, w->start, w->len, true);
 	return NULL;
 }
 
@@ -306,7 +246,7 @@ static int wp_parallel(int uffd, uint64_t start, uint64_t len)
 	if (cpus > 0 && n > (size_t)cpus)
 		n = (size_t)cpus;
 	if (n < 2)
-		return wp(uffd, start, len, true);
+		return live_wp(uffd, start, len, true);
 	step = (len / n + (2u << 20) - 1) & ~(uint64_t)((2u << 20) - 1);
 	for (size_t i = 0; i < n && at < start + len; i++) {
 		w[i] = (struct wp_slice){.uffd = uffd, .start = at};
@@ -315,7 +255,7 @@ static int wp_parallel(int uffd, uint64_t start, uint64_t len)
 		w[i].threaded = !pthread_create(&w[i].th, NULL, wp_thread, &w[i]);
 		/* No thread: this one does the slice. */
 		if (!w[i].threaded)
-			w[i].r = wp(uffd, w[i].start, w[i].len, true);
+			w[i].r = live_wp(uffd, w[i].start, w[i].len, true);
 		started++;
 	}
 	for (size_t i = 0; i < started; i++) {
@@ -345,7 +285,7 @@ static int mark_present(void *arg, uint64_t start, uint64_t end, bool zero)
 int mem_live_vma(struct mem_live *L, pid_t pid, const struct smaps_vma *v,
 		 struct mem_pagemap *pm, size_t *idx)
 {
-	struct live_task *t = find_task(L, pid);
+	struct live_task *t = live_find_task(L, pid);
 	struct uffdio_register reg = {
 		.range = {.start = v->start, .len = v->end - v->start},
 		.mode = UFFDIO_REGISTER_MODE_WP,
@@ -411,7 +351,7 @@ int mem_live_vma(struct mem_live *L, pid_t pid, const struct smaps_vma *v,
 }
 
 /* The live mapping and page of freeze address @a, or NULL. */
-static struct live_vma *page_of(struct live_task *t, uint64_t a, size_t ps, size_t *j)
+struct live_vma *live_page_of(struct live_task *t, uint64_t a, size_t ps, size_t *j)
 {
 	for (size_t i = 0; i < t->n; i++)
 		if (a >= t->v[i].start && a < t->v[i].end) {
@@ -422,7 +362,7 @@ static struct live_vma *page_of(struct live_task *t, uint64_t a, size_t ps, size
 }
 
 /* Where freeze address @orig is now (0: unmapped), and how far that holds. */
-static uint64_t to_cur(const struct live_task *t, uint64_t orig, uint64_t *room)
+uint64_t live_to_cur(const struct live_task *t, uint64_t orig, uint64_t *room)
 {
 	for (size_t i = 0; i < t->n_seg; i++) {
 		const struct live_seg *s = &t->seg[i];
@@ -448,7 +388,7 @@ static uint64_t to_orig(const struct live_task *t, uint64_t cur)
 	return 0;
 }
 
-static char *slot_ptr(struct mem_live *L, uint32_t s)
+char *live_slot_ptr(struct mem_live *L, uint32_t s)
 {
 	return L->blocks[s / SLOTS_BLOCK] + (size_t)(s % SLOTS_BLOCK) * L->ps;
 }
@@ -478,7 +418,7 @@ static int slot_get(struct mem_live *L, uint32_t *s)
 	return 0;
 }
 
-static void slot_put(struct mem_live *L, uint32_t s)
+void live_slot_put(struct mem_live *L, uint32_t s)
 {
 	L->free_slots[L->n_free++] = s;
 	L->held--;
@@ -488,7 +428,7 @@ static void slot_put(struct mem_live *L, uint32_t s)
  * Whether [@cur, @cur + @len) is still write-protected as crf left it at
  * the freeze: 1 yes, 0 not every page, -errno.
  */
-static int still_protected(struct live_task *t, uint64_t cur, size_t len, size_t ps)
+int live_still_protected(struct live_task *t, uint64_t cur, size_t len, size_t ps)
 {
 	uint64_t e[256];
 	size_t n = len / ps, done = 0;
@@ -510,7 +450,7 @@ static int still_protected(struct live_task *t, uint64_t cur, size_t len, size_t
 	return 1;
 }
 
-static int read_at(struct live_task *t, char *buf, size_t len, uint64_t cur)
+int live_read_at(struct live_task *t, char *buf, size_t len, uint64_t cur)
 {
 	size_t done = 0;
 	ssize_t n;
@@ -529,16 +469,16 @@ static int read_at(struct live_task *t, char *buf, size_t len, uint64_t cur)
 static int save_page(struct mem_live *L, struct live_task *t, struct live_vma *v, size_t j,
 		     uint64_t cur)
 {
-	uint32_t s;
+	uint32_t s = 0;
 	int r = slot_get(L, &s);
 
 	if (r < 0)
 		return r;
-	r = read_at(t, slot_ptr(L, s), L->ps, cur);
+	r = live_read_at(t, live_slot_ptr(L, s), L->ps, cur);
 	if (r >= 0)
-		r = still_protected(t, cur, L->ps, L->ps);
+		r = live_still_protected(t, cur, L->ps, L->ps);
 	if (r <= 0) {
-		slot_put(L, s);
+		live_slot_put(L, s);
 		return r < 0 ? r
 			     : crf_error_errno(ESTALE,
 					       "pid %d: the page at %#llx changed before crf could "
@@ -573,7 +513,7 @@ static int do_retries(struct mem_live *L, struct live_task *t)
 	int r = 0;
 
 	for (size_t i = 0; i < t->n_retry; i++) {
-		int w = r < 0 ? r : wp(t->uffd, t->retry[i], L->ps, false);
+		int w = r < 0 ? r : live_wp(t->uffd, t->retry[i], L->ps, false);
 
 		if (w == -EAGAIN || (w < 0 && r < 0))
 			t->retry[k++] = t->retry[i];
@@ -589,7 +529,7 @@ static int do_retries(struct mem_live *L, struct live_task *t)
 static int on_fault(struct mem_live *L, struct live_task *t, uint64_t addr)
 {
 	uint64_t cur = addr & ~(uint64_t)(L->ps - 1), orig = to_orig(t, cur);
-	struct live_vma *v = orig ? page_of(t, orig, L->ps, &(size_t){0}) : NULL;
+	struct live_vma *v = orig ? live_page_of(t, orig, L->ps, &(size_t){0}) : NULL;
 	size_t j = v ? (orig - v->start) / L->ps : 0;
 	int r = 0;
 
@@ -598,7 +538,7 @@ static int on_fault(struct mem_live *L, struct live_task *t, uint64_t addr)
 	if (v && (v->st[j] == PG_NEED || v->st[j] == PG_UNKNOWN))
 		r = save_page(L, t, v, j, cur);
 	if (r >= 0) {
-		r = wp(t->uffd, cur, L->ps, false);
+		r = live_wp(t->uffd, cur, L->ps, false);
 		/* Unmapped meanwhile: the unmap woke it. */
 		if (r == -ENOENT)
 			r = 0;
@@ -612,7 +552,7 @@ static int on_fault(struct mem_live *L, struct live_task *t, uint64_t addr)
 }
 
 /* The uffd-wp bits of the @n pagemap entries from current address @cur, into @e. */
-static int read_pagemap(struct live_task *t, uint64_t cur, size_t n, size_t ps, uint64_t *e)
+int live_read_pagemap(struct live_task *t, uint64_t cur, size_t n, size_t ps, uint64_t *e)
 {
 	ssize_t got = pread(t->pm_fd, e, n * sizeof(*e), (off_t)(cur / ps * sizeof(*e)));
 
@@ -623,7 +563,7 @@ static int read_pagemap(struct live_task *t, uint64_t cur, size_t n, size_t ps, 
 	return 0;
 }
 
-static bool existed(uint64_t e)
+bool live_existed(uint64_t e)
 {
 	return (e & (PM_PRESENT | PM_SWAP)) && (e & PM_UFFD_WP);
 }
@@ -633,11 +573,11 @@ static int classify_page(struct mem_live *L, struct live_task *t, struct live_vm
 			 uint64_t cur, const char *how)
 {
 	uint64_t e;
-	int r = read_pagemap(t, cur, 1, L->ps, &e);
+	int r = live_read_pagemap(t, cur, 1, L->ps, &e);
 
 	if (r < 0)
 		return r;
-	if (existed(e)) {
+	if (live_existed(e)) {
 		v->st[j] = PG_NEED;
 		return 0;
 	}
@@ -657,7 +597,7 @@ static int on_remove(struct mem_live *L, struct live_task *t, uint64_t start, ui
 	for (uint64_t cur = start; r >= 0 && cur < end; cur += L->ps) {
 		uint64_t orig = to_orig(t, cur);
 		size_t j;
-		struct live_vma *v = orig ? page_of(t, orig, L->ps, &j) : NULL;
+		struct live_vma *v = orig ? live_page_of(t, orig, L->ps, &j) : NULL;
 
 		if (v && v->st[j] == PG_UNKNOWN)
 			r = classify_page(L, t, v, j, cur, "discarded (madvise)");
@@ -705,7 +645,7 @@ static int on_unmap(struct mem_live *L, struct live_task *t, uint64_t start, uin
 	for (uint64_t cur = start; cur < end; cur += L->ps) {
 		uint64_t orig = to_orig(t, cur);
 		size_t j;
-		struct live_vma *v = orig ? page_of(t, orig, L->ps, &j) : NULL;
+		struct live_vma *v = orig ? live_page_of(t, orig, L->ps, &j) : NULL;
 
 		if (v && (v->st[j] == PG_NEED || v->st[j] == PG_UNKNOWN))
 			return crf_error_errno(ESTALE,
@@ -745,7 +685,7 @@ static int serve_msg(struct mem_live *L, struct live_task *t, const struct uffd_
  * say where memory went) are taken before the faults, whose addresses may
  * lie where it went to.
  */
-static int serve(struct mem_live *L)
+int live_serve(struct mem_live *L)
 {
 	struct uffd_msg m[MSGS];
 	ssize_t n;
@@ -787,212 +727,6 @@ static int serve(struct mem_live *L)
 	}
 	if (r < 0)
 		L->err = r;
-	return r;
-}
-
-struct copy {
-	struct mem_live *L;
-	struct live_task *t;
-};
-
-/*
- * Read run [@orig, @orig + @len) of mapping @v (every page PG_NEED or
- * PG_SAVED when the batch was made) into @buf.
- */
-static int copy_run(struct mem_live *L, struct live_task *t, struct live_vma *v, char *buf,
-		    uint64_t orig, size_t len)
-{
-	size_t ps = L->ps, done = 0;
-	int r = 0, ok;
-
-	while (r >= 0 && done < len) {
-		size_t j = (orig + done - v->start) / ps, k = 0;
-		uint64_t room, cur;
-
-		if (v->st[j] == PG_SAVED) {
-			memcpy(buf + done, slot_ptr(L, v->slot[j]), ps);
-			done += ps;
-			continue;
-		}
-		cur = to_cur(t, orig + done, &room);
-		if (!cur || v->st[j] != PG_NEED)
-			return crf_error_errno(ESTALE, "pid %d: the page at %#llx is gone uncopied",
-					       (int)t->pid, (unsigned long long)(orig + done));
-		while (done + k < len && k < room && v->st[j + k / ps] == PG_NEED)
-			k += ps;
-		r = read_at(t, buf + done, k, cur);
-		if (r < 0)
-			return r;
-		ok = still_protected(t, cur, k, ps);
-		if (ok < 0)
-			return ok;
-		if (!ok) {
-			/* An event not read yet may say what happened: then retry these pages. */
-			r = serve(L);
-			if (r >= 0 && v->st[j] == PG_NEED && to_cur(t, orig + done, &room) == cur)
-				return crf_error_errno(ESTALE,
-						       "pid %d: the pages at %#llx changed before "
-						       "crf could copy them (the program discarded "
-						       "or moved them)",
-						       (int)t->pid, (unsigned long long)(orig + done));
-			continue;
-		}
-		done += k;
-	}
-	return r;
-}
-
-/* Once copied, a page is the image's: let writes to it go on. */
-static int release_run(struct mem_live *L, struct live_task *t, struct live_vma *v,
-		       uint64_t orig, size_t len)
-{
-	size_t ps = L->ps;
-	int r = 0;
-
-	for (size_t done = 0; done < len; done += ps) {
-		size_t j = (orig + done - v->start) / ps;
-
-		if (v->st[j] == PG_SAVED)
-			slot_put(L, v->slot[j]);
-		v->st[j] = PG_DONE;
-	}
-	for (size_t done = 0; r >= 0 && done < len;) {
-		uint64_t room, cur = to_cur(t, orig + done, &room);
-		size_t k = len - done < room ? len - done : room;
-
-		if (!cur) {
-			done += ps;
-			continue;
-		}
-		r = wp(t->uffd, cur, k, false);
-		/* An event not read yet: read it (it may move these pages), then again. */
-		if (r == -EAGAIN) {
-			r = serve(L);
-			if (r >= 0)
-				continue;
-		}
-		if (r == -ENOENT)
-			r = 0;
-		if (r < 0)
-			r = crf_error_errno(-r, "pid %d: lift the write-protection at %#llx",
-					    (int)t->pid, (unsigned long long)cur);
-		done += k;
-	}
-	return r;
-}
-
-/* mem_pages' read of a batch, for live mappings. */
-static int read_batch(void *arg, struct mem_pages *p)
-{
-	struct copy *c = arg;
-	char *buf = p->buf;
-	int r = serve(c->L);
-
-	for (size_t i = 0; r >= 0 && i < p->n_batch; i++) {
-		uint64_t a = (uintptr_t)p->batch[i].iov_base;
-		size_t len = p->batch[i].iov_len, j;
-		struct live_vma *v = page_of(c->t, a, c->L->ps, &j);
-
-		if (!v)
-			return crf_error_errno(EINVAL, "pid %d: %#llx is not live", (int)c->t->pid,
-					       (unsigned long long)a);
-		r = copy_run(c->L, c->t, v, buf, a, len);
-		if (r >= 0)
-			r = release_run(c->L, c->t, v, a, len);
-		buf += len;
-		c->L->copied += len;
-	}
-	if (r >= 0)
-		r = serve(c->L);
-	return r;
-}
-
-/* Look up the pages of @v not looked at while frozen, serving faults between windows. */
-static int classify_vma(struct mem_live *L, struct live_task *t, struct live_vma *v)
-{
-	size_t np = (v->end - v->start) / L->ps;
-	uint64_t e[CLASSIFY_PAGES];
-	int r = 0;
-
-	for (size_t j = 0; r >= 0 && j < np;) {
-		uint64_t room, cur = to_cur(t, v->start + j * L->ps, &room);
-		size_t k = np - j;
-
-		if (v->st[j] != PG_UNKNOWN) {
-			j++;
-			continue;
-		}
-		if (!cur)
-			return crf_error_errno(ESTALE, "pid %d: the page at %#llx is gone unseen",
-					       (int)t->pid, (unsigned long long)(v->start + j * L->ps));
-		if (k > CLASSIFY_PAGES)
-			k = CLASSIFY_PAGES;
-		if (k > room / L->ps)
-			k = room / L->ps;
-		r = read_pagemap(t, cur, k, L->ps, e);
-		for (size_t i = 0; r >= 0 && i < k; i++)
-			if (v->st[j + i] == PG_UNKNOWN)
-				v->st[j + i] = existed(e[i]) ? PG_NEED : PG_NONE;
-		j += k;
-		if (r >= 0)
-			r = serve(L);
-	}
-	return r;
-}
-
-int mem_live_classify(struct mem_live *L)
-{
-	int r = 0;
-
-	for (size_t i = 0; r >= 0 && L && i < L->n; i++)
-		for (size_t k = 0; r >= 0 && k < L->t[i].n; k++)
-			r = classify_vma(L, &L->t[i], &L->t[i].v[k]);
-	return r;
-}
-
-int mem_live_copy(struct mem_live *L, pid_t pid, size_t idx, struct mem_pages *p)
-{
-	struct live_task *t = find_task(L, pid);
-	struct copy c = {L, t};
-	struct live_vma *v;
-	size_t np;
-	int r = 0;
-
-	if (!t || idx >= t->n)
-		return crf_error_errno(EINVAL, "pid %d: no live mapping %zu", (int)pid, idx);
-	v = &t->v[idx];
-	np = (v->end - v->start) / L->ps;
-	mem_pages_begin(p, true, true);
-	p->read_hook = read_batch;
-	p->read_arg = &c;
-	for (size_t j = 0; r >= 0 && j < np;) {
-		size_t k = j;
-
-		while (k < np && (v->st[k] == PG_NEED || v->st[k] == PG_SAVED))
-			k++;
-		if (k > j)
-			r = mem_pages_add(p, v->start + j * L->ps, v->start + k * L->ps, false);
-		j = k + 1;
-	}
-	if (r >= 0)
-		r = mem_pages_flush(p);
-	p->read_hook = NULL;
-	p->read_arg = NULL;
-	return r;
-}
-
-int mem_live_end(struct mem_live *L)
-{
-	int r;
-
-	if (!L)
-		return 0;
-	r = serve(L);
-	crf_info("live dump: %llu MiB copied while the tree ran, %llu write faults served, "
-		 "%llu discards, %llu moves followed; side buffer peak %zu pages (%.1f MiB)",
-		 (unsigned long long)(L->copied >> 20), (unsigned long long)L->faults,
-		 (unsigned long long)L->removed, (unsigned long long)L->remapped, L->peak,
-		 L->peak * (double)L->ps / (1 << 20));
 	return r;
 }
 
