@@ -56,12 +56,14 @@ static int copy_run(struct mem_live *L, struct live_task *t, struct live_vma *v,
 		if (!ok) {
 			/* An event not read yet may say what happened: then retry these pages. */
 			r = live_serve(L);
-			if (r >= 0 && v->st[j] == PG_NEED && live_to_cur(t, orig + done, &room) == cur)
+			if (r >= 0 && v->st[j] == PG_NEED &&
+			    live_to_cur(t, orig + done, &room) == cur)
 				return crf_error_errno(ESTALE,
 						       "pid %d: the pages at %#llx changed before "
 						       "crf could copy them (the program discarded "
 						       "or moved them)",
-						       (int)t->pid, (unsigned long long)(orig + done));
+						       (int)t->pid,
+						       (unsigned long long)(orig + done));
 			continue;
 		}
 		done += k;
@@ -70,8 +72,8 @@ static int copy_run(struct mem_live *L, struct live_task *t, struct live_vma *v,
 }
 
 /* Once copied, a page is the image's: let writes to it go on. */
-static int release_run(struct mem_live *L, struct live_task *t, struct live_vma *v,
-		       uint64_t orig, size_t len)
+static int release_run(struct mem_live *L, struct live_task *t, struct live_vma *v, uint64_t orig,
+		       size_t len)
 {
 	size_t ps = L->ps;
 	int r = 0;
@@ -151,7 +153,8 @@ static int classify_vma(struct mem_live *L, struct live_task *t, struct live_vma
 		}
 		if (!cur)
 			return crf_error_errno(ESTALE, "pid %d: the page at %#llx is gone unseen",
-					       (int)t->pid, (unsigned long long)(v->start + j * L->ps));
+					       (int)t->pid,
+					       (unsigned long long)(v->start + j * L->ps));
 		if (k > CLASSIFY_PAGES)
 			k = CLASSIFY_PAGES;
 		if (k > room / L->ps)

@@ -32,7 +32,7 @@ enum page_state {
  * page the program adds later has none).  That walk of the page tables is
  * then paid while the program runs.
  */
-#define EAGER_BYTES (16u << 20)
+#define EAGER_BYTES    (16u << 20)
 #define CLASSIFY_PAGES 1024
 
 struct live_vma {
@@ -72,7 +72,6 @@ struct mem_live {
 	uint64_t faults, removed, remapped, copied;
 	int err; /* a failure found while reading events */
 };
-
 
 struct live_task *live_find_task(struct mem_live *L, pid_t pid);
 struct live_vma *live_page_of(struct live_task *t, uint64_t a, size_t ps, size_t *j);

@@ -282,8 +282,8 @@ static int mark_present(void *arg, uint64_t start, uint64_t end, bool zero)
 	return 0;
 }
 
-int mem_live_vma(struct mem_live *L, pid_t pid, const struct smaps_vma *v,
-		 struct mem_pagemap *pm, size_t *idx)
+int mem_live_vma(struct mem_live *L, pid_t pid, const struct smaps_vma *v, struct mem_pagemap *pm,
+		 size_t *idx)
 {
 	struct live_task *t = live_find_task(L, pid);
 	struct uffdio_register reg = {
@@ -305,8 +305,8 @@ int mem_live_vma(struct mem_live *L, pid_t pid, const struct smaps_vma *v,
 		return 0;
 	}
 	if (!(reg.ioctls & (1ull << _UFFDIO_WRITEPROTECT)))
-		return crf_error_errno(ENOTSUP, "pid %d: %llx: no UFFDIO_WRITEPROTECT",
-				       (int)pid, (unsigned long long)v->start);
+		return crf_error_errno(ENOTSUP, "pid %d: %llx: no UFFDIO_WRITEPROTECT", (int)pid,
+				       (unsigned long long)v->start);
 	if (t->n == t->cap || t->n_seg == t->cap_seg) {
 		size_t cap = t->cap ? 2 * t->cap : 16;
 		struct live_vma *nv = realloc(t->v, cap * sizeof(*nv));
@@ -397,9 +397,8 @@ static int slot_get(struct mem_live *L, uint32_t *s)
 {
 	if (!L->n_free) {
 		char **b = realloc(L->blocks, (L->n_blocks + 1) * sizeof(*b));
-		uint32_t *f = b ? realloc(L->free_slots, (L->n_slots + SLOTS_BLOCK) *
-								 sizeof(*f))
-				: NULL;
+		uint32_t *f =
+			b ? realloc(L->free_slots, (L->n_slots + SLOTS_BLOCK) * sizeof(*f)) : NULL;
 
 		if (b)
 			L->blocks = b;
@@ -484,7 +483,8 @@ static int save_page(struct mem_live *L, struct live_task *t, struct live_vma *v
 					       "pid %d: the page at %#llx changed before crf could "
 					       "copy it (the program discarded or moved it): the "
 					       "live dump cannot hold the freeze's bytes",
-					       (int)t->pid, (unsigned long long)(v->start + j * L->ps));
+					       (int)t->pid,
+					       (unsigned long long)(v->start + j * L->ps));
 	}
 	v->st[j] = PG_SAVED;
 	v->slot[j] = s;
@@ -648,15 +648,15 @@ static int on_unmap(struct mem_live *L, struct live_task *t, uint64_t start, uin
 		struct live_vma *v = orig ? live_page_of(t, orig, L->ps, &j) : NULL;
 
 		if (v && (v->st[j] == PG_NEED || v->st[j] == PG_UNKNOWN))
-			return crf_error_errno(ESTALE,
-					       "pid %d unmapped %#llx-%#llx during the live dump, "
-					       "before crf copied the page at %#llx%s: the image "
-					       "cannot hold the freeze's bytes (the program runs on "
-					       "unaffected)",
-					       (int)t->pid, (unsigned long long)start,
-					       (unsigned long long)end, (unsigned long long)orig,
-					       v->st[j] == PG_UNKNOWN
-						       ? " or could tell whether it held data"
+			return crf_error_errno(
+				ESTALE,
+				"pid %d unmapped %#llx-%#llx during the live dump, "
+				"before crf copied the page at %#llx%s: the image "
+				"cannot hold the freeze's bytes (the program runs on "
+				"unaffected)",
+				(int)t->pid, (unsigned long long)start, (unsigned long long)end,
+				(unsigned long long)orig,
+				v->st[j] == PG_UNKNOWN ? " or could tell whether it held data"
 						       : "");
 	}
 	return move_segs(t, start, end, false, 0);
@@ -709,17 +709,21 @@ int live_serve(struct mem_live *L)
 				continue;
 			}
 			if (n < 0 && errno != EAGAIN) {
-				r = crf_error_errno(errno, "read task %d's userfaultfd", (int)t->pid);
+				r = crf_error_errno(errno, "read task %d's userfaultfd",
+						    (int)t->pid);
 				break;
 			}
-			/* Dry: what the kernel held back goes now, or after the event it waits for. */
+			/* Dry: what the kernel held back goes now, or after the event it waits for.
+			 */
 			r = do_retries(L, t);
 			if (r != -EAGAIN)
 				break;
 			r = 0;
 			if (++spins > 100000) {
-				r = crf_error_errno(EAGAIN, "pid %d: the kernel keeps refusing to lift "
-							    "the write-protection", (int)t->pid);
+				r = crf_error_errno(EAGAIN,
+						    "pid %d: the kernel keeps refusing to lift "
+						    "the write-protection",
+						    (int)t->pid);
 				break;
 			}
 			sched_yield();

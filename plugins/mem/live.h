@@ -38,8 +38,8 @@ int mem_live_task_open(struct crf_ctx *ctx, struct mem_live **L);
  * the thaw) and write-protected, and *@idx says which it is.
  * 1 live, 0 copied now, -errno (logged).
  */
-int mem_live_vma(struct mem_live *L, pid_t pid, const struct smaps_vma *v,
-		 struct mem_pagemap *pm, size_t *idx);
+int mem_live_vma(struct mem_live *L, pid_t pid, const struct smaps_vma *v, struct mem_pagemap *pm,
+		 size_t *idx);
 
 /*
  * dump-live, first: find which pages of the big live mappings existed at

@@ -51,7 +51,7 @@ static const char *ctl;
 static char *region, *m1, *m2, *m3, *m2_new, *u;
 static size_t n_pages;
 static const uint64_t K = 0x9e3779b97f4a7c15ull; /* odd */
-static uint64_t k_inv;				   /* K * k_inv == 1 mod 2^64 */
+static uint64_t k_inv;				 /* K * k_inv == 1 mod 2^64 */
 
 static size_t page_of(uint64_t s)
 {
