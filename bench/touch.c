@@ -6,6 +6,10 @@
  *       map MIB MiB of anonymous memory, fill it with PRNG data (so no page
  *       is zero and none compresses), create READY_FILE, then sleep until
  *       killed.  Holds no fd but 0, 1 and 2 while it sleeps.
+ *   touch --dirty RATE MIB READY_FILE
+ *       the same, then instead of sleeping write one 8-byte word into a
+ *       page RATE times a second, the pages scattered over the region (the
+ *       dirtying rate a live dump, crf dump --live, meets).
  *   touch --copy MIB FILE
  *       fill a MIB MiB buffer the same way, then time writing it to FILE
  *       with write() and close(), no fsync (crf dump syncs only with
@@ -79,24 +83,50 @@ static int copy(size_t bytes, const char *path)
 	return 0;
 }
 
+/* RATE page writes a second over @p, until killed. */
+static _Noreturn void dirty(unsigned char *p, size_t bytes, double rate)
+{
+	size_t pages = bytes / 4096, i = 0;
+	double t0 = now_ms();
+	uint64_t n = 0;
+
+	for (;;) {
+		i = (i + 40503) % pages;
+		((volatile uint64_t *)(p + i * 4096))[0] += 1;
+		n++;
+		while (now_ms() - t0 < n * 1e3 / rate)
+			;
+	}
+}
+
 int main(int argc, char **argv)
 {
+	unsigned char *p;
+	double rate = 0;
 	int fd;
 
 	if (argc == 4 && !strcmp(argv[1], "--copy"))
 		return copy(strtoul(argv[2], NULL, 0) << 20, argv[3]);
+	if (argc == 5 && !strcmp(argv[1], "--dirty")) {
+		rate = strtod(argv[2], NULL);
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc != 3 || !strtoul(argv[1], NULL, 0)) {
-		fprintf(stderr, "usage: touch MIB READY_FILE | touch --copy MIB FILE\n");
+		fprintf(stderr, "usage: touch [--dirty RATE] MIB READY_FILE | touch --copy MIB "
+				"FILE\n");
 		return 2;
 	}
 	/* Whatever fds the caller leaked to us would stop the dump. */
 	if (syscall(SYS_close_range, 3, ~0u, 0) < 0)
 		die("close_range");
-	filled(strtoul(argv[1], NULL, 0) << 20);
+	p = filled(strtoul(argv[1], NULL, 0) << 20);
 	fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		die(argv[2]);
 	close(fd);
+	if (rate > 0)
+		dirty(p, strtoul(argv[1], NULL, 0) << 20, rate);
 	for (;;)
 		pause();
 }

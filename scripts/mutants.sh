@@ -72,6 +72,31 @@ mutant mem-pages-lost plugins/mem/pages.c 'e2e-memory-kill' \
 	'the dump takes every page for a zero page and saves none' \
 	'if (!p->skip_zero || !mem_is_zero(p->buf + at + done, p->page_size)) {' \
 	'if (!p->skip_zero) {'
+# A live dump (--live, live.c): the crf-side proof that a page read is still
+# the freeze's (its uffd-wp bit) is switched off too, so that the workload's
+# own check of one instant is what must notice.
+mutant mem-live-saved-after-write plugins/mem/live.c 'e2e-live' \
+	'a page the program writes during the live copy is saved after its write goes on, not before' \
+	'	if (v && (v->st[j] == PG_NEED || v->st[j] == PG_UNKNOWN))
+		r = save_page(L, t, v, j, cur);
+	if (r >= 0) {
+		r = live_wp(t->uffd, cur, L->ps, false);' \
+	'	if (r >= 0) {
+		r = live_wp(t->uffd, cur, L->ps, false);
+		usleep(200);
+		if (r >= 0 && v && (v->st[j] == PG_NEED || v->st[j] == PG_UNKNOWN))
+			r = save_page(L, t, v, j, cur);' \
+	'			if (!(e[i] & (PM_PRESENT | PM_SWAP)) || !(e[i] & PM_UFFD_WP))
+				return 0;' '			(void)e[i];'
+mutant mem-live-not-protected plugins/mem/live.c 'e2e-live' \
+	'the live pages are registered but not write-protected at the freeze' \
+	'	r = wp_parallel(t->uffd, v->start, v->end - v->start);' '	r = 0;' \
+	'			if (!(e[i] & (PM_PRESENT | PM_SWAP)) || !(e[i] & PM_UFFD_WP))
+				return 0;' '			(void)e[i];'
+mutant mem-live-left-registered plugins/mem/live.c 'e2e-live' \
+	'the task keeps its userfaultfd (not closed after pidfd_getfd): the registration outlives the dump' \
+	'	c = crf_parasite_syscall(ctx, __NR_close, args);' '	c = 0;' \
+	'	if (r >= 0 && readlink(link, target, sizeof(target)) >= 0)' '	if (0)'
 mutant mem-prot plugins/mem/restore.c 'e2e-memory-kill' \
 	'every mapping comes back writable (a read-only one too)' \
 	'		.prot = v->prot,' '		.prot = v->prot | PROT_WRITE,'

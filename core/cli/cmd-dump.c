@@ -23,6 +23,7 @@ enum {
 	OPT_TCP_ESTABLISHED,
 	OPT_SKIP_IN_FLIGHT,
 	OPT_UNIX_PEERCRED_CRF,
+	OPT_LIVE,
 };
 
 static const char help[] =
@@ -31,6 +32,9 @@ static const char help[] =
 	"  -t, --tree PID         root of the tree to dump\n"
 	"  -D, --images-dir DIR   where to write the images\n"
 	"      --leave-running    let the tree run on after the dump\n"
+	"      --live             with --leave-running: freeze only to write-protect the\n"
+	"                         tree's private memory, copy it while the tree runs on\n"
+	"                         (the image is still the instant of the freeze)\n"
 	"      --freeze=MODE      auto, cgroup or ptrace\n"
 	"      --sync             with --leave-running, write the images to disk\n"
 	"                         (syncfs) before returning; a dump that kills the\n"
@@ -96,6 +100,9 @@ static int handle(void *data, int c, const char *arg)
 	case OPT_LEAVE_RUNNING:
 		a->leave_running = true;
 		return 0;
+	case OPT_LIVE:
+		a->o->live = true;
+		return 0;
 	case OPT_SYNC:
 		a->sync = true;
 		return 0;
@@ -138,6 +145,7 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 		{ "leave-running", no_argument, NULL, OPT_LEAVE_RUNNING },
 		{ "freeze", required_argument, NULL, OPT_FREEZE },
 		{ "sync", no_argument, NULL, OPT_SYNC },
+		{ "live", no_argument, NULL, OPT_LIVE },
 		{ "shell-job", no_argument, NULL, OPT_SHELL_JOB },
 		{ "inherit-stdio", no_argument, NULL, OPT_INHERIT_STDIO },
 		{ "external", required_argument, NULL, OPT_EXTERNAL },
@@ -160,6 +168,11 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 		return crf_usage_error(o, "no process given (-t PID)"), CRF_EXIT_USAGE;
 	if (!a.dir)
 		return crf_usage_error(o, "no image directory given (-D DIR)"), CRF_EXIT_USAGE;
+	/* A dump that kills the tree gains nothing from letting it run meanwhile. */
+	if (o->live && !a.leave_running)
+		return crf_usage_error(o, "--live needs --leave-running: a dump that kills the "
+				       "tree keeps it frozen to the end anyway"),
+		       CRF_EXIT_USAGE;
 	if (kill(a.pid, 0) < 0 && errno == ESRCH) {
 		crf_error("no process with PID %d", (int)a.pid);
 		return CRF_EXIT_FAIL;
@@ -176,6 +189,7 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 			.freeze = a.freeze,
 			.leave_running = a.leave_running,
 			.sync = a.sync,
+			.live = o->live,
 			.check_tree = rst_plan_check,
 		};
 

@@ -38,6 +38,7 @@ struct crf_opts {
 	/* dump --tcp-established, --skip-in-flight, --unix-peercred-crf: the net
 	 * plugin's keys of those names */
 	bool tcp_established;
+	bool live; /* crf dump --live: the mem plugin's live = yes */
 	bool skip_in_flight;
 	bool unix_peercred_crf;
 	/* restore --manage-cgroups[=MODE], --cgroup-root: the cgroup plugin's keys of those

@@ -189,7 +189,7 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 {
 	struct crf_imgdir *dir = NULL;
 	struct crf_pstree tree = {0};
-	bool frozen = false, complete = false;
+	bool frozen = false, complete = false, thawed = false;
 	struct stat st;
 	bool created = stat(o->dir, &st) < 0;
 	double t0, frozen_at = 0;
@@ -219,6 +219,22 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	}
 	if (r >= 0)
 		r = dump_frozen(o, set, dir, &tree);
+	/*
+	 * A live dump (docs/live.md) lets the tree go now, before the images
+	 * are complete: dump-live copies what was write-protected while it was
+	 * frozen.  A failure from here on leaves it running as it is.
+	 */
+	if (r >= 0 && o->live && o->leave_running) {
+		r = plugin_set_run(set, CRF_STAGE_DUMP_RESUME, dir, o->pid);
+		c = pstree_unfreeze(&tree);
+		if (r >= 0)
+			r = c;
+		thawed = true;
+		crf_info("the tree of pid %d (%zu process%s) was frozen for %.1f ms", (int)o->pid,
+			 tree.n, tree.n == 1 ? "" : "es", now_ms() - frozen_at);
+	}
+	if (r >= 0)
+		r = plugin_set_run(set, CRF_STAGE_DUMP_LIVE, dir, o->pid);
 	if (r >= 0)
 		r = inventory_write(dir, set, o->pid);
 	if (r >= 0)
@@ -240,7 +256,10 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	/*
 	 * The plugins that paused a device give it back while the tree is
 	 * still frozen, so that the device runs again before the program does.
+	 * A tree thawed already (--live) runs on: its dump-resume ran before
+	 * the thaw, and no plugin owes a device to a second call.
 	 */
+	frozen = frozen && !thawed;
 	if (r < 0 || o->leave_running) {
 		c = plugin_set_run(set, r < 0 ? CRF_STAGE_DUMP_UNDO : CRF_STAGE_DUMP_RESUME, dir,
 				       o->pid);

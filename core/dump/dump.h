@@ -17,6 +17,11 @@ struct crf_dump_opts {
 	bool leave_running;
 	bool sync;		/* make the images durable before killing the tree */
 	/*
+	 * --live (with leave_running): thaw the tree right after dump-finish,
+	 * then run dump-live while it runs, then write the inventory.
+	 */
+	bool live;
+	/*
 	 * What the restore would refuse of the frozen tree, refused now while
 	 * it runs (the cli passes rst_plan_check: dump/ does not call into
 	 * restore/); NULL: no such check.  0 or -errno (logged).

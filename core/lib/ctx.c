@@ -27,6 +27,7 @@ static const char *const stage_names[CRF_STAGE__COUNT] = {
 	[CRF_STAGE_DUMP_RESUME] = "dump-resume",
 	[CRF_STAGE_RESTORE_RESUME] = "restore-resume",
 	[CRF_STAGE_RESTORE_UNDO] = "restore-undo",
+	[CRF_STAGE_DUMP_LIVE] = "dump-live",
 };
 
 bool crf__stage_is_restore(enum crf_stage stage)

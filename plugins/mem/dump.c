@@ -27,6 +27,7 @@
 #include <crf/restore.h>
 
 #include "cow.h"
+#include "live.h"
 #include "mem.h"
 #include "mmfields.h"
 #include "pagemap.h"
@@ -54,7 +55,53 @@ struct dump {
 	struct mem_pagemap pm;
 	struct mem_pages pages;
 	struct mem_cow cow; /* pages still shared with the parent */
+	struct timespec t0;
+	/*
+	 * A live dump (live.c): the records from the first mapping on wait in
+	 * @q, packed, until dump-live has copied the live mappings' pages.
+	 */
+	struct mem_live *live;
+	bool deferring;
+	struct rec *q;
+	size_t n_q, cap_q;
 };
+
+/* A deferred record, or (@buf NULL) the runs of live mapping @live_idx. */
+struct rec {
+	uint8_t *buf;
+	size_t len, live_idx;
+};
+
+static int push_rec(struct dump *d, struct rec r)
+{
+	if (d->n_q == d->cap_q) {
+		size_t cap = d->cap_q ? 2 * d->cap_q : 64;
+		struct rec *q = realloc(d->q, cap * sizeof(*q));
+
+		if (!q) {
+			free(r.buf);
+			return crf_error_errno(ENOMEM, "records of task %d", (int)d->pid);
+		}
+		d->q = q;
+		d->cap_q = cap;
+	}
+	d->q[d->n_q++] = r;
+	return 0;
+}
+
+/* Write a record to mm-PID.img, or keep it for after the live copy. */
+static int emit(struct dump *d, const ProtobufCMessage *m)
+{
+	struct rec r = {.len = protobuf_c_message_get_packed_size(m)};
+
+	if (!d->deferring)
+		return crf_img_write(d->img, m);
+	r.buf = malloc(r.len ? r.len : 1);
+	if (!r.buf)
+		return crf_error_errno(ENOMEM, "records of task %d", (int)d->pid);
+	protobuf_c_message_pack(m, r.buf);
+	return push_rec(d, r);
+}
 
 static void describe_vma(char *buf, size_t len, const struct smaps_vma *v)
 {
@@ -64,11 +111,17 @@ static void describe_vma(char *buf, size_t len, const struct smaps_vma *v)
 		 v->shared ? 's' : 'p', v->name);
 }
 
-static int read_maps(struct dump *d)
+static int read_maps(struct dump *d, struct smaps *kept)
 {
 	_cleanup_fclose_ FILE *f = NULL;
 	char path[64];
 
+	/* What dump-task read, the task frozen since (only its parasite gone: punched below). */
+	if (kept && kept->n) {
+		d->maps = *kept;
+		*kept = (struct smaps){0};
+		return 0;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)d->pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -187,7 +240,7 @@ static int classify(struct dump *d)
  * mlockall(MCL_FUTURE [| MCL_ONFAULT]), "mg" after prctl(PR_SET_MEMORY_MERGE).
  * Read while the parasite is in (dump-task).
  */
-static int read_def_flags(struct crf_ctx *ctx, pid_t pid, uint32_t *mlockall)
+static int read_def_flags(struct crf_ctx *ctx, pid_t pid, uint32_t *mlockall, struct smaps *keep)
 {
 	struct smaps maps = {0};
 	uint64_t start, len, f = 0;
@@ -206,7 +259,13 @@ static int read_def_flags(struct crf_ctx *ctx, pid_t pid, uint32_t *mlockall)
 	for (size_t i = 0; r >= 0 && i < maps.n; i++)
 		if (maps.v[i].start < start + len && start < maps.v[i].end)
 			f |= maps.v[i].vmflags;
-	smaps_free(&maps);
+	/* Kept for dump-task-data (--live: one walk of the page tables fewer while frozen). */
+	if (r >= 0 && keep) {
+		smaps_free(keep);
+		*keep = maps;
+	} else {
+		smaps_free(&maps);
+	}
 	if (r < 0)
 		return r;
 	if (f & VMF_MG)
@@ -218,11 +277,15 @@ static int read_def_flags(struct crf_ctx *ctx, pid_t pid, uint32_t *mlockall)
 	return 0;
 }
 
-/* What dump-task saw of the task, for its dump-task-data. */
+/* What dump-task saw of the task, for its dump-task-data; and a live dump's state. */
 struct mem_brk {
 	pid_t pid;
 	uint64_t brk;
 	uint32_t mlockall; /* MCL_* of mappings made later */
+	struct mem_live *live;	/* --live: every task's userfaultfd and pages */
+	struct dump **deferred; /* --live: tasks whose images dump-live completes */
+	size_t n_deferred;
+	struct smaps maps; /* --live: the mappings dump-task read, for dump-task-data */
 };
 
 /* brk(0) run by the task itself gives its current break; and the flags new mappings get. */
@@ -235,27 +298,47 @@ int mem_dump_task(struct crf_ctx *ctx)
 	uint32_t mlockall = 0;
 	int r;
 
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return crf_error_errno(ENOMEM, "task %d", (int)crf_ctx_pid(ctx));
+		crf_ctx_set_priv(ctx, b);
+	}
 	brk = crf_parasite_syscall(ctx, __NR_brk, args);
 	if (brk == -ENOTCONN)
 		return 0;
 	if (brk < 0)
 		return crf_error_errno((int)-brk, "brk(0) in task %d", (int)crf_ctx_pid(ctx));
-	r = read_def_flags(ctx, crf_ctx_pid(ctx), &mlockall);
+	r = read_def_flags(ctx, crf_ctx_pid(ctx), &mlockall,
+			   mem_live_wanted(ctx) ? &b->maps : NULL);
 	if (r < 0)
 		return r;
-	if (!b) {
-		b = malloc(sizeof(*b));
-		if (!b)
-			return crf_error_errno(ENOMEM, "task %d", (int)crf_ctx_pid(ctx));
-		crf_ctx_set_priv(ctx, b);
-	}
-	*b = (struct mem_brk){crf_ctx_pid(ctx), (uint64_t)brk, mlockall};
-	return 0;
+	b->pid = crf_ctx_pid(ctx);
+	b->brk = (uint64_t)brk;
+	b->mlockall = mlockall;
+	/* The userfaultfd must be the task's own: made by it, now. */
+	if (mem_live_wanted(ctx))
+		r = mem_live_task_open(ctx, &b->live);
+	return r;
 }
+
+static int dump_end(struct dump *d, int r);
 
 int mem_dump_cleanup(struct crf_ctx *ctx)
 {
-	free(crf_ctx_priv(ctx));
+	struct mem_brk *b = crf_ctx_priv(ctx);
+
+	/* A dump that failed before dump-live: drop its images' state, then the registrations. */
+	for (size_t i = 0; b && i < b->n_deferred; i++) {
+		dump_end(b->deferred[i], -ECANCELED);
+		free(b->deferred[i]);
+	}
+	if (b) {
+		free(b->deferred);
+		mem_live_free(b->live);
+		smaps_free(&b->maps);
+	}
+	free(b);
 	crf_ctx_set_priv(ctx, NULL);
 	return 0;
 }
@@ -389,7 +472,7 @@ static int write_runs(struct dump *d)
 			runs[i].off = m->off;
 			ptrs[i] = &runs[i];
 		}
-		r = crf_img_write(d->img, &e.base);
+		r = emit(d, &e.base);
 	}
 	return r;
 }
@@ -421,7 +504,7 @@ static int write_shared(struct dump *d, size_t i)
 			ranges[k].len = g->v[2 * (done + k) + 1] - ranges[k].vaddr;
 			ptrs[k] = &ranges[k];
 		}
-		r = crf_img_write(d->img, &e.base);
+		r = emit(d, &e.base);
 	}
 	return r;
 }
@@ -449,7 +532,7 @@ static int dump_foreign(struct dump *d, size_t i)
 	vma.claim_version = (char *)c->version;
 	e.entry_case = CRF__MEM__MM_ENTRY__ENTRY_VMA;
 	e.vma = &vma;
-	return crf_img_write(d->img, &e.base);
+	return emit(d, &e.base);
 }
 
 static int dump_vma(struct dump *d, size_t i)
@@ -460,7 +543,8 @@ static int dump_vma(struct dump *d, size_t i)
 	Crf__Mem__MmEntry e = CRF__MEM__MM_ENTRY__INIT;
 	Crf__Mem__Vma vma = CRF__MEM__VMA__INIT;
 	char link[96];
-	int r;
+	size_t live_idx = 0;
+	int r, live = 0;
 
 	vma.start = v->start;
 	vma.end = v->end;
@@ -500,15 +584,20 @@ static int dump_vma(struct dump *d, size_t i)
 		r = mem_pagemap_walk_guards(&d->pm, v->start, v->end, mem_ranges_add, &guards);
 	vma.n_guards = guards.n;
 	vma.guards = guards.v;
-	if (r >= 0)
+	/* A live dump write-protects it now and copies it in dump-live. */
+	if (r >= 0 && d->live && kind == MEM_ANON_PRIVATE)
+		r = live = mem_live_vma(d->live, d->pid, v, &d->pm, &live_idx);
+	if (r >= 0 && !live)
 		r = dump_pages(d, v, kind);
 	e.entry_case = CRF__MEM__MM_ENTRY__ENTRY_VMA;
 	e.vma = &vma;
 	if (r >= 0)
-		r = crf_img_write(d->img, &e.base);
+		r = emit(d, &e.base);
 	mem_fileref_free(vma.file);
 	free(guards.v);
-	if (r >= 0)
+	if (r >= 0 && live)
+		r = push_rec(d, (struct rec){.live_idx = live_idx});
+	else if (r >= 0)
 		r = write_runs(d);
 	if (r >= 0)
 		r = write_shared(d, i);
@@ -531,13 +620,14 @@ static int open_images(struct dump *d)
 
 static int dump_all(struct dump *d)
 {
+	struct mem_brk *b = crf_ctx_priv(d->ctx);
 	enum mem_read_method method;
 	int r;
 
 	r = mem_read_method_parse(crf_ctx_config(d->ctx, "read-method"), &method);
 	if (r < 0)
 		return r;
-	r = read_maps(d);
+	r = read_maps(d, b && b->pid == d->pid ? &b->maps : NULL);
 	if (r >= 0)
 		r = punch_parasite(d);
 	if (r >= 0)
@@ -554,6 +644,7 @@ static int dump_all(struct dump *d)
 		r = mem_pagemap_open(&d->pm, d->pid, d->page_size);
 	if (r >= 0)
 		r = mem_pages_init(&d->pages, d->pid, method, d->blob, d->page_size);
+	d->deferring = d->live != NULL;
 	for (size_t i = 0; r >= 0 && i < d->maps.n; i++)
 		if (d->kinds[i] == MEM_FOREIGN)
 			r = dump_foreign(d, i);
@@ -578,38 +669,123 @@ static int finish_images(struct dump *d, int r)
 	return b < 0 ? b : r;
 }
 
+static void free_queue(struct dump *d)
+{
+	for (size_t i = 0; i < d->n_q; i++)
+		free(d->q[i].buf);
+	free(d->q);
+	d->q = NULL;
+	d->n_q = 0;
+}
+
+/* Close the images (failed if @r < 0), free @d's state; the totals on success. */
+static int dump_end(struct dump *d, int r)
+{
+	double secs;
+	int c;
+
+	/* The blob is the page writer's until it has written everything. */
+	c = mem_pages_finish(&d->pages);
+	r = finish_images(d, r < 0 ? r : c);
+	mem_pages_fini(&d->pages);
+	mem_pagemap_close(&d->pm);
+	mem_fileref_free(d->exe);
+	mem_cow_free(&d->cow);
+	free(d->kinds);
+	free(d->claims);
+	smaps_free(&d->maps);
+	free_queue(d);
+	if (r < 0)
+		return r;
+	secs = elapsed(&d->t0);
+	crf_info("task %d: %u VMAs, %llu pages present, %llu zero pages skipped, %llu bytes "
+		 "written in %.3f s (%.0f MiB/s)",
+		 (int)d->pid, d->n_vmas, (unsigned long long)d->pages.present,
+		 (unsigned long long)d->pages.zero, (unsigned long long)d->pages.bytes, secs,
+		 secs > 0 ? d->pages.bytes / secs / (1 << 20) : 0.0);
+	return 0;
+}
+
 int mem_dump_task_data(struct crf_ctx *ctx)
 {
-	struct dump d = {
+	struct mem_brk *b = crf_ctx_priv(ctx);
+	struct dump *d = calloc(1, sizeof(*d)), **q;
+	int r;
+
+	if (!d)
+		return crf_error_errno(ENOMEM, "task %d", (int)crf_ctx_pid(ctx));
+	*d = (struct dump){
 		.ctx = ctx,
 		.pid = crf_ctx_pid(ctx),
 		.page_size = mem_page_size(),
 		.pm = {.fd = -1},
 		.pages = {.mem_fd = -1},
+		.live = b ? b->live : NULL,
 	};
-	struct timespec t0;
-	double secs;
-	int r, c;
+	clock_gettime(CLOCK_MONOTONIC, &d->t0);
+	r = dump_all(d);
+	/* Live: the images wait for dump-live, the tree having run meanwhile. */
+	if (r >= 0 && d->deferring) {
+		q = realloc(b->deferred, (b->n_deferred + 1) * sizeof(*q));
+		if (q) {
+			b->deferred = q;
+			b->deferred[b->n_deferred++] = d;
+			return 0;
+		}
+		r = crf_error_errno(ENOMEM, "task %d", (int)d->pid);
+	}
+	r = dump_end(d, r);
+	free(d);
+	return r;
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = dump_all(&d);
-	/* The blob is the page writer's until it has written everything. */
-	c = mem_pages_finish(&d.pages);
-	r = finish_images(&d, r < 0 ? r : c);
-	mem_pages_fini(&d.pages);
-	mem_pagemap_close(&d.pm);
-	mem_fileref_free(d.exe);
-	mem_cow_free(&d.cow);
-	free(d.kinds);
-	free(d.claims);
-	smaps_free(&d.maps);
-	if (r < 0)
-		return r;
-	secs = elapsed(&t0);
-	crf_info("task %d: %u VMAs, %llu pages present, %llu zero pages skipped, %llu bytes "
-		 "written in %.3f s (%.0f MiB/s)",
-		 (int)d.pid, d.n_vmas, (unsigned long long)d.pages.present,
-		 (unsigned long long)d.pages.zero, (unsigned long long)d.pages.bytes, secs,
-		 secs > 0 ? d.pages.bytes / secs / (1 << 20) : 0.0);
-	return 0;
+/* The deferred records of @d in order, copying each live mapping where its runs go. */
+static int replay(struct dump *d)
+{
+	Crf__Mem__MmEntry *e;
+	int r = 0;
+
+	d->deferring = false;
+	for (size_t i = 0; r >= 0 && i < d->n_q; i++) {
+		const struct rec *q = &d->q[i];
+
+		if (!q->buf) {
+			r = mem_live_copy(d->live, d->pid, q->live_idx, &d->pages);
+			if (r >= 0)
+				r = write_runs(d);
+			continue;
+		}
+		e = crf__mem__mm_entry__unpack(NULL, q->len, q->buf);
+		if (!e)
+			return crf_error_errno(EINVAL, "a record of task %d", (int)d->pid);
+		r = crf_img_write(d->img, &e->base);
+		crf__mem__mm_entry__free_unpacked(e, NULL);
+	}
+	return r;
+}
+
+int mem_dump_live(struct crf_ctx *ctx)
+{
+	struct mem_brk *b = crf_ctx_priv(ctx);
+	int r = 0, c;
+
+	if (!b || !b->live)
+		return 0;
+	r = mem_live_classify(b->live);
+	for (size_t i = 0; i < b->n_deferred; i++) {
+		if (r >= 0)
+			r = replay(b->deferred[i]);
+		c = dump_end(b->deferred[i], r);
+		if (r >= 0)
+			r = c;
+		free(b->deferred[i]);
+	}
+	b->n_deferred = 0;
+	c = mem_live_end(b->live);
+	if (r >= 0)
+		r = c;
+	/* Done: the program's memory is its own again. */
+	mem_live_free(b->live);
+	b->live = NULL;
+	return r;
 }

@@ -60,7 +60,14 @@ int mem_dump_task(struct crf_ctx *ctx);
  */
 int mem_dump_task_data(struct crf_ctx *ctx);
 
-/* dump-cleanup: drop what dump-task kept. */
+/*
+ * dump-live (ABI 1.6): with INI key live = yes (crf dump --live), copy the
+ * pages write-protected while the tree was frozen and complete the images
+ * (live.c, docs/live.md).
+ */
+int mem_dump_live(struct crf_ctx *ctx);
+
+/* dump-cleanup: drop what dump-task kept (and a live dump's userfaultfds). */
 int mem_dump_cleanup(struct crf_ctx *ctx);
 
 /* restore-task: describe the saved address space with crf/restore.h. */

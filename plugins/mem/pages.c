@@ -274,7 +274,9 @@ int mem_pages_flush(struct mem_pages *p)
 	if (!p->buf)
 		return r;
 	/* The kernel reads what the task could; /proc/PID/mem also reads PROT_NONE pages. */
-	if (p->method == MEM_READ_VM_READV && p->readable)
+	if (p->read_hook)
+		r = p->read_hook(p->read_arg, p);
+	else if (p->method == MEM_READ_VM_READV && p->readable)
 		r = read_vm_readv(p);
 	else
 		r = read_proc_mem(p);

@@ -40,6 +40,13 @@ struct mem_pages {
 	struct iovec *batch; /* ranges of the task the batch holds */
 	size_t n_batch, batch_len;
 
+	/*
+	 * When set, reads a batch (@batch into @buf) instead of the read
+	 * method: a live dump's mappings (live.c).  0 or -errno (logged).
+	 */
+	int (*read_hook)(void *arg, struct mem_pages *p);
+	void *read_arg;
+
 	bool skip_zero; /* of the mapping being dumped */
 	bool readable;
 

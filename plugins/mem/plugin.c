@@ -18,6 +18,7 @@ CRF_PLUGIN(
 		[CRF_STAGE_DUMP_TASK] = mem_dump_task,
 		[CRF_STAGE_DUMP_TASK_DATA] = mem_dump_task_data,
 		[CRF_STAGE_DUMP_CLEANUP] = mem_dump_cleanup,
+		[CRF_STAGE_DUMP_LIVE] = mem_dump_live,
 		[CRF_STAGE_RESTORE_PREPARE] = mem_restore_prepare,
 		[CRF_STAGE_RESTORE_TASK] = mem_restore_task,
 		[CRF_STAGE_RESTORE_FINISH] = mem_shm_restore_finish,
@@ -38,7 +39,7 @@ CRF_PLUGIN(
 		{ .cls = CRF_OBJ_VMA, .name = "vdso" },
 		{ .cls = CRF_OBJ_VMA, .name = "vsyscall" }
 	),
-	.config_keys = CRF_STRINGS("read-method"),
+	.config_keys = CRF_STRINGS("read-method", "live"),
 	.schemas = CRF_SCHEMAS(&crf__mem__mm_entry__descriptor,
 			       &crf__mem__shmem_entry__descriptor),
 );

@@ -155,6 +155,15 @@ static int parse_field(char *line, struct smaps *s)
 		v->pkey = (unsigned int)strtoul(colon + 1, NULL, 10);
 		return 0;
 	}
+	if (colon - line == 3 && !memcmp(line, "Rss", 3)) {
+		v->rss_kb = strtoull(colon + 1, NULL, 10);
+		v->has_rss = true;
+		return 0;
+	}
+	if (colon - line == 4 && !memcmp(line, "Swap", 4)) {
+		v->swap_kb = strtoull(colon + 1, NULL, 10);
+		return 0;
+	}
 	if (colon - line != 7 || memcmp(line, "VmFlags", 7))
 		return 0;
 	colon++;

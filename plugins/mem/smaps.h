@@ -78,6 +78,8 @@ struct smaps_vma {
 	unsigned int pkey;  /* "ProtectionKey:" (pkey_mprotect), 0 without one */
 	char *name;	    /* path, "[heap]"..., or "" for none */
 	char *vmflags_text; /* the VmFlags line's value, or NULL */
+	bool has_rss;	    /* "Rss:" and "Swap:" were seen */
+	uint64_t rss_kb, swap_kb;
 };
 
 struct smaps {

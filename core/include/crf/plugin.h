@@ -130,6 +130,15 @@ enum crf_stage {
 	 * every process it made is killed right after.
 	 */
 	CRF_STAGE_RESTORE_UNDO,
+	/*
+	 * ABI 1.6: global, after dump-finish (and dump-resume) and before the
+	 * inventory is written.  With --leave-running the tree is thawed just
+	 * before it and runs meanwhile: a plugin that took a snapshot while it
+	 * was frozen (mem's --live pages) completes its images now.  Without
+	 * --leave-running the tree is still frozen.  A failure fails the dump
+	 * (the tree keeps running; dump-cleanup follows).
+	 */
+	CRF_STAGE_DUMP_LIVE,
 	CRF_STAGE__COUNT,
 };
 
