@@ -38,7 +38,6 @@ static void reap_all(void)
 		;
 }
 
-
 static int run(const char *crf, char *const argv[])
 {
 	pid_t p = fork();
@@ -78,7 +77,6 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-
 /*
  * Dump the started tree of @tasks processes (@pids, the root first) with
  * crf, which kills it, restore it, and kill it again: the wall times of
@@ -95,7 +93,7 @@ static void dump_restore(const char *crf, const char *what, const pid_t *pids, i
 	rmdir(dir);
 	snprintf(pid, sizeof(pid), "%d", (int)pids[0]);
 	t0 = now_ms();
-	if (run(crf, (char *[]){ (char *)crf, "dump", "-t", pid, "-D", dir, NULL })) {
+	if (run(crf, (char *[]){(char *)crf, "dump", "-t", pid, "-D", dir, NULL})) {
 		fprintf(stderr, "bench: crf dump of %s failed\n", what);
 		kill_tree(pids, tasks);
 		exit(1);
@@ -103,13 +101,13 @@ static void dump_restore(const char *crf, const char *what, const pid_t *pids, i
 	*dump = now_ms() - t0;
 	kill_tree(pids, tasks);
 	t0 = now_ms();
-	if (run(crf, (char *[]){ (char *)crf, "restore", "-D", dir, "-d", NULL })) {
+	if (run(crf, (char *[]){(char *)crf, "restore", "-D", dir, "-d", NULL})) {
 		fprintf(stderr, "bench: crf restore of %s failed\n", what);
 		exit(1);
 	}
 	*restore = now_ms() - t0;
 	kill_tree(pids, tasks);
-	if (run("/bin/rm", (char *[]){ "rm", "-rf", dir, NULL }))
+	if (run("/bin/rm", (char *[]){"rm", "-rf", dir, NULL}))
 		fprintf(stderr, "bench: cannot remove %s\n", dir);
 }
 

@@ -28,7 +28,7 @@
 
 #include "driver.h"
 
-#define RUNS 5
+#define RUNS  5
 #define MAX_N 4096
 
 /* A tree of @n processes; their PIDs go to @pids (the root first). */
@@ -128,7 +128,7 @@ static void measure(const char *crf, int n, double *dump, double *restore)
 
 int main(int argc, char **argv)
 {
-	int sizes[16] = { 10, 100, 500, -64 }, n_sizes = 4;
+	int sizes[16] = {10, 100, 500, -64}, n_sizes = 4;
 	double d[16][RUNS], r[16][RUNS];
 
 	if (argc < 2) {
@@ -137,9 +137,9 @@ int main(int argc, char **argv)
 	}
 	if (argc > 2)
 		for (n_sizes = 0; n_sizes + 2 < argc && n_sizes < 16; n_sizes++)
-			sizes[n_sizes] = strncmp(argv[n_sizes + 2], "-t", 2) ?
-						 atoi(argv[n_sizes + 2]) :
-						 -atoi(argv[n_sizes + 2] + 2);
+			sizes[n_sizes] = strncmp(argv[n_sizes + 2], "-t", 2)
+						 ? atoi(argv[n_sizes + 2])
+						 : -atoi(argv[n_sizes + 2] + 2);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		die("PR_SET_CHILD_SUBREAPER");
 	if (syscall(SYS_close_range, 3, ~0u, 0) < 0)

@@ -12,8 +12,8 @@
 #include "crf-parasite-abi.h"
 #include "crf-syscall.h"
 
-#define PR_GET_SECUREBITS   27
-#define SIGTRAP		    5
+#define PR_GET_SECUREBITS 27
+#define SIGTRAP		  5
 
 long parasite_main(long cmd, struct crf_psite_args *a);
 

@@ -51,8 +51,9 @@
 #define FUTEX_WAKE_PRIVATE 129
 #define PRIO_PROCESS	   0
 #define THREAD_CLONE_FLAGS                                                                         \
-	(0x100ul /* CLONE_VM */ | 0x200ul /* CLONE_FS */ | 0x400ul /* CLONE_FILES */ |            \
-	 0x800ul /* CLONE_SIGHAND */ | 0x10000ul /* CLONE_THREAD */ | 0x40000ul /* CLONE_SYSVSEM */)
+	(0x100ul /* CLONE_VM */ | 0x200ul /* CLONE_FS */ | 0x400ul /* CLONE_FILES */ |             \
+	 0x800ul /* CLONE_SIGHAND */ | 0x10000ul /* CLONE_THREAD */ |                              \
+	 0x40000ul /* CLONE_SYSVSEM */)
 
 /* struct clone_args of clone3(), up to set_tid_size (CLONE_ARGS_SIZE_VER1). */
 struct kclone_args {

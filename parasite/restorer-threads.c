@@ -134,8 +134,8 @@ static void __attribute__((noreturn)) jump_to_program(const struct ret_state *s)
 
 void crf_rst_leader_return(struct crf_rst_args *a)
 {
-	struct ret_state s = { a->regs, at(a, a->xsave_off), at(a, a->frame_off), a->xsave_len,
-			       a->sas_flags, a->blocked, a->sas_sp, a->sas_size };
+	struct ret_state s = {a->regs,	    at(a, a->xsave_off), at(a, a->frame_off), a->xsave_len,
+			      a->sas_flags, a->blocked,		 a->sas_sp,	      a->sas_size};
 
 	jump_to_program(&s);
 }
@@ -192,7 +192,7 @@ static void thread_state(struct crf_rst_args *a, const struct crf_rst_thread_arg
 		uint64_t sp;
 		int32_t flags, pad;
 		uint64_t size;
-	} ss = { t->sas_sp, crf_rst_sas_flags(t->sas_size, t->sas_flags), 0, t->sas_size };
+	} ss = {t->sas_sp, crf_rst_sas_flags(t->sas_size, t->sas_flags), 0, t->sas_size};
 	long r;
 
 	sys1(__NR_set_tid_address, t->clear_tid);
@@ -221,12 +221,13 @@ static void thread_state(struct crf_rst_args *a, const struct crf_rst_thread_arg
  * A new thread, on its own stack in the restorer's mapping.  Credentials
  * are per thread in Linux: each thread sets its own itself (a raw setresuid
  * changes only the caller's), the process's unless it had credentials of its
- * own, after the rest of its state, which may need crf's privileges.  Then it reports and waits for the leader.
+ * own, after the rest of its state, which may need crf's privileges.  Then it reports and waits for
+ * the leader.
  */
 void crf_restorer_thread_main(struct crf_rst_args *a, struct crf_rst_thread_arg *t)
 {
-	struct ret_state rs = { t->regs, at(a, t->xsave_off), at(a, t->frame_off), t->xsave_len,
-				t->sas_flags, t->blocked, t->sas_sp, t->sas_size };
+	struct ret_state rs = {t->regs,	     at(a, t->xsave_off), at(a, t->frame_off), t->xsave_len,
+			       t->sas_flags, t->blocked,	  t->sas_sp,	       t->sas_size};
 	const struct crf_rst_creds *creds = t->own_creds ? &t->creds : &a->creds;
 	uint64_t keep = crf_rst_seccomp_keep(a, &t->seccomp, 0);
 
@@ -241,7 +242,8 @@ void crf_restorer_thread_main(struct crf_rst_args *a, struct crf_rst_thread_arg 
 	jump_to_program(&rs);
 }
 
-/* With the address space built, before the leader's credentials (clone3 with set_tid needs crf's). */
+/* With the address space built, before the leader's credentials (clone3 with set_tid needs crf's).
+ */
 void crf_rst_create_threads(struct crf_rst_args *a)
 {
 	struct crf_rst_thread_arg *t = at(a, a->threads_off);

@@ -91,8 +91,7 @@ static void report(struct crf_rst_args *a, long result)
 }
 
 /* Never returns: a task with a half-built address space must not run on. */
-void crf_rst_fail(struct crf_rst_args *a, long err, const char *what, uint64_t addr,
-		  int with_addr)
+void crf_rst_fail(struct crf_rst_args *a, long err, const char *what, uint64_t addr, int with_addr)
 {
 	size_t n = msg_str(a, 0, what);
 

@@ -12,6 +12,8 @@ pkgs=(
 	iproute2 util-linux
 	# the fuzzer (tests/fuzz/): clang's libFuzzer and sanitizers
 	clang
+	# the format test (scripts/check-format.sh)
+	clang-format
 )
 missing=()
 for p in "${pkgs[@]}"; do

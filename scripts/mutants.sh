@@ -281,8 +281,8 @@ mutant core-blocked core/restore/restore.c 'e2e-signals-kill' \
 	'	a->blocked = tc->blocked;' '	a->blocked = 0;'
 mutant core-sigaction core/restore/restore.c 'e2e-signals-kill' \
 	'every signal handler is reset to SIG_DFL' \
-	'(struct crf_rst_sigaction_arg){ s->handler, s->flags,' \
-	'(struct crf_rst_sigaction_arg){ 0, s->flags,'
+	'(struct crf_rst_sigaction_arg){s->handler, s->flags,' \
+	'(struct crf_rst_sigaction_arg){0, s->flags,'
 mutant core-altstack core/restore/restore.c 'e2e-signals-kill' \
 	'the alternate signal stack is dropped' \
 	'	a->sas_size = tc->sas_size;' '	a->sas_size = 0;'
@@ -298,8 +298,8 @@ mutant core-itimer core/restore/restore.c 'e2e-timers-kill' \
 	'		a->itimer[i / CRF_ITIMER_WORDS][i % CRF_ITIMER_WORDS] = 0;'
 mutant core-posix-timer core/restore/restore.c 'e2e-timers-kill' \
 	'POSIX timers come back disarmed' \
-	'.interval_ns = p->interval_ns, .value_ns = p->value_ns,' \
-	'.interval_ns = p->interval_ns, .value_ns = 0,'
+	'			.value_ns = p->value_ns,' \
+	'			.value_ns = 0,'
 mutant core-xsave core/restore/restore.c 'e2e-cpu-kill' \
 	'the FPU/SSE/AVX state is dropped' \
 	'rst_task_set_xsave(t, tc->xsave.data, tc->xsave.len);' \
@@ -534,9 +534,9 @@ mutant core-img-finish-error-lost core/lib/image.c 'e2e-fault-walk' \
 	img->err = 0;'
 mutant core-dump-data-order core/dump/dump.c 'e2e-fault-walk' \
 	'the plugins'"'"' dump-task-data (the page copy) runs with the parasite still in the task' \
-	'					    p);
+	'		r = plugin_set_run_task(set, CRF_STAGE_DUMP_TASK, dir, pid, &crf_dump_host_ops, p);
 	seccomp_free(&tc);' \
-	'					    p);
+	'		r = plugin_set_run_task(set, CRF_STAGE_DUMP_TASK, dir, pid, &crf_dump_host_ops, p);
 	if (r >= 0)
 		r = plugin_set_run_task(set, CRF_STAGE_DUMP_TASK_DATA, dir, pid, NULL, NULL);
 	seccomp_free(&tc);' \
@@ -583,7 +583,7 @@ mutant dev-undo-after-thaw core/dump/dump.c 'e2e-device-stages' \
 	'dump-undo and dump-resume run once the tree is thawed (the program runs before its device)' \
 	'	if (r < 0 || o->leave_running) {
 		c = plugin_set_run(set, r < 0 ? CRF_STAGE_DUMP_UNDO : CRF_STAGE_DUMP_RESUME, dir,
-				       o->pid);
+				   o->pid);
 		if (r >= 0)
 			r = c;
 	}
@@ -592,7 +592,7 @@ mutant dev-undo-after-thaw core/dump/dump.c 'e2e-device-stages' \
 	'	pstree_free(&tree);' \
 	'	if (r < 0 || o->leave_running) {
 		c = plugin_set_run(set, r < 0 ? CRF_STAGE_DUMP_UNDO : CRF_STAGE_DUMP_RESUME, dir,
-				       o->pid);
+				   o->pid);
 		if (r >= 0)
 			r = c;
 	}
@@ -610,14 +610,14 @@ mutant dev-frozen-after-parasite core/dump/dump.c 'e2e-device-stages' \
 	'	for (size_t i = 0; r >= 0 && i < t->n; i++)
 		if (!t->procs[i].zombie)
 			r = plugin_set_run_task(set, CRF_STAGE_DUMP_FROZEN, dir, t->procs[i].pid,
-						    NULL, NULL);' \
+						NULL, NULL);' \
 	'' \
 	'	if (r >= 0)
 		r = pstree_write(dir, t);' \
 	'	for (size_t i = 0; r >= 0 && i < t->n; i++)
 		if (!t->procs[i].zombie)
 			r = plugin_set_run_task(set, CRF_STAGE_DUMP_FROZEN, dir, t->procs[i].pid,
-						    NULL, NULL);
+						NULL, NULL);
 	if (r >= 0)
 		r = pstree_write(dir, t);'
 mutant dev-resume-after-release core/restore/restore.c 'e2e-device-stages' \
@@ -633,11 +633,11 @@ mutant dev-resume-after-release core/restore/restore.c 'e2e-device-stages' \
 	for (size_t i = 0; r >= 0 && i < rt->t->n; i++)
 		if (!rt->t->procs[i].zombie)
 			r = plugin_set_run_task(set, CRF_STAGE_RESTORE_RESUME, dir,
-						    rt->t->procs[i].pid, NULL, NULL);' \
+						rt->t->procs[i].pid, NULL, NULL);' \
 	'	for (size_t i = 0; r >= 0 && i < rt->t->n; i++)
 		if (!rt->t->procs[i].zombie)
 			r = plugin_set_run_task(set, CRF_STAGE_RESTORE_RESUME, dir,
-						    rt->t->procs[i].pid, NULL, NULL);
+						rt->t->procs[i].pid, NULL, NULL);
 	if (r >= 0)
 		r = crf__fault("releasing the tree", false);' \
 	'	if (r >= 0)

@@ -13,8 +13,8 @@ static const char help[] =
 
 int cmd_check(struct crf_opts *o, int argc, char **argv)
 {
-	struct crf_config conf = { 0 };
-	struct crf_plugin_set set = { 0 };
+	struct crf_config conf = {0};
+	struct crf_plugin_set set = {0};
 	char lacks[128];
 	int r, missing = 0;
 
@@ -41,9 +41,9 @@ int cmd_check(struct crf_opts *o, int argc, char **argv)
 			const struct crf_probe_result *p = &pi->st.probes[j];
 
 			printf("%-8s %-24s %-20s %s\n", pi->st.name, p->feature,
-			       p->supported ? "supported" :
-			       p->required  ? "MISSING (required)" :
-					      "missing (optional)",
+			       p->supported  ? "supported"
+			       : p->required ? "MISSING (required)"
+					     : "missing (optional)",
 			       p->why);
 		}
 	}

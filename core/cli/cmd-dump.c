@@ -116,8 +116,8 @@ static int handle(void *data, int c, const char *arg)
 		if (!strncmp(arg, "mnt[", 4))
 			return opts_external_mnt(a->o, arg);
 		if (strncmp(arg, "pipe:[", 6) && strncmp(arg, "fifo:[", 6))
-			return crf_usage_error(a->o, "--external %s: not pipe:[INODE] or fifo:[INODE]",
-					       arg);
+			return crf_usage_error(
+				a->o, "--external %s: not pipe:[INODE] or fifo:[INODE]", arg);
 		return strv_push(&a->o->external, arg) < 0 ? -ENOMEM : 0;
 	case OPT_TCP_ESTABLISHED:
 		a->o->tcp_established = true;
@@ -140,23 +140,23 @@ static int handle(void *data, int c, const char *arg)
 int cmd_dump(struct crf_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "tree", required_argument, NULL, 't' },
-		{ "images-dir", required_argument, NULL, 'D' },
-		{ "leave-running", no_argument, NULL, OPT_LEAVE_RUNNING },
-		{ "freeze", required_argument, NULL, OPT_FREEZE },
-		{ "sync", no_argument, NULL, OPT_SYNC },
-		{ "live", no_argument, NULL, OPT_LIVE },
-		{ "shell-job", no_argument, NULL, OPT_SHELL_JOB },
-		{ "inherit-stdio", no_argument, NULL, OPT_INHERIT_STDIO },
-		{ "external", required_argument, NULL, OPT_EXTERNAL },
-		{ "tcp-established", no_argument, NULL, OPT_TCP_ESTABLISHED },
-		{ "skip-in-flight", no_argument, NULL, OPT_SKIP_IN_FLIGHT },
-		{ "unix-peercred-crf", no_argument, NULL, OPT_UNIX_PEERCRED_CRF },
-		{ 0 },
+		{"tree", required_argument, NULL, 't'},
+		{"images-dir", required_argument, NULL, 'D'},
+		{"leave-running", no_argument, NULL, OPT_LEAVE_RUNNING},
+		{"freeze", required_argument, NULL, OPT_FREEZE},
+		{"sync", no_argument, NULL, OPT_SYNC},
+		{"live", no_argument, NULL, OPT_LIVE},
+		{"shell-job", no_argument, NULL, OPT_SHELL_JOB},
+		{"inherit-stdio", no_argument, NULL, OPT_INHERIT_STDIO},
+		{"external", required_argument, NULL, OPT_EXTERNAL},
+		{"tcp-established", no_argument, NULL, OPT_TCP_ESTABLISHED},
+		{"skip-in-flight", no_argument, NULL, OPT_SKIP_IN_FLIGHT},
+		{"unix-peercred-crf", no_argument, NULL, OPT_UNIX_PEERCRED_CRF},
+		{0},
 	};
-	struct dump_args a = { .o = o, .freeze = "auto" };
-	struct crf_config conf = { 0 };
-	struct crf_plugin_set set = { 0 };
+	struct dump_args a = {.o = o, .freeze = "auto"};
+	struct crf_config conf = {0};
+	struct crf_plugin_set set = {0};
 	int r;
 
 	r = parse_command(o, argc, argv, "t:D:", longopts, help, handle, &a);
@@ -171,7 +171,7 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 	/* A dump that kills the tree gains nothing from letting it run meanwhile. */
 	if (o->live && !a.leave_running)
 		return crf_usage_error(o, "--live needs --leave-running: a dump that kills the "
-				       "tree keeps it frozen to the end anyway"),
+					  "tree keeps it frozen to the end anyway"),
 		       CRF_EXIT_USAGE;
 	if (kill(a.pid, 0) < 0 && errno == ESRCH) {
 		crf_error("no process with PID %d", (int)a.pid);

@@ -114,9 +114,9 @@ static void print_table(const struct crf_plugin_set *set)
 
 		probe_summary(pi, probe, sizeof(probe));
 		printf("%-10s %-8s %-8s", pi->st.name, pi->st.desc ? pi->st.desc->version : "?",
-		       pi->load_error && pi->st.enabled ? "error" :
-		       pi->st.enabled			   ? "enabled" :
-							     "disabled");
+		       pi->load_error && pi->st.enabled ? "error"
+		       : pi->st.enabled			? "enabled"
+							: "disabled");
 		print_pos(set->graph.nodes[i].pos[CRF_ORDER_DUMP]);
 		print_pos(set->graph.nodes[i].pos[CRF_ORDER_RESTORE]);
 		printf("  %-26s %s\n", probe, pi->path ? pi->path : pi->so);
@@ -141,9 +141,9 @@ static void print_table(const struct crf_plugin_set *set)
 
 int cmd_plugins(struct crf_opts *o, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "dot", no_argument, NULL, OPT_DOT }, { 0 } };
-	struct crf_config conf = { 0 };
-	struct crf_plugin_set set = { 0 };
+	static const struct option longopts[] = {{"dot", no_argument, NULL, OPT_DOT}, {0}};
+	struct crf_config conf = {0};
+	struct crf_plugin_set set = {0};
 	bool dot = false;
 	int r, probe = 0;
 

@@ -100,7 +100,8 @@ static int handle(void *data, int c, const char *arg)
 	case OPT_PID_WAIT:
 		v = strtol(arg, &end, 10);
 		if (*end || end == arg || v < 0 || v > INT_MAX)
-			return crf_usage_error(a->o, "--pid-wait needs milliseconds, not '%s'", arg);
+			return crf_usage_error(a->o, "--pid-wait needs milliseconds, not '%s'",
+					       arg);
 		a->ro.pid_wait_ms = (unsigned int)(v ? v : 1);
 		return 0;
 	case OPT_SHELL_JOB:
@@ -130,7 +131,8 @@ static int handle(void *data, int c, const char *arg)
 		return 0;
 	case OPT_CGROUP_ROOT:
 		if (!strchr(arg, '/') || strchr(arg, ' '))
-			return crf_usage_error(a->o, "--cgroup-root %s: not [CONTROLLER:]/PATH", arg);
+			return crf_usage_error(a->o, "--cgroup-root %s: not [CONTROLLER:]/PATH",
+					       arg);
 		return strv_push(&a->o->cgroup_root, arg) < 0 ? -ENOMEM : 0;
 	}
 	return -EINVAL;
@@ -139,22 +141,22 @@ static int handle(void *data, int c, const char *arg)
 int cmd_restore(struct crf_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "images-dir", required_argument, NULL, 'D' },
-		{ "detach", no_argument, NULL, 'd' },
-		{ "pid-wait", required_argument, NULL, OPT_PID_WAIT },
-		{ "shell-job", no_argument, NULL, OPT_SHELL_JOB },
-		{ "inherit-stdio", no_argument, NULL, OPT_INHERIT_STDIO },
-		{ "inherit-fd", required_argument, NULL, OPT_INHERIT_FD },
-		{ "file-validation", required_argument, NULL, OPT_FILE_VALIDATION },
-		{ "manage-cgroups", optional_argument, NULL, OPT_MANAGE_CGROUPS },
-		{ "cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT },
-		{ "external", required_argument, NULL, OPT_EXTERNAL },
-		{ "root", required_argument, NULL, OPT_ROOT },
-		{ 0 },
+		{"images-dir", required_argument, NULL, 'D'},
+		{"detach", no_argument, NULL, 'd'},
+		{"pid-wait", required_argument, NULL, OPT_PID_WAIT},
+		{"shell-job", no_argument, NULL, OPT_SHELL_JOB},
+		{"inherit-stdio", no_argument, NULL, OPT_INHERIT_STDIO},
+		{"inherit-fd", required_argument, NULL, OPT_INHERIT_FD},
+		{"file-validation", required_argument, NULL, OPT_FILE_VALIDATION},
+		{"manage-cgroups", optional_argument, NULL, OPT_MANAGE_CGROUPS},
+		{"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
+		{"external", required_argument, NULL, OPT_EXTERNAL},
+		{"root", required_argument, NULL, OPT_ROOT},
+		{0},
 	};
-	struct restore_args a = { .o = o };
-	struct crf_config conf = { 0 };
-	struct crf_plugin_set set = { 0 };
+	struct restore_args a = {.o = o};
+	struct crf_config conf = {0};
+	struct crf_plugin_set set = {0};
 	struct crf_imgdir *dir = NULL;
 	pid_t root = 0;
 	int r;

@@ -61,8 +61,8 @@ static int show(int argc, char **argv, const ProtobufCMessageDescriptor *const *
 
 int cmd_show(struct crf_opts *o, int argc, char **argv)
 {
-	struct crf_config conf = { 0 };
-	struct crf_plugin_set set = { 0 };
+	struct crf_config conf = {0};
+	struct crf_plugin_set set = {0};
 	const ProtobufCMessageDescriptor **schemas = NULL;
 	int r;
 

@@ -18,7 +18,7 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv);
  * Returns 0, 1 when --help was given (help already printed), or -EINVAL.
  */
 int parse_command(struct crf_opts *o, int argc, char **argv, const char *shortopts,
-		      const struct option *longopts, const char *help,
-		      int (*handle)(void *data, int c, const char *arg), void *data);
+		  const struct option *longopts, const char *help,
+		  int (*handle)(void *data, int c, const char *arg), void *data);
 
 #endif

@@ -12,11 +12,11 @@ static const struct {
 	int (*fn)(struct crf_opts *o, int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{ "dump", cmd_dump, "checkpoint a process tree into an image directory" },
-	{ "restore", cmd_restore, "restore a process tree from an image directory" },
-	{ "check", cmd_check, "probe the kernel features every enabled plugin needs" },
-	{ "plugins", cmd_plugins, "list the plugins, their state and order (--dot: graph)" },
-	{ "show", cmd_show, "print the images of a dump directory as JSON" },
+	{"dump", cmd_dump, "checkpoint a process tree into an image directory"},
+	{"restore", cmd_restore, "restore a process tree from an image directory"},
+	{"check", cmd_check, "probe the kernel features every enabled plugin needs"},
+	{"plugins", cmd_plugins, "list the plugins, their state and order (--dot: graph)"},
+	{"show", cmd_show, "print the images of a dump directory as JSON"},
 };
 
 static void usage(FILE *f)
@@ -26,16 +26,17 @@ static void usage(FILE *f)
 		   "restores it later.\n\nCommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nRun 'crf COMMAND --help' for a command's options.\n"
-		   "  --version              print the version\n\n%s",
+	fprintf(f,
+		"\nRun 'crf COMMAND --help' for a command's options.\n"
+		"  --version              print the version\n\n%s",
 		crf_common_help);
 }
 
 int parse_command(struct crf_opts *o, int argc, char **argv, const char *shortopts,
-		      const struct option *longopts, const char *help,
-		      int (*handle)(void *data, int c, const char *arg), void *data)
+		  const struct option *longopts, const char *help,
+		  int (*handle)(void *data, int c, const char *arg), void *data)
 {
-	static const struct option common[] = { CRF_COMMON_LONG };
+	static const struct option common[] = {CRF_COMMON_LONG};
 	struct option all[64];
 	char shorts[64];
 	size_t n = 0;
@@ -45,7 +46,7 @@ int parse_command(struct crf_opts *o, int argc, char **argv, const char *shortop
 		all[n++] = common[i];
 	for (size_t i = 0; longopts && longopts[i].name && n < ARRAY_SIZE(all) - 1; i++)
 		all[n++] = longopts[i];
-	all[n] = (struct option){ 0 };
+	all[n] = (struct option){0};
 	snprintf(shorts, sizeof(shorts), ":%s%s", CRF_COMMON_SHORT, shortopts ? shortopts : "");
 
 	opterr = 0;
@@ -70,7 +71,7 @@ int parse_command(struct crf_opts *o, int argc, char **argv, const char *shortop
 
 int main(int argc, char **argv)
 {
-	struct crf_opts o = { 0 };
+	struct crf_opts o = {0};
 	int r;
 
 	if (argc < 2) {

@@ -209,7 +209,7 @@ static int set_files_keys(const struct crf_opts *o, struct crf_config *conf)
 		r = config_set(conf, "files", "inherit-stdio", "yes", "--inherit-stdio");
 	if (r >= 0 && o->file_validation)
 		r = config_set(conf, "files", "file-validation", o->file_validation,
-				   "--file-validation");
+			       "--file-validation");
 	if (r >= 0)
 		r = set_files_list(conf, "external", &o->external, "--external");
 	if (r >= 0)
@@ -272,7 +272,7 @@ int crf_setup(const struct crf_opts *o, struct crf_config *conf, struct crf_plug
 	      unsigned flags)
 {
 	const struct crf_conf_key *extra;
-	struct strv dirs = { 0 };
+	struct strv dirs = {0};
 	int r;
 
 	r = load_config(o, conf);

@@ -14,15 +14,15 @@
 enum { CRF_EXIT_OK = 0, CRF_EXIT_FAIL = 1, CRF_EXIT_USAGE = 2 };
 
 struct crf_opts {
-	const char *cmd;	/* "dump", "plugins", ... for messages */
-	int verbosity;		/* -1 quiet, 0 warnings, 1 info, 2 debug */
+	const char *cmd; /* "dump", "plugins", ... for messages */
+	int verbosity;	 /* -1 quiet, 0 warnings, 1 info, 2 debug */
 	char *log_file;
 	char *config_dir;
 	struct strv config_files;
 	struct strv plugin_dirs;
 	struct crf_select sel;
 	bool help;
-	int progress;		/* --progress: 0 auto, 1 always, -1 never */
+	int progress; /* --progress: 0 auto, 1 always, -1 never */
 	/* dump and restore --shell-job: sets the files plugin's key, shell-job = yes */
 	bool shell_job;
 	/*
@@ -63,22 +63,23 @@ enum {
 	OPT_DISABLE,
 	OPT_ENABLE,
 	OPT_PROGRESS,
-	OPT_COMMAND_BASE = 0x200,	/* commands number their own options from here */
+	OPT_COMMAND_BASE = 0x200, /* commands number their own options from here */
 };
 
 #define CRF_COMMON_SHORT "hvq"
-#define CRF_COMMON_LONG                                                        \
-	{ "help", no_argument, NULL, 'h' },                                    \
-	{ "verbose", no_argument, NULL, 'v' },                                 \
-	{ "quiet", no_argument, NULL, 'q' },                                   \
-	{ "log-file", required_argument, NULL, OPT_LOG_FILE },                 \
-	{ "config", required_argument, NULL, OPT_CONFIG },                     \
-	{ "config-dir", required_argument, NULL, OPT_CONFIG_DIR },             \
-	{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },             \
-	{ "plugins", required_argument, NULL, OPT_PLUGINS },                   \
-	{ "disable", required_argument, NULL, OPT_DISABLE },                   \
-	{ "enable", required_argument, NULL, OPT_ENABLE },                     \
-	{ "progress", required_argument, NULL, OPT_PROGRESS }
+#define CRF_COMMON_LONG                                                                            \
+	{"help", no_argument, NULL, 'h'}, {"verbose", no_argument, NULL, 'v'},                     \
+		{"quiet", no_argument, NULL, 'q'},                                                 \
+		{"log-file", required_argument, NULL, OPT_LOG_FILE},                               \
+		{"config", required_argument, NULL, OPT_CONFIG},                                   \
+		{"config-dir", required_argument, NULL, OPT_CONFIG_DIR},                           \
+		{"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},                           \
+		{"plugins", required_argument, NULL, OPT_PLUGINS},                                 \
+		{"disable", required_argument, NULL, OPT_DISABLE},                                 \
+		{"enable", required_argument, NULL, OPT_ENABLE},                                   \
+	{                                                                                          \
+		"progress", required_argument, NULL, OPT_PROGRESS                                  \
+	}
 
 /* Help text for the common options. */
 extern const char crf_common_help[];

@@ -438,8 +438,7 @@ static int list_images(struct crf_imgdir *dir, char ***out, size_t *count)
 	return 0;
 }
 
-int show_dir(FILE *out, struct crf_imgdir *dir,
-		 const ProtobufCMessageDescriptor *const *schemas)
+int show_dir(FILE *out, struct crf_imgdir *dir, const ProtobufCMessageDescriptor *const *schemas)
 {
 	_cleanup_free_ char *buf = NULL;
 	char **names = NULL;

@@ -34,7 +34,6 @@ int crf_show_image(FILE *out, struct crf_imgdir *dir, const char *name,
  * @dir in name order, and a newline.  Stops at the first error and returns
  * it (logged); then nothing is printed.
  */
-int show_dir(FILE *out, struct crf_imgdir *dir,
-		 const ProtobufCMessageDescriptor *const *schemas);
+int show_dir(FILE *out, struct crf_imgdir *dir, const ProtobufCMessageDescriptor *const *schemas);
 
 #endif

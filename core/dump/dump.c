@@ -113,8 +113,7 @@ static int dump_task(struct crf_plugin_set *set, struct crf_imgdir *dir, const s
 	if (r >= 0)
 		r = task_write(dir, &tc);
 	if (r >= 0)
-		r = plugin_set_run_task(set, CRF_STAGE_DUMP_TASK, dir, pid, &crf_dump_host_ops,
-					    p);
+		r = plugin_set_run_task(set, CRF_STAGE_DUMP_TASK, dir, pid, &crf_dump_host_ops, p);
 	seccomp_free(&tc);
 	task_free(&tc);
 	if (p) {
@@ -174,7 +173,7 @@ static int dump_frozen(const struct crf_dump_opts *o, struct crf_plugin_set *set
 	for (size_t i = 0; r >= 0 && i < t->n; i++)
 		if (!t->procs[i].zombie)
 			r = plugin_set_run_task(set, CRF_STAGE_DUMP_FROZEN, dir, t->procs[i].pid,
-						    NULL, NULL);
+						NULL, NULL);
 	for (size_t i = 0; r >= 0 && i < t->n; i++)
 		if (!t->procs[i].zombie && (r = stop_check()) >= 0)
 			r = dump_task(set, dir, t, &t->procs[i]);
@@ -262,7 +261,7 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 	frozen = frozen && !thawed;
 	if (r < 0 || o->leave_running) {
 		c = plugin_set_run(set, r < 0 ? CRF_STAGE_DUMP_UNDO : CRF_STAGE_DUMP_RESUME, dir,
-				       o->pid);
+				   o->pid);
 		if (r >= 0)
 			r = c;
 	}

@@ -13,9 +13,9 @@ struct crf_pstree;
 struct crf_dump_opts {
 	pid_t pid;
 	const char *dir;
-	const char *freeze;	/* "auto", "cgroup", "ptrace" */
+	const char *freeze; /* "auto", "cgroup", "ptrace" */
 	bool leave_running;
-	bool sync;		/* make the images durable before killing the tree */
+	bool sync; /* make the images durable before killing the tree */
 	/*
 	 * --live (with leave_running): thaw the tree right after dump-finish,
 	 * then run dump-live while it runs, then write the inventory.

@@ -265,7 +265,8 @@ int crf_freeze(pid_t pid, enum crf_freeze_mode mode, struct crf_frozen **out)
 	if (m == CRF_FREEZE_CGROUP) {
 		guardian_frozen(cg);
 		r = crf_cgroup_freeze(cg, CGROUP_TIMEOUT_MS);
-		/* The tests' one chance to kill crf with the cgroup frozen (its guardian thaws it). */
+		/* The tests' one chance to kill crf with the cgroup frozen (its guardian thaws it).
+		 */
 		if (r >= 0 && (r = crf__fault("cgroup frozen", false)) < 0)
 			cgroup_thaw(cg);
 		if (r < 0) {

@@ -31,9 +31,9 @@ enum crf_freeze_mode {
 
 struct crf_frozen {
 	pid_t pid;
-	pid_t *tids;		/* every thread, the leader first */
+	pid_t *tids; /* every thread, the leader first */
 	size_t n_tids;
-	enum crf_freeze_mode mode;	/* the one used: CGROUP or PTRACE */
+	enum crf_freeze_mode mode; /* the one used: CGROUP or PTRACE */
 	/* CLOCK_MONOTONIC when the last thread stopped (see crf_frozen_ms). */
 	struct timespec frozen_at;
 	/* How long freezing took, from the first request to the last stop. */

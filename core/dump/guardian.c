@@ -27,8 +27,8 @@ static int guard_fd = -1;
 static pid_t guard_pid;
 
 struct watch {
-	char frozen[PATH_MAX];	/* the cgroup to thaw; "" when none */
-	bool owned;		/* the directory is this dump's to write */
+	char frozen[PATH_MAX]; /* the cgroup to thaw; "" when none */
+	bool owned;	       /* the directory is this dump's to write */
 	bool keep;
 	bool done;
 };
@@ -121,17 +121,18 @@ static void __attribute__((noreturn)) guard(int fd, pid_t crf, const char *imgdi
 {
 	int pidfd = (int)syscall(SYS_pidfd_open, crf, 0);
 	int pidfd_err = pidfd < 0 ? errno : 0;
-	struct watch w = { .keep = false };
+	struct watch w = {.keep = false};
 	char buf[PATH_MAX + 8];
 	size_t used = 0;
 
 	while (!w.done && pidfd >= 0) {
-		struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
-				       { .fd = pidfd, .events = POLLIN } };
+		struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
+				      {.fd = pidfd, .events = POLLIN}};
 
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
 			break;
-		if ((p[0].revents & (POLLIN | POLLHUP)) && !take_lines(&w, fd, buf, sizeof(buf), &used))
+		if ((p[0].revents & (POLLIN | POLLHUP)) &&
+		    !take_lines(&w, fd, buf, sizeof(buf), &used))
 			break;
 		if (p[1].revents & POLLIN)
 			break;

@@ -11,25 +11,24 @@
 #include "infect.h"
 #include "ptrace.h"
 
-
 struct crf_parasite {
-	pid_t pid;		/* the infected thread (the leader) */
-	int mem_fd;		/* /proc/PID/mem */
-	struct crf_regs saved;	/* as found: put back by the cure */
+	pid_t pid;	       /* the infected thread (the leader) */
+	int mem_fd;	       /* /proc/PID/mem */
+	struct crf_regs saved; /* as found: put back by the cure */
 	bool regs_saved;
-	bool exitkill;		/* PTRACE_O_EXITKILL is on */
-	bool moved;		/* the thread ran since the freeze */
+	bool exitkill; /* PTRACE_O_EXITKILL is on */
+	bool moved;    /* the thread ran since the freeze */
 
-	uint64_t sigmask;	/* the thread's own blocked mask */
-	bool mask_set;		/* the parasite's mask is in place */
+	uint64_t sigmask; /* the thread's own blocked mask */
+	bool mask_set;	  /* the parasite's mask is in place */
 
-	uint64_t code;		/* where bootstrap system calls run */
-	uint8_t code_orig[2];	/* the task's bytes there */
+	uint64_t code;	      /* where bootstrap system calls run */
+	uint8_t code_orig[2]; /* the task's bytes there */
 
-	uint64_t area;		/* the parasite's mapping; 0: none */
+	uint64_t area; /* the parasite's mapping; 0: none */
 	size_t area_len, text_len;
 	uint64_t stack_top, args, scratch;
-	bool ready;		/* blob in place and executable */
+	bool ready; /* blob in place and executable */
 
 	/* SIGTRAP was ignored: the int3 resets it, each call puts it back. */
 	bool sigtrap_ign;

@@ -452,8 +452,7 @@ static int thread_call(struct crf_parasite *p, pid_t tid, const struct user_regs
 	return r;
 }
 
-int parasite_thread_calls(struct crf_parasite *p, pid_t tid, struct crf_thread_call *c,
-			      size_t n)
+int parasite_thread_calls(struct crf_parasite *p, pid_t tid, struct crf_thread_call *c, size_t n)
 {
 	static const uint8_t insn[2] = {0x0f, 0x05}; /* syscall */
 	struct user_regs_struct saved;

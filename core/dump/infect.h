@@ -50,10 +50,10 @@ long parasite_syscall_raw(struct crf_parasite *p, long nr, const long args[6]);
 
 /* A disposition as the kernel stores it (struct sigaction of the syscall ABI). */
 struct crf_sigaction_info {
-	uint64_t handler;	/* SIG_DFL (0), SIG_IGN (1) or an address */
-	uint64_t flags;		/* SA_* */
+	uint64_t handler; /* SIG_DFL (0), SIG_IGN (1) or an address */
+	uint64_t flags;	  /* SA_* */
 	uint64_t restorer;
-	uint64_t mask;		/* signal n is bit n - 1 */
+	uint64_t mask; /* signal n is bit n - 1 */
 };
 
 /* All 64 dispositions, out[sig - 1]; SIGKILL and SIGSTOP read as SIG_DFL. */
@@ -61,7 +61,7 @@ int parasite_get_sigactions(struct crf_parasite *p, struct crf_sigaction_info ou
 
 struct crf_sigaltstack_info {
 	uint64_t sp, size;
-	int flags;		/* SS_DISABLE, SS_AUTODISARM; SS_ONSTACK as of the freeze */
+	int flags; /* SS_DISABLE, SS_AUTODISARM; SS_ONSTACK as of the freeze */
 };
 
 int parasite_get_sigaltstack(struct crf_parasite *p, struct crf_sigaltstack_info *out);
@@ -75,16 +75,15 @@ struct crf_itimer_info {
 int parasite_get_itimers(struct crf_parasite *p, struct crf_itimer_info out[CRF_ITIMERS]);
 
 struct crf_posix_timer_info {
-	int id;			/* in: the kernel's timer id (/proc/PID/timers) */
-	int err;		/* out: 0, or timer_gettime's -errno for this id */
-	int overrun;		/* out: timer_getoverrun */
+	int id;	     /* in: the kernel's timer id (/proc/PID/timers) */
+	int err;     /* out: 0, or timer_gettime's -errno for this id */
+	int overrun; /* out: timer_getoverrun */
 	int64_t interval_sec, interval_nsec;
-	int64_t value_sec, value_nsec;	/* time left; 0 when disarmed */
+	int64_t value_sec, value_nsec; /* time left; 0 when disarmed */
 };
 
 /* @t[i].id given, the rest filled in; at most CRF_PSITE_MAX_TIMERS (256) at once. */
-int parasite_get_posix_timers(struct crf_parasite *p, struct crf_posix_timer_info *t,
-				  size_t n);
+int parasite_get_posix_timers(struct crf_parasite *p, struct crf_posix_timer_info *t, size_t n);
 
 /* prctl(PR_GET_SECUREBITS): the value, or -errno. */
 long parasite_get_securebits(struct crf_parasite *p);
@@ -132,8 +131,7 @@ struct crf_thread_call {
  * interrupt-stop again, as the freeze left it.  0 or -errno (logged) when
  * the thread could not run them; each call's own result is in @ret.
  */
-int parasite_thread_calls(struct crf_parasite *p, pid_t tid, struct crf_thread_call *c,
-			      size_t n);
+int parasite_thread_calls(struct crf_parasite *p, pid_t tid, struct crf_thread_call *c, size_t n);
 
 /*
  * The host table of the dump-task stage: parasite_syscall, parasite_scratch,

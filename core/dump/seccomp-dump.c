@@ -77,8 +77,7 @@ size_t seccomp_common(const struct crf_seccomp_chain *c, size_t n)
 	}
 }
 
-int seccomp_own_clash(const struct crf_seccomp_chain *c, size_t n, size_t k, size_t *a,
-			  size_t *b)
+int seccomp_own_clash(const struct crf_seccomp_chain *c, size_t n, size_t k, size_t *a, size_t *b)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (c[i].n <= k)

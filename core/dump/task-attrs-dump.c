@@ -328,7 +328,7 @@ static int pdeath_parent(const struct crf_pstree *t, const struct crf_proc *pr,
 }
 
 int attrs_dump(const struct crf_pstree *t, const struct crf_proc *pr, struct crf_parasite *p,
-		   Crf__Core__TaskCore *tc)
+	       Crf__Core__TaskCore *tc)
 {
 	int r;
 

@@ -281,7 +281,7 @@ static int sched_read(pid_t pid, const struct sched_out *o)
 
 static int sched_state(pid_t pid, Crf__Core__TaskCore *tc)
 {
-	struct sched_out o = { &tc->sched_policy, &tc->sched_priority, &tc->nice, &tc->affinity };
+	struct sched_out o = {&tc->sched_policy, &tc->sched_priority, &tc->nice, &tc->affinity};
 
 	return sched_read(pid, &o);
 }
@@ -327,7 +327,7 @@ static int proc_small(pid_t pid, Crf__Core__TaskCore *tc)
 
 int task_read_rseq(pid_t tid, uint64_t *ptr, uint32_t *len, uint32_t *sig)
 {
-	struct crf_rseq_conf rs = { 0 };
+	struct crf_rseq_conf rs = {0};
 
 	if (ptrace(CRF_PTRACE_GET_RSEQ_CONFIGURATION, tid, sizeof(rs), &rs) < 0)
 		return crf_error_errno(errno, "thread %d: rseq configuration", (int)tid);
@@ -351,7 +351,7 @@ int task_read_thread_regs(pid_t tid, Crf__Core__ThreadCore *th)
 
 int task_thread_sched(pid_t tid, Crf__Core__ThreadCore *th)
 {
-	struct sched_out o = { &th->sched_policy, &th->sched_priority, &th->nice, &th->affinity };
+	struct sched_out o = {&th->sched_policy, &th->sched_priority, &th->nice, &th->affinity};
 
 	return sched_read(tid, &o);
 }
@@ -359,7 +359,7 @@ int task_thread_sched(pid_t tid, Crf__Core__ThreadCore *th)
 int task_pending_private(pid_t tid, uint64_t cap, Crf__Core__ThreadCore *th, bool *stop)
 {
 	return task_read_pending(tid, false, cap, &th->pending_private, &th->n_pending_private,
-				     stop);
+				 stop);
 }
 
 int task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc)
@@ -389,11 +389,11 @@ int task_collect_proc(pid_t pid, Crf__Core__TaskCore *tc)
 	if (r >= 0)
 		r = proc_small(pid, tc);
 	if (r >= 0)
-		r = task_read_pending(pid, false, task_pending_cap(tc),
-					  &tc->pending_private, &tc->n_pending_private, &stop);
+		r = task_read_pending(pid, false, task_pending_cap(tc), &tc->pending_private,
+				      &tc->n_pending_private, &stop);
 	if (r >= 0)
 		r = task_read_pending(pid, true, task_pending_cap(tc), &tc->pending_shared,
-					  &tc->n_pending_shared, &stop);
+				      &tc->n_pending_shared, &stop);
 	if (stop)
 		task_note_stop(tc, SIGSTOP);
 	return r < 0 ? r : 0;
@@ -438,7 +438,7 @@ static int read_perm(struct crf_parasite *p, pid_t pid, uint64_t *perm)
 	if (r < 0)
 		return r;
 	ret = parasite_syscall_raw(p, SYS_arch_prctl,
-				       (const long[6]){ARCH_GET_XCOMP_PERM, (long)scratch});
+				   (const long[6]){ARCH_GET_XCOMP_PERM, (long)scratch});
 	if (ret == -EINVAL || ret == -ENOSYS) {
 		*perm = 0; /* a kernel or CPU without dynamic features */
 		return 0;

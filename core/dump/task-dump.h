@@ -42,7 +42,7 @@ int task_collect_parasite(pid_t pid, struct crf_parasite *p, Crf__Core__TaskCore
  */
 struct crf_proc;
 int task_collect_threads(const struct crf_proc *pr, struct crf_parasite *p,
-			     Crf__Core__TaskCore *tc);
+			 Crf__Core__TaskCore *tc);
 
 /* Pieces of the above that task-dump.c shares with thread-dump.c. */
 int task_read_thread_regs(pid_t tid, Crf__Core__ThreadCore *th);

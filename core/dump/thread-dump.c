@@ -47,8 +47,8 @@ static int ns_tids(const char *text, const char *path, Crf__Core__ThreadCore *th
 
 static bool same_creds(const struct crf_proc_status *st, const Crf__Core__Creds *c)
 {
-	const uint32_t u[8] = { c->uid, c->euid, c->suid, c->fsuid,
-				c->gid, c->egid, c->sgid, c->fsgid };
+	const uint32_t u[8] = {c->uid, c->euid, c->suid, c->fsuid,
+			       c->gid, c->egid, c->sgid, c->fsgid};
 
 	return !memcmp(st->uid, u, sizeof(st->uid)) && !memcmp(st->gid, u + 4, sizeof(st->gid)) &&
 	       st->cap_eff == c->cap_eff && st->cap_prm == c->cap_prm &&
@@ -81,8 +81,7 @@ static int leader_ns_tids(const struct crf_proc *pr, Crf__Core__ThreadCore *th)
  * record; its securebits cannot be read from outside and are taken as the
  * process's (@c).
  */
-static int thread_status(pid_t pid, pid_t tid, const Crf__Core__Creds *c,
-			 Crf__Core__ThreadCore *th)
+static int thread_status(pid_t pid, pid_t tid, const Crf__Core__Creds *c, Crf__Core__ThreadCore *th)
 {
 	struct crf_proc_status st;
 	_cleanup_free_ char *text = NULL;
@@ -143,7 +142,7 @@ static int thread_self(struct crf_parasite *p, pid_t tid, bool leader, Crf__Core
 {
 	struct crf_thread_call c[4];
 	uint64_t scratch, ctid = 0;
-	stack_t ss = { 0 };
+	stack_t ss = {0};
 	int32_t pdeath = 0;
 	size_t size;
 	int r;
@@ -151,8 +150,8 @@ static int thread_self(struct crf_parasite *p, pid_t tid, bool leader, Crf__Core
 	r = parasite_scratch_area(p, &scratch, &size);
 	if (r < 0)
 		return r;
-	c[0] = (struct crf_thread_call){ SYS_prctl, { PR_GET_TID_ADDRESS, (long)scratch } };
-	c[1] = (struct crf_thread_call){ SYS_sigaltstack, { 0, (long)scratch + 64 } };
+	c[0] = (struct crf_thread_call){SYS_prctl, {PR_GET_TID_ADDRESS, (long)scratch}};
+	c[1] = (struct crf_thread_call){SYS_sigaltstack, {0, (long)scratch + 64}};
 	c[2] = (struct crf_thread_call){SYS_prctl, {PR_GET_PDEATHSIG, (long)scratch + 128}};
 	c[3] = (struct crf_thread_call){SYS_prctl, {PR_GET_TIMERSLACK}};
 	if (leader)
@@ -217,8 +216,7 @@ static int collect_thread(const struct crf_proc *pr, pid_t tid, struct crf_paras
 	return r < 0 ? r : 0;
 }
 
-int task_collect_threads(const struct crf_proc *pr, struct crf_parasite *p,
-			     Crf__Core__TaskCore *tc)
+int task_collect_threads(const struct crf_proc *pr, struct crf_parasite *p, Crf__Core__TaskCore *tc)
 {
 	const pid_t *tids = pr->frozen->tids;
 	size_t n = pr->frozen->n_tids;

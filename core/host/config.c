@@ -23,9 +23,9 @@ struct parse_state {
 	const char *path;
 	FILE *f;
 	int line;
-	int error;		/* first error seen by the handler (-errno) */
+	int error; /* first error seen by the handler (-errno) */
 	int error_line;
-	char message[512];	/* its message, printed unless inih saw an earlier one */
+	char message[512]; /* its message, printed unless inih saw an earlier one */
 };
 
 static char *count_lines_reader(char *buf, int size, void *stream)
@@ -86,7 +86,7 @@ static int handle_key(void *user, const char *section, const char *key, const ch
 
 int config_load_file(struct crf_config *conf, const char *path)
 {
-	struct parse_state ps = { .conf = conf, .path = path };
+	struct parse_state ps = {.conf = conf, .path = path};
 	int r;
 
 	ps.f = fopen(path, "re");
@@ -158,7 +158,7 @@ static struct crf_conf_section *add_section(struct crf_config *conf, const char 
 		return NULL;
 	conf->sections = s;
 	s += conf->n;
-	*s = (struct crf_conf_section){ .name = strdup(name), .origin = strdup(origin) };
+	*s = (struct crf_conf_section){.name = strdup(name), .origin = strdup(origin)};
 	if (!s->name || !s->origin) {
 		free(s->name);
 		free(s->origin);
@@ -168,8 +168,8 @@ static struct crf_conf_section *add_section(struct crf_config *conf, const char 
 	return s;
 }
 
-int config_set(struct crf_config *conf, const char *section, const char *key,
-		   const char *value, const char *origin)
+int config_set(struct crf_config *conf, const char *section, const char *key, const char *value,
+	       const char *origin)
 {
 	struct crf_conf_section *s = config_section(conf, section);
 	struct crf_conf_key *k = NULL;
@@ -210,7 +210,7 @@ nomem:
 }
 
 const struct crf_conf_key *config_get(const struct crf_config *conf, const char *section,
-					  const char *key)
+				      const char *key)
 {
 	const struct crf_conf_section *s = config_section(conf, section);
 
@@ -243,8 +243,8 @@ void config_free(struct crf_config *conf)
 
 int parse_bool(const char *s)
 {
-	static const char *const yes[] = { "yes", "true", "on", "1" };
-	static const char *const no[] = { "no", "false", "off", "0" };
+	static const char *const yes[] = {"yes", "true", "on", "1"};
+	static const char *const no[] = {"no", "false", "off", "0"};
 
 	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
 		if (!strcasecmp(s, yes[i]))

@@ -18,7 +18,7 @@ struct crf_conf_key {
 
 struct crf_conf_section {
 	char *name;
-	char *origin;		/* where the section first appeared */
+	char *origin; /* where the section first appeared */
 	struct crf_conf_key *keys;
 	size_t n_keys;
 };
@@ -40,12 +40,11 @@ int config_load_file(struct crf_config *conf, const char *path);
 int config_load_dir(struct crf_config *conf, const char *dir, int missing_ok);
 
 /* Set (or replace) a key; @origin says who set it. */
-int config_set(struct crf_config *conf, const char *section, const char *key,
-		   const char *value, const char *origin);
-struct crf_conf_section *config_section(const struct crf_config *conf,
-					    const char *name);
-const struct crf_conf_key *config_get(const struct crf_config *conf,
-					  const char *section, const char *key);
+int config_set(struct crf_config *conf, const char *section, const char *key, const char *value,
+	       const char *origin);
+struct crf_conf_section *config_section(const struct crf_config *conf, const char *name);
+const struct crf_conf_key *config_get(const struct crf_config *conf, const char *section,
+				      const char *key);
 void config_free(struct crf_config *conf);
 
 /* Parse a boolean ("yes", "no", "true", "false", "on", "off", "1", "0"). */

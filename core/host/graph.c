@@ -32,8 +32,9 @@ static int check_requires(const struct crf_graph *g)
 			const struct crf_graph_node *r = find(g, req);
 
 			if (!r) {
-				crf_error("plugin '%s' requires plugin '%s', which is not configured",
-					  n->name, req);
+				crf_error(
+					"plugin '%s' requires plugin '%s', which is not configured",
+					n->name, req);
 				return -ENOENT;
 			}
 			if (!r->enabled) {
@@ -62,7 +63,7 @@ static int report_cycle(const struct crf_graph *g, const bool *placed, enum crf_
 {
 	size_t *path = calloc(g->n + 1, sizeof(*path));
 	size_t len = 0, cur = 0, start = 0;
-	struct strv names = { 0 };
+	struct strv names = {0};
 	char *text;
 
 	if (!path)
@@ -82,7 +83,7 @@ static int report_cycle(const struct crf_graph *g, const bool *placed, enum crf_
 		for (next = 0; next < g->n; next++)
 			if (!placed[next] && must_follow(g, cur, next, o))
 				break;
-		cur = next;	/* every unplaced node has an unplaced predecessor */
+		cur = next; /* every unplaced node has an unplaced predecessor */
 	}
 	/* The walk follows "comes after" edges; print in running order. */
 	for (size_t i = len; i-- > start;)
@@ -119,8 +120,8 @@ static int sort_order(struct crf_graph *g, enum crf_order o)
 			for (size_t j = 0; ready && j < g->n; j++)
 				if (!placed[j] && must_follow(g, i, j, o))
 					ready = false;
-			if (ready && (best == g->n ||
-				      strcmp(g->nodes[i].name, g->nodes[best].name) < 0))
+			if (ready &&
+			    (best == g->n || strcmp(g->nodes[i].name, g->nodes[best].name) < 0))
 				best = i;
 		}
 		if (best == g->n) {
@@ -162,7 +163,7 @@ int graph_resolve(struct crf_graph *g)
 
 void graph_dot(const struct crf_graph *g, FILE *out)
 {
-	static const char *const colour[CRF_ORDER__COUNT] = { "blue", "darkgreen" };
+	static const char *const colour[CRF_ORDER__COUNT] = {"blue", "darkgreen"};
 
 	fprintf(out, "digraph crf_plugins {\n\trankdir=LR;\n\tnode [shape=box];\n");
 	for (size_t i = 0; i < g->n; i++) {
@@ -172,7 +173,8 @@ void graph_dot(const struct crf_graph *g, FILE *out)
 			fprintf(out, "\t\"%s\" [label=\"%s\\ndump %d, restore %d\"];\n", n->name,
 				n->name, n->pos[CRF_ORDER_DUMP], n->pos[CRF_ORDER_RESTORE]);
 		else
-			fprintf(out, "\t\"%s\" [label=\"%s\\n(disabled)\", style=dashed, color=grey];\n",
+			fprintf(out,
+				"\t\"%s\" [label=\"%s\\n(disabled)\", style=dashed, color=grey];\n",
 				n->name, n->name);
 	}
 	for (size_t i = 0; i < g->n; i++) {

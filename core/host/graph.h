@@ -23,7 +23,7 @@ enum crf_order {
 struct crf_graph_node {
 	const char *name;
 	bool enabled;
-	const char *why_off;		/* for messages when !enabled */
+	const char *why_off; /* for messages when !enabled */
 	struct strv requires;
 	struct strv after[CRF_ORDER__COUNT];
 	/* Filled by crf_graph_sort(): 1-based position, 0 when not enabled. */

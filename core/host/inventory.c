@@ -45,7 +45,7 @@ int inventory_write(struct crf_imgdir *dir, const struct crf_plugin_set *set, pi
 {
 	Crf__Core__Inventory inv = CRF__CORE__INVENTORY__INIT;
 	Crf__Core__PluginVersion *pv = NULL, **pvp = NULL;
-	struct strv files = { 0 };
+	struct strv files = {0};
 	struct crf_img *img;
 	struct utsname u;
 	int r;
@@ -232,10 +232,10 @@ static int verify_file(struct crf_imgdir *dir, const char *name)
 	if (r < 0)
 		return r;
 	if (want && (crf_img_kind(img) != CRF_IMG_RECORDS || strcmp(crf_img_type(img), want->name)))
-		r = crf_error_errno(EMEDIUMTYPE, "%s/%s: holds %s, not %s", crf_imgdir_path(dir),
-				    name, crf_img_kind(img) == CRF_IMG_RECORDS ? crf_img_type(img)
-									  : "a blob",
-				    want->name);
+		r = crf_error_errno(
+			EMEDIUMTYPE, "%s/%s: holds %s, not %s", crf_imgdir_path(dir), name,
+			crf_img_kind(img) == CRF_IMG_RECORDS ? crf_img_type(img) : "a blob",
+			want->name);
 	if (r >= 0)
 		r = crf_img_verify(img);
 	crf_img_close(img);

@@ -22,8 +22,9 @@ int plugin_check_abi(const struct crf_plugin *d, const char *file, char *err, si
 		return -EPROTO;
 	}
 	if (d->size < DESC_MIN_SIZE) {
-		snprintf(err, len, "%s: plugin descriptor is %u bytes, ABI %u.%u needs at least %zu",
-			 file, d->size, d->abi_major, d->abi_minor, (size_t)DESC_MIN_SIZE);
+		snprintf(err, len,
+			 "%s: plugin descriptor is %u bytes, ABI %u.%u needs at least %zu", file,
+			 d->size, d->abi_major, d->abi_minor, (size_t)DESC_MIN_SIZE);
 		return -EPROTO;
 	}
 	if (!d->name || !d->version) {

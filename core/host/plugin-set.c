@@ -58,9 +58,9 @@ static int check_selection(const struct crf_config *conf, const struct crf_selec
 		const struct strv *list;
 		const char *option;
 	} lists[] = {
-		{ &sel->only, "--plugins" },
-		{ &sel->disable, "--disable" },
-		{ &sel->enable, "--enable" },
+		{&sel->only, "--plugins"},
+		{&sel->disable, "--disable"},
+		{&sel->enable, "--enable"},
 	};
 
 	for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
@@ -132,14 +132,14 @@ static int set_enabled(struct crf_plugin_info *pi, const struct crf_conf_section
 	return 0;
 }
 
-static int read_section(struct crf_plugin_set *set, size_t idx,
-			const struct crf_conf_section *s, const struct crf_select *sel)
+static int read_section(struct crf_plugin_set *set, size_t idx, const struct crf_conf_section *s,
+			const struct crf_select *sel)
 {
 	struct crf_plugin_info *pi = &set->p[idx];
 	struct crf_graph_node *node = &set->graph.nodes[idx];
-	static const char *const list_keys[] = { "requires", "dump-after", "restore-after" };
-	struct strv *lists[] = { &node->requires, &node->after[CRF_ORDER_DUMP],
-				 &node->after[CRF_ORDER_RESTORE] };
+	static const char *const list_keys[] = {"requires", "dump-after", "restore-after"};
+	struct strv *lists[] = {&node->requires, &node->after[CRF_ORDER_DUMP],
+				&node->after[CRF_ORDER_RESTORE]};
 	int r;
 
 	pi->st.name = s->name;
@@ -178,16 +178,15 @@ static bool has_kind(const struct crf_plugin *d, const char *kind)
 }
 
 /* Switch kind @kind of @pi off (@why set) or back on (@why NULL). */
-static int set_kind_off(struct crf_plugin_info *pi, const char *kind, const char *origin,
-			char *why)
+static int set_kind_off(struct crf_plugin_info *pi, const char *kind, const char *origin, char *why)
 {
 	struct crf_kind_off *v;
 	size_t i;
 
 	if (pi->st.desc && !has_kind(pi->st.desc, kind)) {
 		free(why);
-		crf_error("%s: plugin '%s' has no kind '%s' (see crf plugins)", origin,
-			  pi->st.name, kind);
+		crf_error("%s: plugin '%s' has no kind '%s' (see crf plugins)", origin, pi->st.name,
+			  kind);
 		return -EINVAL;
 	}
 	for (i = 0; i < pi->n_off && strcmp(pi->off[i].kind, kind); i++)
@@ -227,7 +226,7 @@ static int kinds_off(struct crf_plugin_info *pi, const struct crf_conf_section *
 
 	for (size_t i = 0; s && i < s->n_keys && r == 0; i++) {
 		const struct crf_conf_key *k = &s->keys[i];
-		struct strv kinds = { 0 };
+		struct strv kinds = {0};
 
 		if (strcmp(k->key, "disable-kinds"))
 			continue;
@@ -250,7 +249,8 @@ static int kinds_off(struct crf_plugin_info *pi, const struct crf_conf_section *
 				continue;
 			if (!l && !(why = xasprintf("switched off by --disable %s", name)))
 				return -ENOMEM;
-			r = set_kind_off(pi, strchr(name, ':') + 1, l ? "--enable" : "--disable", why);
+			r = set_kind_off(pi, strchr(name, ':') + 1, l ? "--enable" : "--disable",
+					 why);
 		}
 	}
 	pi->st.kinds_off = pi->off;
@@ -270,7 +270,7 @@ static int plugin_keys(struct crf_plugin_info *pi, const struct crf_conf_section
 		if (in_list(core_keys, ARRAY_SIZE(core_keys), k->key))
 			continue;
 		if (pi->st.desc && declared_key(pi->st.desc, k->key))
-			pi->kv[pi->n_kv++] = (struct crf_kv){ k->key, k->value };
+			pi->kv[pi->n_kv++] = (struct crf_kv){k->key, k->value};
 		else if (pi->st.desc)
 			crf_warn("%s: unknown key '%s' for plugin '%s'", k->origin, k->key,
 				 s->name);
@@ -321,12 +321,14 @@ static int fill_registry(struct crf_plugin_set *set)
 	int r;
 
 	for (size_t i = 0; i < set->graph.n_order; i++) {
-		r = crf__registry_add(&set->registry, &set->p[set->graph.order[CRF_ORDER_DUMP][i]].st);
+		r = crf__registry_add(&set->registry,
+				      &set->p[set->graph.order[CRF_ORDER_DUMP][i]].st);
 		if (r < 0)
 			return r;
 	}
 	for (size_t i = 0; i < set->n; i++)
-		if (!set->p[i].st.enabled && (r = crf__registry_add(&set->registry, &set->p[i].st)) < 0)
+		if (!set->p[i].st.enabled &&
+		    (r = crf__registry_add(&set->registry, &set->p[i].st)) < 0)
 			return r;
 	return 0;
 }
@@ -360,7 +362,7 @@ static int load_all(struct crf_plugin_set *set, const struct crf_config *conf,
 }
 
 int plugin_set_build(struct crf_plugin_set *set, const struct crf_config *conf,
-			 const struct strv *dirs, const struct crf_select *sel, unsigned flags)
+		     const struct strv *dirs, const struct crf_select *sel, unsigned flags)
 {
 	size_t n = 0;
 	int r, first;
@@ -465,8 +467,8 @@ int plugin_set_probe(struct crf_plugin_set *set, bool quiet)
 	return missing;
 }
 
-int plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage,
-		       struct crf_imgdir *images, pid_t pid)
+int plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage, struct crf_imgdir *images,
+		   pid_t pid)
 {
 	return plugin_set_run_task(set, stage, images, pid, NULL, NULL);
 }
@@ -524,9 +526,8 @@ static int hook_fault(enum crf_stage stage, const char *plugin)
 	return crf__fault(name, stage == CRF_STAGE_DUMP_TASK);
 }
 
-int plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
-			    struct crf_imgdir *images, pid_t pid,
-			    const struct crf_host_ops *ops, void *task)
+int plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage, struct crf_imgdir *images,
+			pid_t pid, const struct crf_host_ops *ops, void *task)
 {
 	struct crf_ctx ctx = make_ctx(set, stage, images, pid);
 	enum crf_order o = crf__stage_is_restore(stage) ? CRF_ORDER_RESTORE : CRF_ORDER_DUMP;
@@ -581,7 +582,7 @@ int plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
 }
 
 int plugin_set_dispatch(struct crf_plugin_set *set, struct crf_imgdir *images,
-			    const struct crf_object *obj)
+			const struct crf_object *obj)
 {
 	struct crf_ctx ctx = make_ctx(set, CRF_STAGE_DUMP_TASK, images, obj->pid);
 	const struct crf_registry_entry *e = crf__registry_find(&set->registry, obj);

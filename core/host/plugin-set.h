@@ -16,17 +16,17 @@
 #include "util.h"
 
 struct crf_plugin_info {
-	struct crf_plugin_state st;	/* what libcrf's services see */
-	struct crf_plugin desc;		/* the descriptor, zero-extended to our size */
+	struct crf_plugin_state st; /* what libcrf's services see */
+	struct crf_plugin desc;	    /* the descriptor, zero-extended to our size */
 	crf_hook_fn hooks[CRF_STAGE__COUNT];
-	char *so;			/* the INI 'so' value */
-	char *path;			/* the file found for it, or NULL */
+	char *so;   /* the INI 'so' value */
+	char *path; /* the file found for it, or NULL */
 	void *handle;
-	char *load_error;		/* why the object could not be used */
-	char *why_off;			/* "disabled by FILE:LINE", "disabled by --disable" */
-	struct crf_kv *kv;		/* config keys handed to the plugin */
+	char *load_error;  /* why the object could not be used */
+	char *why_off;	   /* "disabled by FILE:LINE", "disabled by --disable" */
+	struct crf_kv *kv; /* config keys handed to the plugin */
 	size_t n_kv;
-	struct crf_kind_off *off;	/* kinds switched off (strings owned) */
+	struct crf_kind_off *off; /* kinds switched off (strings owned) */
 	size_t n_off;
 	/*
 	 * ABI 1.5: it holds the device: its dump-pause or a dump-frozen hook
@@ -38,10 +38,10 @@ struct crf_plugin_info {
 
 /* What the command line chose. */
 struct crf_select {
-	struct strv only;	/* --plugins: only these are enabled */
+	struct strv only; /* --plugins: only these are enabled */
 	bool only_set;
-	struct strv disable;	/* --disable */
-	struct strv enable;	/* --enable */
+	struct strv disable; /* --disable */
+	struct strv enable;  /* --enable */
 	/*
 	 * restore: the plugins that wrote the dump (its inventory).  Any other
 	 * is switched off, whatever the configuration says; these keep the
@@ -55,7 +55,7 @@ struct crf_select {
 struct crf_plugin_set {
 	struct crf_plugin_info *p;
 	size_t n;
-	struct crf_graph graph;		/* graph.nodes[i] is p[i] */
+	struct crf_graph graph; /* graph.nodes[i] is p[i] */
 	struct crf_registry registry;
 	/* protobuf schemas of all loaded plugins, NULL-terminated */
 	const ProtobufCMessageDescriptor **schemas;
@@ -71,8 +71,7 @@ enum {
 };
 
 int plugin_set_build(struct crf_plugin_set *set, const struct crf_config *conf,
-			 const struct strv *plugin_dirs, const struct crf_select *sel,
-			 unsigned flags);
+		     const struct strv *plugin_dirs, const struct crf_select *sel, unsigned flags);
 void plugin_set_free(struct crf_plugin_set *set);
 
 /*
@@ -90,12 +89,11 @@ int plugin_set_probe(struct crf_plugin_set *set, bool quiet);
  * restore-undo) call only the plugins that hold the device (owes_dump,
  * owes_restore), once each, and clear that.
  */
-int plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage,
-		       struct crf_imgdir *images, pid_t pid);
+int plugin_set_run(struct crf_plugin_set *set, enum crf_stage stage, struct crf_imgdir *images,
+		   pid_t pid);
 /* The same for a per-task stage, with the core's services for that task. */
-int plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
-			    struct crf_imgdir *images, pid_t pid,
-			    const struct crf_host_ops *ops, void *task);
+int plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage, struct crf_imgdir *images,
+			pid_t pid, const struct crf_host_ops *ops, void *task);
 
 /*
  * Dispatch @obj, an object the core met in a frozen task, to the handler
@@ -105,7 +103,7 @@ int plugin_set_run_task(struct crf_plugin_set *set, enum crf_stage stage,
  * handler's error.
  */
 int plugin_set_dispatch(struct crf_plugin_set *set, struct crf_imgdir *images,
-			    const struct crf_object *obj);
+			const struct crf_object *obj);
 
 /* The plugin named @name, or NULL. */
 struct crf_plugin_info *plugin_set_find(struct crf_plugin_set *set, const char *name);
@@ -116,8 +114,7 @@ int plugin_load(struct crf_plugin_info *pi, const struct strv *dirs, bool report
  * Check a descriptor read from @file.  0, or -EPROTO with a message in @err
  * ("FILE: built against plugin ABI 2.0, crf provides 1.0").
  */
-int plugin_check_abi(const struct crf_plugin *d, const char *file, char *err,
-			 size_t len);
+int plugin_check_abi(const struct crf_plugin *d, const char *file, char *err, size_t len);
 void plugin_unload(struct crf_plugin_info *pi);
 
 #endif

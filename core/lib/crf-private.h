@@ -29,10 +29,10 @@ struct crf_probe_result {
 /* One plugin as the services see it; owned by the core's plugin set. */
 struct crf_plugin_state {
 	const char *name;
-	const struct crf_plugin *desc;	/* NULL when its object was not loaded */
+	const struct crf_plugin *desc; /* NULL when its object was not loaded */
 	bool enabled;
-	const char *why_off;		/* set when !enabled or not loaded */
-	const struct crf_kv *config;	/* the keys the plugin declared */
+	const char *why_off;	     /* set when !enabled or not loaded */
+	const struct crf_kv *config; /* the keys the plugin declared */
 	size_t n_config;
 	void *priv;
 	struct crf_probe_result *probes;
@@ -41,7 +41,7 @@ struct crf_plugin_state {
 	const struct crf_kind_off {
 		const char *kind;
 		const char *why; /* "switched off by FILE:LINE" */
-	} *kinds_off;
+	} * kinds_off;
 	size_t n_kinds_off;
 };
 
@@ -50,7 +50,7 @@ struct crf_registry {
 	struct crf_registry_entry {
 		const struct crf_kind *kind;
 		struct crf_plugin_state *owner;
-	} *entries;
+	} * entries;
 	size_t n, cap;
 };
 
@@ -62,7 +62,7 @@ struct crf_objects {
 	struct crf_object_ent {
 		char *key;
 		int fd; /* the table's own, O_CLOEXEC */
-	} *v;
+	} * v;
 	size_t n, cap;
 };
 
@@ -145,7 +145,8 @@ int crf__fault_fine(const char *what, const char *name, bool parasite_in);
 /* Whether a stage belongs to a restore (its hooks run in restore order). */
 bool crf__stage_is_restore(enum crf_stage stage);
 
-/* The cgroup v2 directory fd process @pid is to be cloned into (crf_rst_clone_into_cgroup), or -1. */
+/* The cgroup v2 directory fd process @pid is to be cloned into (crf_rst_clone_into_cgroup), or -1.
+ */
 int crf__clone_cgroup_fd(pid_t pid);
 
 /* Add every kind of @owner's descriptor; 0 or -ENOMEM. */

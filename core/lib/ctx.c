@@ -97,8 +97,8 @@ pid_t crf_ctx_pid(const struct crf_ctx *ctx)
 	return ctx->pid;
 }
 
-void crf_probe_feature(struct crf_ctx *ctx, const char *feature, bool supported,
-		       bool required, const char *why, ...)
+void crf_probe_feature(struct crf_ctx *ctx, const char *feature, bool supported, bool required,
+		       const char *why, ...)
 {
 	struct crf_plugin_state *p = ctx->plugin;
 	struct crf_probe_result *r;

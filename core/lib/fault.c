@@ -38,7 +38,7 @@ static void parse(void)
 	static const struct {
 		const char *name;
 		enum action a;
-	} names[] = { { "fail@", FAIL }, { "term@", TERM }, { "kill@", KILL } };
+	} names[] = {{"fail@", FAIL}, {"term@", TERM}, {"kill@", KILL}};
 	const char *v = getenv("CRF_FAULT");
 
 	parsed = true;

@@ -14,7 +14,7 @@
 
 #include "crf-private.h"
 
-#define HOST_CALL(ctx, fn, ...)                                                \
+#define HOST_CALL(ctx, fn, ...)                                                                    \
 	((ctx)->ops && (ctx)->ops->fn ? (ctx)->ops->fn((ctx)->task, __VA_ARGS__) : -ENOTCONN)
 
 long crf_parasite_syscall(struct crf_ctx *ctx, long nr, const long args[6])

@@ -99,7 +99,6 @@ static inline uint64_t get_le64(const uint8_t *p)
 	return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
 }
 
-
 static inline const char *img_kind_name(enum crf_img_kind kind)
 {
 	return kind == CRF_IMG_BLOB ? "blob" : "record";

@@ -51,7 +51,8 @@ static int task_images(struct crf_imgdir *dir, const char *prefix, pid_t **out, 
 		return crf_error_errno(errno, "%s: open the image directory", crf_imgdir_path(dir));
 	d = fdopendir(fd);
 	if (!d) {
-		int r = crf_error_errno(errno, "%s: open the image directory", crf_imgdir_path(dir));
+		int r = crf_error_errno(errno, "%s: open the image directory",
+					crf_imgdir_path(dir));
 
 		close(fd);
 		return r;

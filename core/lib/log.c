@@ -148,7 +148,7 @@ void crf_log(enum crf_log_level level, const char *fmt, ...)
 static double progress_start, progress_last;
 static bool progress_shown;
 static int progress_mode;
-static int progress_tty;	/* 1 a terminal, -1 not, 0 not asked yet */
+static int progress_tty; /* 1 a terminal, -1 not, 0 not asked yet */
 
 void crf__log_set_progress(int mode)
 {

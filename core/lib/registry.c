@@ -16,11 +16,8 @@
 #include "crf-private.h"
 
 static const char *const class_names[CRF_OBJ__COUNT] = {
-	[CRF_OBJ_FD] = "fd",
-	[CRF_OBJ_VMA] = "vma",
-	[CRF_OBJ_NS] = "ns",
-	[CRF_OBJ_CGROUP] = "cgroup",
-	[CRF_OBJ_FDTABLE] = "fdtable",
+	[CRF_OBJ_FD] = "fd",	     [CRF_OBJ_VMA] = "vma",	    [CRF_OBJ_NS] = "ns",
+	[CRF_OBJ_CGROUP] = "cgroup", [CRF_OBJ_FDTABLE] = "fdtable",
 };
 
 const char *crf_object_class_name(enum crf_object_class cls)
@@ -167,8 +164,7 @@ const struct crf_registry_entry *crf__registry_find(const struct crf_registry *r
 	return NULL;
 }
 
-int crf_kind_find(struct crf_ctx *ctx, const struct crf_object *obj,
-		  const struct crf_kind **kind)
+int crf_kind_find(struct crf_ctx *ctx, const struct crf_object *obj, const struct crf_kind **kind)
 {
 	const struct crf_registry_entry *e = crf__registry_find(ctx->registry, obj);
 
@@ -208,8 +204,8 @@ const char *crf_vma_kind(const char *name, bool shared)
 	return "file";
 }
 
-void crf_vma_object(const struct crf_vma_info *vi, pid_t pid, int index, char *desc,
-		    size_t len, struct crf_object *obj)
+void crf_vma_object(const struct crf_vma_info *vi, pid_t pid, int index, char *desc, size_t len,
+		    struct crf_object *obj)
 {
 	const char *path = vi->path ? vi->path : "";
 
@@ -249,8 +245,7 @@ void crf_ns_object(const struct crf_ns_info *ni, const char *link, pid_t pid, ch
 	};
 }
 
-int crf_kind_owner(struct crf_ctx *ctx, const struct crf_object *obj,
-		   struct crf_kind_owner *out)
+int crf_kind_owner(struct crf_ctx *ctx, const struct crf_object *obj, struct crf_kind_owner *out)
 {
 	const struct crf_registry_entry *e;
 
@@ -322,9 +317,8 @@ int crf_kind_dump(struct crf_ctx *ctx, const struct crf_object *obj, const struc
  * entry of @obj's class whose name is @obj->kind, of @plugin, enabled, not
  * switched off, with a ->restore.  NULL after logging why there is none.
  */
-static const struct crf_registry_entry *find_restore(const struct crf_registry *reg,
-						     const struct crf_object *obj,
-						     const char *plugin)
+static const struct crf_registry_entry *
+find_restore(const struct crf_registry *reg, const struct crf_object *obj, const char *plugin)
 {
 	const struct crf_registry_entry *off = NULL;
 	char what[768], by[160] = "";

@@ -15,7 +15,7 @@
 struct crf_proc_status {
 	char state;
 	uint32_t umask;
-	uint32_t uid[4], gid[4];	/* real, effective, saved, fs */
+	uint32_t uid[4], gid[4]; /* real, effective, saved, fs */
 	uint32_t groups[CRF_MAX_GROUPS];
 	size_t n_groups;
 	uint64_t sig_blk, sig_pnd, shd_pnd;
@@ -29,7 +29,7 @@ int parse_status(const char *text, struct crf_proc_status *st);
 
 #define CRF_NLIMITS 16
 struct crf_proc_limit {
-	uint64_t cur, max;	/* RLIM_INFINITY for "unlimited" */
+	uint64_t cur, max; /* RLIM_INFINITY for "unlimited" */
 };
 
 /* Parse /proc/PID/limits into limits indexed by RLIMIT_*; 0 or -EINVAL. */
@@ -38,8 +38,8 @@ int parse_limits(const char *text, struct crf_proc_limit lim[CRF_NLIMITS]);
 struct crf_proc_timer {
 	int id;
 	int signo;
-	uint64_t value;		/* sigev_value */
-	int notify;		/* SIGEV_SIGNAL, SIGEV_NONE, SIGEV_THREAD_ID (| SIGEV_SIGNAL) */
+	uint64_t value; /* sigev_value */
+	int notify;	/* SIGEV_SIGNAL, SIGEV_NONE, SIGEV_THREAD_ID (| SIGEV_SIGNAL) */
 	int notify_tid;
 	int clock;
 };

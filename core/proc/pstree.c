@@ -168,8 +168,8 @@ static int check_fdtable(const struct crf_pstree *t, size_t i)
 				       (int)p->pid, p->fd_table_end);
 	if (!p->files_of)
 		return 0;
-	if (j < 0 || (size_t)j >= i || p->zombie || t->procs[j].zombie ||
-	    t->procs[j].files_of || !t->procs[j].fd_table_end)
+	if (j < 0 || (size_t)j >= i || p->zombie || t->procs[j].zombie || t->procs[j].files_of ||
+	    !t->procs[j].fd_table_end)
 		return crf_error_errno(EBADMSG,
 				       "%s: PID %d: its fd table is PID %d's, which is not an "
 				       "earlier live process with a table of its own",

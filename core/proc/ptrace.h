@@ -16,17 +16,17 @@
 
 /* How a traced thread reported in. */
 enum crf_stop_kind {
-	CRF_STOP_EXITED,	/* it exited or was killed; @status says how */
-	CRF_STOP_EVENT,		/* PTRACE_EVENT_STOP: an interrupt or a group-stop */
-	CRF_STOP_SIGNAL,	/* signal-delivery-stop for @sig */
-	CRF_STOP_SYSCALL,	/* syscall-enter or -exit stop (PTRACE_O_TRACESYSGOOD) */
-	CRF_STOP_OTHER,		/* another PTRACE_EVENT_* stop */
+	CRF_STOP_EXITED,  /* it exited or was killed; @status says how */
+	CRF_STOP_EVENT,	  /* PTRACE_EVENT_STOP: an interrupt or a group-stop */
+	CRF_STOP_SIGNAL,  /* signal-delivery-stop for @sig */
+	CRF_STOP_SYSCALL, /* syscall-enter or -exit stop (PTRACE_O_TRACESYSGOOD) */
+	CRF_STOP_OTHER,	  /* another PTRACE_EVENT_* stop */
 };
 
 struct crf_stop {
 	enum crf_stop_kind kind;
-	int sig;		/* WSTOPSIG, or the signal that killed it */
-	int status;		/* as waitpid returned it */
+	int sig;    /* WSTOPSIG, or the signal that killed it */
+	int status; /* as waitpid returned it */
 };
 
 /*
@@ -82,7 +82,7 @@ int ptrace_set_gp(pid_t tid, const struct user_regs_struct *gp);
 /* Everything a thread's user code can see in its registers. */
 struct crf_regs {
 	struct user_regs_struct gp;
-	void *xsave;		/* the NT_X86_XSTATE area, as the kernel gives it */
+	void *xsave; /* the NT_X86_XSTATE area, as the kernel gives it */
 	size_t xsave_len;
 };
 

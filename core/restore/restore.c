@@ -5,8 +5,8 @@
  * (rst-tree.h); in each live process apply the task state crf can set and
  * run the plugins' restore-task hooks, then hand over to the restorer; in
  * crf wait for every restorer's "ready", run restore-finish and the
- * devices' restore-resume, and let them all go.  A failure kills every process created, so nothing is left
- * behind.
+ * devices' restore-resume, and let them all go.  A failure kills every process created, so nothing
+ * is left behind.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,8 +35,8 @@ static void fill_signals(struct crf_rst_args *a, const Crf__Core__TaskCore *tc)
 
 		if (s->sig < 1 || s->sig > CRF_RST_NSIG)
 			continue;
-		a->sa[s->sig - 1] = (struct crf_rst_sigaction_arg){ s->handler, s->flags,
-								     s->restorer, s->mask };
+		a->sa[s->sig - 1] =
+			(struct crf_rst_sigaction_arg){s->handler, s->flags, s->restorer, s->mask};
 	}
 	a->blocked = tc->blocked;
 	a->sas_sp = tc->sas_sp;
@@ -73,8 +73,8 @@ static void fill_creds(struct crf_rst_creds *a, const Crf__Core__Creds *c)
 
 static int add_thread(struct crf_rst_task *t, const Crf__Core__ThreadCore *th)
 {
-	struct crf_rst_thread_arg a = { 0 };
-	uint8_t (*buf)[128] = NULL;
+	struct crf_rst_thread_arg a = {0};
+	uint8_t(*buf)[128] = NULL;
 	int r;
 
 	/* The pending records were checked by task_read(), the rest by rst_validate_cores(). */
@@ -113,8 +113,7 @@ static int add_thread(struct crf_rst_task *t, const Crf__Core__ThreadCore *th)
 	}
 	for (size_t i = 0; i < th->n_pending_private; i++)
 		memcpy(buf[i], th->pending_private[i].data, sizeof(buf[i]));
-	r = rst_task_add_thread(t, &a, th->xsave.data, th->xsave.len, buf,
-				    th->n_pending_private);
+	r = rst_task_add_thread(t, &a, th->xsave.data, th->xsave.len, buf, th->n_pending_private);
 	free(buf);
 	return r;
 }
@@ -163,9 +162,14 @@ static int fill_state(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
 	for (size_t i = 0; r >= 0 && i < tc->n_timers; i++) {
 		const Crf__Core__PosixTimer *p = tc->timers[i];
 		struct crf_rst_timer_arg ta = {
-			.id = p->id, .clock = p->clock, .signo = p->signo, .notify = p->notify,
-			.notify_tid = p->notify_tid, .value = p->value,
-			.interval_ns = p->interval_ns, .value_ns = p->value_ns,
+			.id = p->id,
+			.clock = p->clock,
+			.signo = p->signo,
+			.notify = p->notify,
+			.notify_tid = p->notify_tid,
+			.value = p->value,
+			.interval_ns = p->interval_ns,
+			.value_ns = p->value_ns,
 			.overrun = p->overrun,
 		};
 
@@ -188,7 +192,7 @@ static int fill_state(struct crf_rst_task *t, const Crf__Core__TaskCore *tc)
 /* Tell crf why the task could not reach the restorer. */
 static void report(int fd, int err, const char *what)
 {
-	struct crf_rst_status st = { .result = err };
+	struct crf_rst_status st = {.result = err};
 
 	snprintf(st.error, sizeof(st.error), "%s", what);
 	if (write(fd, &st, sizeof(st)) < 0)
@@ -204,7 +208,7 @@ struct task_ctx {
 	struct crf_plugin_set *set;
 	struct crf_imgdir *dir;
 	const struct crf_pstree *t;
-	Crf__Core__TaskCore **tcs;	/* by tree index; NULL for zombies */
+	Crf__Core__TaskCore **tcs; /* by tree index; NULL for zombies */
 	/* crf_rst_object()'s, filled by restore-prepare, inherited by the tasks */
 	struct crf_objects objects;
 };
@@ -281,7 +285,7 @@ static int restore_task(void *arg, pid_t pid, int status_fd, int go_fd,
 		r = task_apply(tc);
 	if (r >= 0)
 		r = plugin_set_run_task(c->set, CRF_STAGE_RESTORE_TASK, c->dir, pid,
-					    &crf_restore_host_ops, &t);
+					&crf_restore_host_ops, &t);
 	if (r >= 0)
 		r = task_apply_root(&t, tc);
 	if (r >= 0)
@@ -313,8 +317,8 @@ static int restore_premap(void *arg, pid_t pid)
 {
 	struct task_ctx *c = arg;
 
-	return plugin_set_run_task(c->set, CRF_STAGE_RESTORE_PREMAP, c->dir, pid,
-				   &prepare_host_ops, &c->objects);
+	return plugin_set_run_task(c->set, CRF_STAGE_RESTORE_PREMAP, c->dir, pid, &prepare_host_ops,
+				   &c->objects);
 }
 
 static int exit_status(int status)
@@ -358,7 +362,7 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 	for (size_t i = 0; r >= 0 && i < rt->t->n; i++)
 		if (!rt->t->procs[i].zombie)
 			r = plugin_set_run_task(set, CRF_STAGE_RESTORE_RESUME, dir,
-						    rt->t->procs[i].pid, NULL, NULL);
+						rt->t->procs[i].pid, NULL, NULL);
 	if (r >= 0)
 		r = crf__fault("releasing the tree", false);
 	if (r >= 0)
@@ -408,7 +412,7 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 		rt.premap_fn = restore_premap;
 		rt.task_arg = &ctx;
 		r = plugin_set_run_task(set, CRF_STAGE_RESTORE_PREPARE, dir, root,
-					    &prepare_host_ops, &ctx.objects);
+					&prepare_host_ops, &ctx.objects);
 	}
 	if (r >= 0)
 		r = run_tree(&rt, set, dir, &ctx.objects);

@@ -9,8 +9,8 @@
 
 struct crf_restore_opts {
 	const char *dir;
-	bool detach;			/* -d: return once the tree runs */
-	unsigned int pid_wait_ms;	/* how long a zombie holding a PID is waited for */
+	bool detach;		  /* -d: return once the tree runs */
+	unsigned int pid_wait_ms; /* how long a zombie holding a PID is waited for */
 };
 
 /*

@@ -17,7 +17,7 @@
 
 static int apply_sched(const Crf__Core__TaskCore *tc)
 {
-	struct sched_param sp = { .sched_priority = tc->sched_priority };
+	struct sched_param sp = {.sched_priority = tc->sched_priority};
 	cpu_set_t set;
 
 	if (sched_setscheduler(0, tc->sched_policy, &sp) < 0)

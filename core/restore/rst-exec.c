@@ -190,7 +190,8 @@ static void plan(struct crf_rst_task *t, struct layout *l)
 	l->args_len = off;
 	/* Thread stacks between the block and the leader's stack, at the top. */
 	for (size_t i = 0; i < t->n_threads; i++)
-		t->threads[i].a.stack_top_off = ALIGN(off, PAGE_SIZE) + (i + 1) * CRF_RST_THREAD_STACK;
+		t->threads[i].a.stack_top_off =
+			ALIGN(off, PAGE_SIZE) + (i + 1) * CRF_RST_THREAD_STACK;
 	l->total = l->blob_len + ALIGN(off, PAGE_SIZE) + t->n_threads * CRF_RST_THREAD_STACK +
 		   STACK_SIZE;
 }

@@ -59,7 +59,8 @@ int rst_fd_room(uint64_t need, bool must)
 			rl = up;
 		else if (must)
 			return crf_error_errno(errno,
-					       "the restore needs %" PRIu64 " fds; raising the hard "
+					       "the restore needs %" PRIu64
+					       " fds; raising the hard "
 					       "RLIMIT_NOFILE from %llu needs CAP_SYS_RESOURCE",
 					       need, (unsigned long long)rl.rlim_max);
 		else
@@ -225,8 +226,7 @@ static int move_program_fd(struct crf_rst_fd *f, struct holders *h, int to, int 
  * spare number from @base on, so the rest can be placed, then takes its
  * own).  @chain: room for every program fd.
  */
-static int place_chain(struct crf_rst_task *t, size_t i, struct holders *h, size_t *chain,
-		       int base)
+static int place_chain(struct crf_rst_task *t, size_t i, struct holders *h, size_t *chain, int base)
 {
 	size_t n = 0, k = i;
 	bool cycle = false;
@@ -311,8 +311,10 @@ int rst_move_fds(struct crf_rst_task *t, struct crf_rst_args *a)
 	if (base < 0)
 		return base;
 	if (t->fdt.sharer)
-		return t->n_fds ? crf_error_errno(EINVAL, "%zu program fds in a table another "
-						  "task places", t->n_fds)
+		return t->n_fds ? crf_error_errno(EINVAL,
+						  "%zu program fds in a table another "
+						  "task places",
+						  t->n_fds)
 				: lift_only(t, s, n_s);
 	r = close_others(t, s, n_s, &high);
 	/* The restorer's fds and one spare from the base, or above what is left. */

@@ -97,8 +97,8 @@ static int pid_taken(pid_t pid, uint64_t deadline, unsigned int wait_ms)
 	return 0;
 }
 
-int rst_clone(const pid_t *set_tid, size_t n_levels, uint64_t flags,
-		  unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg, pid_t *out)
+int rst_clone(const pid_t *set_tid, size_t n_levels, uint64_t flags, unsigned int zombie_wait_ms,
+	      int (*child_fn)(void *), void *arg, pid_t *out)
 {
 	unsigned int wait_ms = zombie_wait_ms ? zombie_wait_ms : CRF_RST_ZOMBIE_WAIT_MS;
 	uint64_t deadline = now_ms() + wait_ms;
@@ -115,7 +115,8 @@ int rst_clone(const pid_t *set_tid, size_t n_levels, uint64_t flags,
 		if (child >= 0)
 			break;
 		if (errno != EEXIST)
-			return crf_error_errno(errno, "clone3 with PID %d (%zu namespace level%s%s)",
+			return crf_error_errno(errno,
+					       "clone3 with PID %d (%zu namespace level%s%s)",
 					       (int)pid, n_levels, n_levels == 1 ? "" : "s",
 					       cgroup >= 0 ? ", into its cgroup v2" : "");
 		r = pid_taken(pid, deadline, wait_ms);
@@ -134,8 +135,7 @@ int rst_clone(const pid_t *set_tid, size_t n_levels, uint64_t flags,
 	return 0;
 }
 
-int rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg,
-		 pid_t *out)
+int rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg, pid_t *out)
 {
 	return rst_clone(&pid, 1, 0, zombie_wait_ms, child_fn, arg, out);
 }

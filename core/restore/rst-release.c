@@ -33,17 +33,17 @@
 #include "util.h"
 
 #define STOP_TIMEOUT_MS 5000
-#define MAX_STOPS 64
+#define MAX_STOPS	64
 
 /* PTRACE_GET_SYSCALL_INFO (uapi 5.3), the part used here. */
 #define CRF_PTRACE_GET_SYSCALL_INFO 0x420e
-#define CRF_SYSCALL_INFO_ENTRY 1
+#define CRF_SYSCALL_INFO_ENTRY	    1
 struct syscall_info {
 	uint8_t op;
 	uint8_t pad[3];
 	uint32_t arch;
 	uint64_t ip, sp;
-	uint64_t nr;	/* entry: the system call number */
+	uint64_t nr; /* entry: the system call number */
 	uint64_t args[6];
 };
 
@@ -79,7 +79,8 @@ static int next_syscall(pid_t pid, uint8_t *op, uint64_t *nr)
 			return r;
 		sig = st.kind == CRF_STOP_SIGNAL ? st.sig : 0;
 		if (st.kind == CRF_STOP_EXITED)
-			return crf_error_errno(ESRCH, "pid %d ended while being released", (int)pid);
+			return crf_error_errno(ESRCH, "pid %d ended while being released",
+					       (int)pid);
 		if (st.kind != CRF_STOP_SYSCALL)
 			continue;
 		memset(&si, 0, sizeof(si));
@@ -184,12 +185,12 @@ static int unmap_restorer(pid_t pid, const struct crf_rst_status *st)
 	if (r >= 0 && st->stop_signal)
 		r = enter_group_stop(pid, st->stop_signal);
 	if (r >= 0)
-		r = next_syscall(pid, &op, &nr);	/* munmap's entry */
+		r = next_syscall(pid, &op, &nr); /* munmap's entry */
 	if (r >= 0 && (op != CRF_SYSCALL_INFO_ENTRY || nr != SYS_munmap))
 		r = crf_error_errno(EPROTO, "pid %d: expected munmap, got system call %llu",
 				    (int)pid, (unsigned long long)nr);
 	if (r >= 0)
-		r = next_syscall(pid, &op, &nr);	/* its exit */
+		r = next_syscall(pid, &op, &nr); /* its exit */
 	if (r >= 0 && (r = ptrace_get_gp(pid, &call)) >= 0 && (long)call.rax < 0)
 		r = crf_error_errno((int)-(long)call.rax, "pid %d: munmap of the restorer",
 				    (int)pid);
@@ -304,9 +305,10 @@ int rst_release(pid_t pid, int go_fd, const struct crf_rst_status *st)
 		if (st->seccomp)
 			return crf_error_errno(r, "pid %d: cannot release its seccomp state",
 					       (int)pid);
-		/* Let go untraced, it would keep the restorer's mapping: a changed address space. */
-		return crf_error_errno(-r, "pid %d: cannot trace it to take the restorer's mapping out",
-				       (int)pid);
+		/* Let go untraced, it would keep the restorer's mapping: a changed address space.
+		 */
+		return crf_error_errno(
+			-r, "pid %d: cannot trace it to take the restorer's mapping out", (int)pid);
 	}
 	r = run_out(pid, tids, n, go_fd, st);
 	if (r < 0)
@@ -318,6 +320,6 @@ int rst_release(pid_t pid, int go_fd, const struct crf_rst_status *st)
 	}
 	if (r >= 0 && st->stop_signal)
 		take_stop_report(pid);
-	return r == -ESRCH ? crf_error_errno(ESRCH, "pid %d ended as it was released", (int)pid) :
-			     r;
+	return r == -ESRCH ? crf_error_errno(ESRCH, "pid %d ended as it was released", (int)pid)
+			   : r;
 }

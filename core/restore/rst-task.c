@@ -119,10 +119,11 @@ static int grow(void *v, size_t n, size_t *cap, size_t size)
 static int check_sysv(const struct crf_rst_vma *v)
 {
 	if (v->shmid < 0 || v->fd >= 0 || v->flags != MAP_SHARED || v->pgoff)
-		return crf_error_errno(EINVAL,
-				       "mapping %#" PRIx64 "-%#" PRIx64
-				       ": System V segment %d with fd %d, flags %#x or offset %#" PRIx64,
-				       v->start, v->end, v->shmid, v->fd, v->flags, v->pgoff);
+		return crf_error_errno(
+			EINVAL,
+			"mapping %#" PRIx64 "-%#" PRIx64
+			": System V segment %d with fd %d, flags %#x or offset %#" PRIx64,
+			v->start, v->end, v->shmid, v->fd, v->flags, v->pgoff);
 	return 0;
 }
 
@@ -276,8 +277,8 @@ static int own_blob(struct crf_rst_task *t, struct crf_img *blob)
 	return 0;
 }
 
-int rst_task_add_pages(struct crf_rst_task *t, struct crf_img *blob, uint64_t vaddr,
-			   uint64_t len, uint64_t off)
+int rst_task_add_pages(struct crf_rst_task *t, struct crf_img *blob, uint64_t vaddr, uint64_t len,
+		       uint64_t off)
 {
 	struct crf_rst_pages_arg *p;
 	uint64_t hdr_len;
@@ -418,13 +419,14 @@ int rst_task_keep_fd(struct crf_rst_task *t, int fd, int number, bool cloexec)
 }
 
 int rst_task_at_fds_placed(struct crf_rst_task *t, int (*fn)(void *arg), void *arg,
-			       void (*release)(void *arg))
+			   void (*release)(void *arg))
 {
 	struct crf_rst_hook *v = NULL;
 	int r = 0;
 
 	if (!fn)
-		r = crf_error_errno(EINVAL, "a function to run once the fds are placed: none given");
+		r = crf_error_errno(EINVAL,
+				    "a function to run once the fds are placed: none given");
 	else if (!(v = reallocarray(t->hooks, t->n_hooks + 1, sizeof(*v))))
 		r = crf_error_errno(ENOMEM, "a function to run once the fds are placed");
 	if (r < 0) {
@@ -492,8 +494,7 @@ const struct crf_host_ops crf_restore_host_ops = {
 };
 
 int rst_task_add_thread(struct crf_rst_task *t, const struct crf_rst_thread_arg *arg,
-			    const void *xsave, size_t xsave_len, const void *pending,
-			    size_t n_pending)
+			const void *xsave, size_t xsave_len, const void *pending, size_t n_pending)
 {
 	struct crf_rst_thread *th, *v;
 

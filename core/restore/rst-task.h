@@ -149,15 +149,15 @@ int rst_open_mem(struct crf_rst_task *t);
 /* The calls behind crf/restore.h, for the core itself.  0 or -errno (logged).
  * The fds in @vma and @mm are owned by @t from the call on, even on failure. */
 int rst_task_add_vma(struct crf_rst_task *t, const struct crf_rst_vma *vma);
-int rst_task_add_pages(struct crf_rst_task *t, struct crf_img *blob, uint64_t vaddr,
-			   uint64_t len, uint64_t off);
+int rst_task_add_pages(struct crf_rst_task *t, struct crf_img *blob, uint64_t vaddr, uint64_t len,
+		       uint64_t off);
 int rst_task_set_mm(struct crf_rst_task *t, const struct crf_rst_mm *mm);
 int rst_task_set_vdso(struct crf_rst_task *t, uint64_t vdso);
 /* Program fd @number will be @fd (owned by @t from the call on, even on failure). */
 int rst_task_keep_fd(struct crf_rst_task *t, int fd, int number, bool cloexec);
 /* Run @fn(@arg) once the program fds are placed; @release(@arg) by _free. */
 int rst_task_at_fds_placed(struct crf_rst_task *t, int (*fn)(void *arg), void *arg,
-			       void (*release)(void *arg));
+			   void (*release)(void *arg));
 
 /* Task state with arrays; each copies its input.  0 or -errno (logged). */
 int rst_task_add_timer(struct crf_rst_task *t, const struct crf_rst_timer_arg *timer);
@@ -171,8 +171,7 @@ int rst_task_add_pending(struct crf_rst_task *t, const void *siginfo, bool share
  * its XSAVE area and @n_pending private siginfo of 128 bytes.  Copies all.
  */
 int rst_task_add_thread(struct crf_rst_task *t, const struct crf_rst_thread_arg *arg,
-			    const void *xsave, size_t xsave_len, const void *pending,
-			    size_t n_pending);
+			const void *xsave, size_t xsave_len, const void *pending, size_t n_pending);
 /* The NT_X86_XSTATE regset as PTRACE_GETREGSET returned it. */
 int rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len);
 
@@ -186,7 +185,7 @@ int rst_task_set_xsave(struct crf_rst_task *t, const void *xsave, size_t len);
  * holder (its name and parent) when the PID is taken.
  */
 int rst_fork(pid_t pid, unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg,
-		 pid_t *out);
+	     pid_t *out);
 
 /*
  * Let crf have @need fds: raise the soft RLIMIT_NOFILE to the hard one, and
@@ -222,8 +221,7 @@ int rst_exec(struct crf_rst_task *t, int status_fd, int go_fd);
  * (@len bytes, may be NULL): the restorer's failure, or how the task ended
  * before it reported.
  */
-int rst_wait_ready(int status_fd, pid_t pid, char *err, size_t len,
-		       struct crf_rst_status *st);
+int rst_wait_ready(int status_fd, pid_t pid, char *err, size_t len, struct crf_rst_status *st);
 /* Let a ready task return into its program; 0 or -errno (logged). */
 int rst_go(int go_fd);
 

@@ -187,8 +187,8 @@ int rst_tree_proc_main(struct crf_rst_tree *rt, size_t i);
  * default).  0 or -errno (logged); the child's PID (in the caller's
  * namespace) in @out.
  */
-int rst_clone(const pid_t *set_tid, size_t n_levels, uint64_t flags,
-		  unsigned int zombie_wait_ms, int (*child_fn)(void *), void *arg, pid_t *out);
+int rst_clone(const pid_t *set_tid, size_t n_levels, uint64_t flags, unsigned int zombie_wait_ms,
+	      int (*child_fn)(void *), void *arg, pid_t *out);
 
 /* Create the root, which creates the rest (rst-tree.c); 0 or -errno (logged). */
 int rst_tree_fork_root(struct crf_rst_tree *rt);

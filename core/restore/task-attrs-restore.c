@@ -275,8 +275,7 @@ static int check_sigchld(const Crf__Core__TaskCore *tc)
 	return 0;
 }
 
-int attrs_check_restore(const struct crf_pstree *t, Crf__Core__TaskCore *const *tcs,
-			    bool detach)
+int attrs_check_restore(const struct crf_pstree *t, Crf__Core__TaskCore *const *tcs, bool detach)
 {
 	long long own_uid = AUDIT_UID_UNSET, own_oom = 0;
 	long mb = syscall(SYS_membarrier, CRF_MB_QUERY, 0, 0);

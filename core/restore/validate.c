@@ -66,8 +66,9 @@ static int check_tables(const char *img, const Crf__Core__TaskCore *tc)
 		uint32_t l = tc->rlimits[i]->resource;
 
 		if (l >= RLIM_NLIMITS || (res & (1ull << l)))
-			return bad(img, "TaskCore.rlimits[%zu].resource: %u is out of range or twice",
-				   i, l);
+			return bad(img,
+				   "TaskCore.rlimits[%zu].resource: %u is out of range or twice", i,
+				   l);
 		res |= 1ull << l;
 	}
 	if (tc->n_itimers > CRF_ITIMER_VALUES)
@@ -114,8 +115,8 @@ static int check_thread(const char *img, const struct crf_proc *p, const Crf__Co
 		return bad(img, "%s.regs: %zu bytes, expected %zu", field, th->regs.len,
 			   sizeof(struct user_regs_struct));
 	if (i > 0 && th->xsave.len && (th->xsave.len < XSAVE_MIN || th->xsave.len > XSAVE_MAX))
-		return bad(img, "%s.xsave: %zu bytes, expected 0 or %u to %u", field,
-			   th->xsave.len, XSAVE_MIN, XSAVE_MAX);
+		return bad(img, "%s.xsave: %zu bytes, expected 0 or %u to %u", field, th->xsave.len,
+			   XSAVE_MIN, XSAVE_MAX);
 	if (th->n_ns_tid != crf_proc_levels(p) || th->n_ns_tid > CRF_RST_MAX_LEVELS)
 		return bad(img, "%s.ns_tid: %zu PIDs, the process has %u namespace levels", field,
 			   th->n_ns_tid, crf_proc_levels(p));
@@ -134,7 +135,8 @@ static int check_core(const char *img, const struct crf_proc *p, const Crf__Core
 	int r;
 
 	if (tc->pid != p->pid)
-		return bad(img, "TaskCore.pid: %d, the file is PID %d's", (int)tc->pid, (int)p->pid);
+		return bad(img, "TaskCore.pid: %d, the file is PID %d's", (int)tc->pid,
+			   (int)p->pid);
 	if (tc->n_threads && p->n_threads && tc->n_threads != p->n_threads)
 		return bad(img, "TaskCore.threads: %zu threads, %s says %u", tc->n_threads,
 			   CRF_IMG_PSTREE, p->n_threads);

@@ -80,8 +80,7 @@ size_t seccomp_common(const struct crf_seccomp_chain *c, size_t n);
  * alike (a filter some threads share and others lack), with *@a and *@b
  * their indices; else 0.
  */
-int seccomp_own_clash(const struct crf_seccomp_chain *c, size_t n, size_t k, size_t *a,
-			  size_t *b);
+int seccomp_own_clash(const struct crf_seccomp_chain *c, size_t n, size_t k, size_t *a, size_t *b);
 
 /*
  * Whether the program (@len bytes of struct sock_filter) can return

@@ -53,7 +53,7 @@ struct crf_rst_thread_arg;
  * read).  Refuses (-errno, logged, naming the pid) what cannot come back.
  */
 int attrs_dump(const struct crf_pstree *t, const struct crf_proc *pr, struct crf_parasite *p,
-		   Crf__Core__TaskCore *tc);
+	       Crf__Core__TaskCore *tc);
 
 /* The process is to come back in a group stop of @sig (the first noted stays). */
 void task_note_stop(Crf__Core__TaskCore *tc, int sig);
@@ -70,8 +70,7 @@ int attrs_check_image(const char *img, const Crf__Core__TaskCore *tc);
  * Tries each value that differs from crf's own in a short-lived child.
  * 0 or -errno (logged, naming the pid, the attribute and why).
  */
-int attrs_check_restore(const struct crf_pstree *t, Crf__Core__TaskCore *const *tcs,
-			    bool detach);
+int attrs_check_restore(const struct crf_pstree *t, Crf__Core__TaskCore *const *tcs, bool detach);
 
 /*
  * In the forked task, with crf's credentials, after its scheduling and

@@ -95,17 +95,17 @@ int task_check(const char *img, const Crf__Core__TaskCore *tc)
 
 	if (tc->regs.len != sizeof(struct user_regs_struct))
 		return crf_error_errno(EBADMSG,
-				       "%s: registers of %zu bytes, expected %zu (TaskCore.regs)", img,
-				       tc->regs.len, sizeof(struct user_regs_struct));
+				       "%s: registers of %zu bytes, expected %zu (TaskCore.regs)",
+				       img, tc->regs.len, sizeof(struct user_regs_struct));
 	r = task_check_pending(img, "TaskCore.pending_shared", tc->pending_shared,
-				   tc->n_pending_shared);
+			       tc->n_pending_shared);
 	if (r >= 0)
 		r = task_check_pending(img, "TaskCore.pending_private", tc->pending_private,
-					   tc->n_pending_private);
+				       tc->n_pending_private);
 	for (size_t i = 0; r >= 0 && i < tc->n_threads; i++) {
 		snprintf(field, sizeof(field), "TaskCore.threads[%zu].pending_private", i);
 		r = task_check_pending(img, field, tc->threads[i]->pending_private,
-					   tc->threads[i]->n_pending_private);
+				       tc->threads[i]->n_pending_private);
 	}
 	if (r >= 0)
 		r = attrs_check_image(img, tc);

@@ -43,13 +43,12 @@ uint64_t task_pending_cap(const Crf__Core__TaskCore *tc);
  * left out and sets *@stop: the task is to come back stopped.  0 or -errno
  * (logged); *@out and *@n as far as they got, for the caller to free.
  */
-int task_read_pending(pid_t tid, bool shared, uint64_t cap, ProtobufCBinaryData **out,
-			  size_t *n, bool *stop);
+int task_read_pending(pid_t tid, bool shared, uint64_t cap, ProtobufCBinaryData **out, size_t *n,
+		      bool *stop);
 /*
  * Restore: each of @v (@n records of @field in image @img) is a whole
  * siginfo of a signal that can be queued; else -EBADMSG naming the record.
  */
-int task_check_pending(const char *img, const char *field, const ProtobufCBinaryData *v,
-			   size_t n);
+int task_check_pending(const char *img, const char *field, const ProtobufCBinaryData *v, size_t n);
 
 #endif

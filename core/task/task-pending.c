@@ -59,8 +59,8 @@ static int keep(const siginfo_t *si, ProtobufCBinaryData *out, size_t *n, bool *
 	return 0;
 }
 
-int task_read_pending(pid_t tid, bool shared, uint64_t cap, ProtobufCBinaryData **out,
-			  size_t *n, bool *stop)
+int task_read_pending(pid_t tid, bool shared, uint64_t cap, ProtobufCBinaryData **out, size_t *n,
+		      bool *stop)
 {
 	siginfo_t si[PEEK_BATCH];
 	uint64_t off = 0;
@@ -104,8 +104,7 @@ int task_read_pending(pid_t tid, bool shared, uint64_t cap, ProtobufCBinaryData 
 	}
 }
 
-int task_check_pending(const char *img, const char *field, const ProtobufCBinaryData *v,
-			   size_t n)
+int task_check_pending(const char *img, const char *field, const ProtobufCBinaryData *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		int32_t sig;

@@ -160,7 +160,7 @@ static int check_one(const struct crf_xsave_layout *img, const struct crf_xsave_
 }
 
 int xsave_check(const struct crf_xsave_layout *img, const struct crf_xsave_layout *host,
-		    const void *area, size_t len, char *why, size_t n)
+		const void *area, size_t len, char *why, size_t n)
 {
 	uint64_t used = xsave_used(area, len);
 	int r;
@@ -179,8 +179,7 @@ int xsave_check(const struct crf_xsave_layout *img, const struct crf_xsave_layou
 	return 0;
 }
 
-size_t xsave_to_frame(const struct crf_xsave_layout *host, const void *area, size_t len,
-			  void *out)
+size_t xsave_to_frame(const struct crf_xsave_layout *host, const void *area, size_t len, void *out)
 {
 	uint64_t features = xsave_frame_features(host);
 	size_t size = xsave_frame_size(host);

@@ -70,7 +70,7 @@ uint32_t xsave_frame_size(const struct crf_xsave_layout *l);
  * carry it).  0, or -ENOTSUP with the reason in @why.
  */
 int xsave_check(const struct crf_xsave_layout *img, const struct crf_xsave_layout *host,
-		    const void *area, size_t len, char *why, size_t n);
+		const void *area, size_t len, char *why, size_t n);
 
 /*
  * The restorer's frame area for @area on CPU @host: xsave_frame_size()
@@ -80,7 +80,6 @@ int xsave_check(const struct crf_xsave_layout *img, const struct crf_xsave_layou
  * claiming exactly that size and the frame features.  Returns the size.  An
  * area of the legacy part only is copied as it is (its length returned).
  */
-size_t xsave_to_frame(const struct crf_xsave_layout *host, const void *area, size_t len,
-			  void *out);
+size_t xsave_to_frame(const struct crf_xsave_layout *host, const void *area, size_t len, void *out);
 
 #endif

@@ -68,29 +68,24 @@ static int full_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 	int fd;
 
 	(void)ctx;
-	if (info->payload_len != strlen(FULL_TAG) || memcmp(info->payload, FULL_TAG,
-							      info->payload_len))
+	if (info->payload_len != strlen(FULL_TAG) ||
+	    memcmp(info->payload, FULL_TAG, info->payload_len))
 		return crf_error_errno(EBADMSG, "fd %d: not a record of this kind", obj->id);
-	fd = open("/dev/full", (int)(info->flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)) |
-				       O_CLOEXEC | O_NOCTTY);
+	fd = open("/dev/full",
+		  (int)(info->flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)) | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return crf_error_errno(errno, "fd %d: /dev/full", obj->id);
 	crf_info("restored fd %d of pid %d (%s)", obj->id, (int)obj->pid, info->path);
 	return fd;
 }
 
-CRF_PLUGIN(
-	.name = "hello",
-	.version = "1.0.0",
-	.description = "template plugin built out of tree",
-	.hooks = CRF_HOOKS(
-		[CRF_STAGE_PROBE] = hello_probe,
-		[CRF_STAGE_DUMP_TASK] = hello_dump_task,
-	),
-	/* Its name is what the images record: restored by this plugin's "full". */
-	.kinds = CRF_KINDS(
-		{ .cls = CRF_OBJ_FD, .name = "full", .match = full_match, .dump = full_dump,
-		  .restore = full_restore }
-	),
-	.config_keys = CRF_STRINGS("greeting"),
-);
+CRF_PLUGIN(.name = "hello", .version = "1.0.0", .description = "template plugin built out of tree",
+	   .hooks = CRF_HOOKS([CRF_STAGE_PROBE] = hello_probe,
+			      [CRF_STAGE_DUMP_TASK] = hello_dump_task, ),
+	   /* Its name is what the images record: restored by this plugin's "full". */
+	   .kinds = CRF_KINDS({.cls = CRF_OBJ_FD,
+			       .name = "full",
+			       .match = full_match,
+			       .dump = full_dump,
+			       .restore = full_restore}),
+	   .config_keys = CRF_STRINGS("greeting"), );

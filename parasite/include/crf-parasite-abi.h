@@ -24,22 +24,22 @@
 
 #include <crf/layout.h>
 
-#define CRF_PSITE_PAGE 4096u
-#define CRF_PSITE_BLOB_MAX (16u << 10)		/* the size budget the build checks */
-#define CRF_PSITE_STACK_SIZE (32u << 10)
-#define CRF_PSITE_ARGS_SIZE (16u << 10)
+#define CRF_PSITE_PAGE	       4096u
+#define CRF_PSITE_BLOB_MAX     (16u << 10) /* the size budget the build checks */
+#define CRF_PSITE_STACK_SIZE   (32u << 10)
+#define CRF_PSITE_ARGS_SIZE    (16u << 10)
 #define CRF_PSITE_SCRATCH_SIZE (256u << 10)
 
-#define CRF_PSITE_NSIG 64
+#define CRF_PSITE_NSIG	     64
 #define CRF_PSITE_MAX_TIMERS 256
 
 enum crf_psite_cmd {
-	CRF_PSITE_SYSCALL = 1,		/* nr + 6 args; returns the kernel's %rax */
-	CRF_PSITE_GET_SIGACTIONS,	/* all 64 dispositions; 0 or -errno */
+	CRF_PSITE_SYSCALL = 1,	  /* nr + 6 args; returns the kernel's %rax */
+	CRF_PSITE_GET_SIGACTIONS, /* all 64 dispositions; 0 or -errno */
 	CRF_PSITE_GET_SIGALTSTACK,
-	CRF_PSITE_GET_ITIMERS,		/* ITIMER_REAL, _VIRTUAL, _PROF */
-	CRF_PSITE_GET_POSIX_TIMERS,	/* values and overruns of the given ids */
-	CRF_PSITE_GET_SECUREBITS,	/* returns prctl(PR_GET_SECUREBITS) */
+	CRF_PSITE_GET_ITIMERS,	    /* ITIMER_REAL, _VIRTUAL, _PROF */
+	CRF_PSITE_GET_POSIX_TIMERS, /* values and overruns of the given ids */
+	CRF_PSITE_GET_SECUREBITS,   /* returns prctl(PR_GET_SECUREBITS) */
 };
 
 /* The kernel's struct sigaction on x86-64 (not glibc's). */
@@ -59,9 +59,9 @@ struct crf_psite_timespec {
 };
 
 struct crf_psite_timer {
-	int32_t id;			/* in */
-	int32_t overrun;		/* out: timer_getoverrun, or -errno */
-	int64_t err;			/* out: 0 or timer_gettime's -errno */
+	int32_t id;	 /* in */
+	int32_t overrun; /* out: timer_getoverrun, or -errno */
+	int64_t err;	 /* out: 0 or timer_gettime's -errno */
 	struct crf_psite_timespec interval, value;
 };
 
@@ -81,10 +81,10 @@ struct crf_psite_args {
 			int64_t nr;
 			int64_t args[6];
 		} sys;
-		struct crf_psite_sigaction sa[CRF_PSITE_NSIG];	/* sa[sig - 1] */
+		struct crf_psite_sigaction sa[CRF_PSITE_NSIG]; /* sa[sig - 1] */
 		struct crf_psite_stack ss;
 		struct {
-			int64_t sec, usec;	/* interval, then value */
+			int64_t sec, usec; /* interval, then value */
 		} itimer[CRF_ITIMERS][2];
 		struct {
 			uint32_t n;

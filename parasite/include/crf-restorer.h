@@ -23,26 +23,26 @@
 
 #include <crf/layout.h>
 
-#define CRF_RST_MAGIC 0x43524652535431ull /* "CRFRST1" */
-#define CRF_RST_NSIG 64
+#define CRF_RST_MAGIC	   0x43524652535431ull /* "CRFRST1" */
+#define CRF_RST_NSIG	   64
 #define CRF_RST_MAX_GROUPS 256
 
 struct crf_rst_vma_arg {
 	uint64_t start, end;
 	uint64_t pgoff;
-	uint64_t madv;		/* bit mask of (1 << MADV_x) */
+	uint64_t madv; /* bit mask of (1 << MADV_x) */
 	int32_t prot, flags;
-	int32_t fd;		/* -1: anonymous */
-	int32_t fill;		/* nonzero: pages are read into it, so it is
-				 * mapped writable until they are in */
-	int32_t shmid;		/* >= 0: a System V segment to shmat() instead */
+	int32_t fd;    /* -1: anonymous */
+	int32_t fill;  /* nonzero: pages are read into it, so it is
+			* mapped writable until they are in */
+	int32_t shmid; /* >= 0: a System V segment to shmat() instead */
 	int32_t pad;
 	/* appended with ABI 1.4 of crf/restore.h (crf_rst_vma.vm) */
-	int32_t map_prot;	/* mmap()ed with it; prot is set in finish_vmas */
-	uint32_t steps;		/* CRF_RST_STEP_*: what else to do to it */
-	uint32_t vm;		/* crf_rst_vma.vm, which steps come from (crf's) */
+	int32_t map_prot; /* mmap()ed with it; prot is set in finish_vmas */
+	uint32_t steps;	  /* CRF_RST_STEP_*: what else to do to it */
+	uint32_t vm;	  /* crf_rst_vma.vm, which steps come from (crf's) */
 	uint32_t pad2;
-	uint64_t premap;	/* nonzero: mremap() it from there, pages in */
+	uint64_t premap; /* nonzero: mremap() it from there, pages in */
 };
 
 /*
@@ -75,15 +75,15 @@ struct crf_rst_range_arg {
 #define CRF_RST_ANON_NAME_MAX 80
 struct crf_rst_name_arg {
 	uint64_t start, end;
-	char name[CRF_RST_ANON_NAME_MAX + 8];	/* NUL-terminated */
+	char name[CRF_RST_ANON_NAME_MAX + 8]; /* NUL-terminated */
 };
 
 /* Bytes to read from a verified blob image into memory. */
 struct crf_rst_pages_arg {
 	uint64_t vaddr, len;
-	uint64_t off;		/* data offset in the blob */
-	uint64_t hdr_len;	/* where the blob's first chunk frame starts */
-	uint32_t chunk;		/* blob chunk size; each chunk has an 8-byte frame */
+	uint64_t off;	  /* data offset in the blob */
+	uint64_t hdr_len; /* where the blob's first chunk frame starts */
+	uint32_t chunk;	  /* blob chunk size; each chunk has an 8-byte frame */
 	int32_t fd;
 };
 
@@ -92,16 +92,16 @@ struct crf_rst_sigaction_arg {
 };
 
 struct crf_rst_timer_arg {
-	int32_t id;		/* the kernel's timer id, recreated in order */
+	int32_t id; /* the kernel's timer id, recreated in order */
 	int32_t clock;
-	int32_t signo, notify;	/* sigev_signo, sigev_notify */
+	int32_t signo, notify; /* sigev_signo, sigev_notify */
 	int32_t notify_tid, pad;
-	uint64_t value;		/* sigev_value */
+	uint64_t value;		       /* sigev_value */
 	int64_t interval_ns, value_ns; /* it_interval, remaining it_value (0: disarmed) */
 	int32_t overrun, pad2;
 };
 
-#define CRF_RST_MAX_LEVELS 32
+#define CRF_RST_MAX_LEVELS   32
 #define CRF_RST_THREAD_STACK 16384
 
 /*
@@ -143,15 +143,15 @@ struct crf_rst_seccomp_arg {
 };
 
 struct crf_rst_thread_arg {
-	int32_t set_tid[CRF_RST_MAX_LEVELS];	/* innermost first (clone3's order) */
+	int32_t set_tid[CRF_RST_MAX_LEVELS]; /* innermost first (clone3's order) */
 	uint32_t n_set_tid;
 	int32_t sas_flags;
-	uint64_t regs[27];			/* struct user_regs_struct */
-	uint64_t xsave_off;			/* as the leader's, own copy */
+	uint64_t regs[27];  /* struct user_regs_struct */
+	uint64_t xsave_off; /* as the leader's, own copy */
 	uint32_t xsave_len, n_pending;
-	uint64_t frame_off;			/* CRF_RST_FRAME_SIZE bytes */
-	uint64_t pending_off;			/* n_pending private siginfo of 128 bytes */
-	uint64_t stack_top_off;			/* CRF_RST_THREAD_STACK below it are its own */
+	uint64_t frame_off;	/* CRF_RST_FRAME_SIZE bytes */
+	uint64_t pending_off;	/* n_pending private siginfo of 128 bytes */
+	uint64_t stack_top_off; /* CRF_RST_THREAD_STACK below it are its own */
 	uint64_t blocked, sas_sp, sas_size;
 	uint64_t clear_tid, robust_head, robust_len;
 	uint64_t rseq_ptr;
@@ -172,8 +172,8 @@ struct crf_rst_thread_arg {
 
 struct crf_rst_args {
 	uint64_t magic;
-	uint64_t blob_start, blob_len;	/* this whole mapping, kept */
-	uint64_t args_len;		/* bytes of the block with its arrays */
+	uint64_t blob_start, blob_len; /* this whole mapping, kept */
+	uint64_t args_len;	       /* bytes of the block with its arrays */
 
 	uint32_t n_vmas, n_pages, n_timers, n_pending;
 	uint64_t vmas_off, pages_off, timers_off, pending_off;
@@ -183,8 +183,8 @@ struct crf_rst_args {
 	CRF_MM_FIELDS(CRF_RST_MM_FIELD)
 #undef CRF_RST_MM_FIELD
 	uint64_t auxv[2 * 64];
-	uint32_t auxv_len;		/* 0: leave the mm fields alone */
-	int32_t exe_fd;			/* -1: none */
+	uint32_t auxv_len; /* 0: leave the mm fields alone */
+	int32_t exe_fd;	   /* -1: none */
 	/* 0: no vDSO to place; else the address given to
 	 * arch_prctl(ARCH_MAP_VDSO_64): the start of the vDSO's whole span
 	 * (its data pages come first on this kernel), vdso_len bytes long */
@@ -193,9 +193,9 @@ struct crf_rst_args {
 	/* signals */
 	struct crf_rst_sigaction_arg sa[CRF_RST_NSIG];
 	uint64_t blocked;
-	uint64_t sas_sp, sas_size;	/* sigaltstack */
+	uint64_t sas_sp, sas_size; /* sigaltstack */
 	int32_t sas_flags, pad0;
-	int64_t itimer[CRF_ITIMERS][CRF_ITIMER_WORDS];	/* crf/layout.h */
+	int64_t itimer[CRF_ITIMERS][CRF_ITIMER_WORDS]; /* crf/layout.h */
 	/* pending: n_pending siginfo of 128 bytes at pending_off, each queued
 	 * to the task itself, in order: the first n_pending_shared to the
 	 * process (rt_sigqueueinfo), the others to the leader (rt_tgsigqueueinfo) */
@@ -207,7 +207,7 @@ struct crf_rst_args {
 
 	/* credentials, applied last */
 	struct crf_rst_creds creds;
-	uint32_t restore_creds;		/* 0: keep crf's (same as saved) */
+	uint32_t restore_creds; /* 0: keep crf's (same as saved) */
 	uint32_t pad1;
 
 	/* resource limits (cur, max) by RLIMIT_*, set once the restorer's fds
@@ -228,17 +228,17 @@ struct crf_rst_args {
 
 	/* threads: n_threads others than the leader, at threads_off */
 	uint32_t n_threads;
-	uint32_t threads_ready;		/* futex: threads that set their state */
-	uint32_t threads_go;		/* futex: 1 once crf said go */
-	uint32_t have_thread_state;	/* the leader's clear_tid and robust list are known */
+	uint32_t threads_ready;	    /* futex: threads that set their state */
+	uint32_t threads_go;	    /* futex: 1 once crf said go */
+	uint32_t have_thread_state; /* the leader's clear_tid and robust list are known */
 	uint64_t threads_off;
-	uint64_t clear_tid, robust_head, robust_len;	/* the leader's */
+	uint64_t clear_tid, robust_head, robust_len; /* the leader's */
 
 	/* handshake with crf: the restorer writes its result (0 or -errno) and
 	 * a message to status_fd, then waits for one byte on go_fd (closing
 	 * both) before returning into the program */
 	int32_t status_fd, go_fd;
-	char error[160];		/* the restorer's scratch for its message */
+	char error[160]; /* the restorer's scratch for its message */
 
 	/* Task attributes (core/dump/task-attrs-dump.c). */
 	uint32_t set_personality; /* personality() once the mappings are built
@@ -267,13 +267,13 @@ struct crf_rst_args {
 	struct crf_rst_seccomp_arg seccomp;
 
 	/* mappings' VmFlags (ABI 1.4 of crf/restore.h) */
-	uint32_t n_guards, n_names;	/* at guards_off, names_off */
+	uint32_t n_guards, n_names; /* at guards_off, names_off */
 	uint64_t guards_off, names_off;
 	/* /proc/self/mem opened by the task before the restorer (-1: none),
 	 * for the pages of CRF_RST_STEP_FORCE and _MARK_GUARD mappings,
 	 * read through the bounce_len bytes at bounce_off */
 	int32_t mem_fd;
-	uint32_t mlockall;		/* mlockall() flags, set last; 0: none */
+	uint32_t mlockall; /* mlockall() flags, set last; 0: none */
 	uint64_t bounce_off, bounce_len;
 	/* the span of the mappings made before the fork (crf_rst_vma.premap),
 	 * which unmapping crf leaves until they are moved; 0, 0: none */
@@ -284,9 +284,9 @@ struct crf_rst_args {
 
 /* What the restorer writes to status_fd, once. */
 struct crf_rst_status {
-	int32_t result;			/* 0: ready, waiting for go; or -errno */
+	int32_t result; /* 0: ready, waiting for go; or -errno */
 	uint32_t pad;
-	char error[160];		/* NUL-terminated; what failed, when result < 0 */
+	char error[160]; /* NUL-terminated; what failed, when result < 0 */
 	/* When ready: the restorer's own mapping, and the address of a
 	 * `syscall` instruction in it, with which crf makes the task unmap
 	 * that mapping once it is back in its program (rst-release.c). */

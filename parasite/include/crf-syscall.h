@@ -22,12 +22,11 @@ static inline long sys6(long nr, long a0, long a1, long a2, long a3, long a4, lo
 	return ret;
 }
 
-#define sys0(nr) sys6((nr), 0, 0, 0, 0, 0, 0)
-#define sys1(nr, a) sys6((nr), (long)(a), 0, 0, 0, 0, 0)
-#define sys2(nr, a, b) sys6((nr), (long)(a), (long)(b), 0, 0, 0, 0)
-#define sys3(nr, a, b, c) sys6((nr), (long)(a), (long)(b), (long)(c), 0, 0, 0)
-#define sys4(nr, a, b, c, d) sys6((nr), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
-#define sys5(nr, a, b, c, d, e)                                                \
-	sys6((nr), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), 0)
+#define sys0(nr)		sys6((nr), 0, 0, 0, 0, 0, 0)
+#define sys1(nr, a)		sys6((nr), (long)(a), 0, 0, 0, 0, 0)
+#define sys2(nr, a, b)		sys6((nr), (long)(a), (long)(b), 0, 0, 0, 0)
+#define sys3(nr, a, b, c)	sys6((nr), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define sys4(nr, a, b, c, d)	sys6((nr), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+#define sys5(nr, a, b, c, d, e) sys6((nr), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), 0)
 
 #endif

@@ -123,8 +123,9 @@ static int roots_of(const struct crf_object *obj, uint64_t id, Crf__Cgroup__Cgro
 	if (r >= 0)
 		r = cg_parse(text, &full);
 	if (r >= 0 && (r = read_inside(obj->pid, &in)) < 0)
-		crf_log_errno(CRF_LOG_ERROR, -r, "pid %d: namespace %s: cannot read its cgroups "
-						 "from inside it",
+		crf_log_errno(CRF_LOG_ERROR, -r,
+			      "pid %d: namespace %s: cannot read its cgroups "
+			      "from inside it",
 			      (int)obj->pid, obj->desc);
 	if (r >= 0 && !(ns->roots = calloc(full.n ? full.n : 1, sizeof(*ns->roots))))
 		r = -ENOMEM;
@@ -134,11 +135,12 @@ static int roots_of(const struct crf_object *obj, uint64_t id, Crf__Cgroup__Cgro
 		char *root = m ? root_of(full.v[i].path, m->path) : NULL;
 
 		if (!root || strstr(m->path, "/..")) {
-			crf_error("pid %d: namespace %s: its cgroup %s reads \"%s\" from inside: it "
-				  "is outside the namespace's root, which is then not known",
-				  (int)obj->pid, obj->desc,
-				  cg_name(full.v[i].controllers, full.v[i].path, name, sizeof(name)),
-				  m ? m->path : "(none)");
+			crf_error(
+				"pid %d: namespace %s: its cgroup %s reads \"%s\" from inside: it "
+				"is outside the namespace's root, which is then not known",
+				(int)obj->pid, obj->desc,
+				cg_name(full.v[i].controllers, full.v[i].path, name, sizeof(name)),
+				m ? m->path : "(none)");
 			free(root);
 			r = -EOPNOTSUPP;
 			break;
@@ -274,7 +276,8 @@ static int enter(const struct cg_restore *rs, const char *ctl, const char *path,
 	snprintf(file, sizeof(file), "%s/cgroup.procs", dir);
 	fd = open(file, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, "0", 1) < 0)
-		return crf_error_errno(errno, "pid %d: cgroup namespace: cannot join cgroup %s (%s)",
+		return crf_error_errno(errno,
+				       "pid %d: cgroup namespace: cannot join cgroup %s (%s)",
 				       (int)pid, name, file);
 	return 0;
 }
@@ -306,12 +309,14 @@ int cg_ns_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 		if (rs->tasks[i]->pid == obj->pid)
 			t = rs->tasks[i];
 	if (!ns || !t)
-		return crf_error_errno(EBADMSG, "pid %d: namespace %s: %s or %s has no record of it",
+		return crf_error_errno(EBADMSG,
+				       "pid %d: namespace %s: %s or %s has no record of it",
 				       (int)obj->pid, obj->desc, CG_NS_IMG, CG_IMG);
 	for (size_t i = 0; r >= 0 && i < ns->n_roots; i++)
 		r = enter(rs, ns->roots[i]->controllers, ns->roots[i]->path, obj->pid);
 	if (r >= 0 && unshare(CLONE_NEWCGROUP) < 0)
-		r = crf_error_errno(errno, "pid %d: namespace %s: unshare", (int)obj->pid, obj->desc);
+		r = crf_error_errno(errno, "pid %d: namespace %s: unshare", (int)obj->pid,
+				    obj->desc);
 	for (size_t i = 0; r >= 0 && i < t->n_members; i++)
 		r = enter(rs, t->members[i]->controllers, t->members[i]->path, obj->pid);
 	/* From inside, as the task will read it. */
@@ -329,11 +334,12 @@ int cg_ns_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 			if (!strcmp(t->members[j]->controllers, root->controllers))
 				want = view(t->members[j]->path, root->path);
 		if (!m || !want || strcmp(m->path, want)) {
-			crf_error("pid %d: namespace %s: its cgroup %s reads \"%s\" from inside, not "
-				  "\"%s\" as at the dump",
-				  (int)obj->pid, obj->desc,
-				  cg_name(root->controllers, root->path, name, sizeof(name)),
-				  m ? m->path : "(none)", want ? want : "(none)");
+			crf_error(
+				"pid %d: namespace %s: its cgroup %s reads \"%s\" from inside, not "
+				"\"%s\" as at the dump",
+				(int)obj->pid, obj->desc,
+				cg_name(root->controllers, root->path, name, sizeof(name)),
+				m ? m->path : "(none)", want ? want : "(none)");
 			r = -EIO;
 		}
 	}

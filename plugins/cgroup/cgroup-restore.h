@@ -38,7 +38,7 @@ struct cg_restore {
 	enum cg_mode mode;
 	char **made; /* the directories restore-prepare created, parents first */
 	size_t n_made;
-	bool done; /* restore-finish was reached: what was made stays */
+	bool done;		    /* restore-finish was reached: what was made stays */
 	Crf__Cgroup__CgroupNs **ns; /* cgns.img */
 	size_t n_ns;
 };

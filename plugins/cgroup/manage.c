@@ -306,8 +306,7 @@ static int remember(struct cg_restore *rs, const char *dir)
 }
 
 /* Make (as the mode says) and set up one saved cgroup; @wrote: its settings were written. */
-static int setup_dir(struct cg_restore *rs, const char *ctl, const Crf__Cgroup__Dir *d,
-		     bool *wrote)
+static int setup_dir(struct cg_restore *rs, const char *ctl, const Crf__Cgroup__Dir *d, bool *wrote)
 {
 	_cleanup_free_ char *path = cg_remap(rs, ctl, d->path);
 	char dir[CG_PATH_MAX], name[CG_PATH_MAX + 64];
@@ -452,8 +451,9 @@ void cg_unmake(struct cg_restore *rs)
 		for (int i = 0; rmdir(dir) < 0 && errno == EBUSY && i < 200; i++)
 			nanosleep(&tick, NULL);
 		if (access(dir, F_OK) == 0)
-			crf_log_errno(CRF_LOG_WARN, errno, "cannot remove the cgroup %s made for "
-							   "the restore",
+			crf_log_errno(CRF_LOG_WARN, errno,
+				      "cannot remove the cgroup %s made for "
+				      "the restore",
 				      dir);
 		free(dir);
 	}

@@ -221,8 +221,8 @@ static int clone_into(struct crf_ctx *ctx, struct cg_move *m)
 		return refuse(m, errno, "cannot be opened to create the process in it");
 	r = crf_rst_clone_into_cgroup(ctx, m->pid, m->fd);
 	if (r < 0)
-		return crf_log_errno(CRF_LOG_ERROR, -r, "pid %d: cannot be created in its cgroup v2",
-				     (int)m->pid);
+		return crf_log_errno(CRF_LOG_ERROR, -r,
+				     "pid %d: cannot be created in its cgroup v2", (int)m->pid);
 	return 0;
 }
 

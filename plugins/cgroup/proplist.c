@@ -97,4 +97,3 @@ bool cg_below(const char *p, const char *root)
 		return strcmp(p, "/") != 0;
 	return !strncmp(p, root, len) && p[len] == '/';
 }
-

@@ -256,9 +256,10 @@ static int check_unsaved(const char *dir, const char *ctl, const char *name)
 				continue;
 			for (char *c = text; (c = strchr(c, '\n'));)
 				*c = ',';
-			crf_error("cgroup %s: %s reads \"%.200s\", not as in a new cgroup: crf does "
-				  "not restore this setting (docs/cgroup.md)",
-				  name, e->d_name, text);
+			crf_error(
+				"cgroup %s: %s reads \"%.200s\", not as in a new cgroup: crf does "
+				"not restore this setting (docs/cgroup.md)",
+				name, e->d_name, text);
 			return -EOPNOTSUPP;
 		}
 	}

@@ -117,8 +117,10 @@ static int check_hier(struct crf_imgdir *dir, size_t i, const Crf__Cgroup__Hiera
 		const Crf__Cgroup__Dir *d = h->dirs[j];
 
 		if (!cg_path_ok(d->path) || !cg_below(d->path, h->root))
-			return bad_props(i, "Hierarchy.dirs[%zu].path: '%.200s' is not a cgroup below "
-					    "'%.200s'", j, d->path, h->root);
+			return bad_props(i,
+					 "Hierarchy.dirs[%zu].path: '%.200s' is not a cgroup below "
+					 "'%.200s'",
+					 j, d->path, h->root);
 		if (!parent_known(d->path, h->root, h->dirs, j))
 			return bad_props(i, "Hierarchy.dirs[%zu].path: '%.200s' before its parent",
 					 j, d->path);
@@ -128,13 +130,16 @@ static int check_hier(struct crf_imgdir *dir, size_t i, const Crf__Cgroup__Hiera
 						 d->path);
 		for (size_t k = 0; k < d->n_props; k++) {
 			if (cg_prop_index(c, d->props[k]->name) < 0)
-				return bad_props(i, "Hierarchy.dirs[%zu].props[%zu].name: '%.64s' is "
-						    "not a setting crf restores here", j, k,
-						 d->props[k]->name);
+				return bad_props(i,
+						 "Hierarchy.dirs[%zu].props[%zu].name: '%.64s' is "
+						 "not a setting crf restores here",
+						 j, k, d->props[k]->name);
 			for (size_t l = 0; l < k; l++)
 				if (!strcmp(d->props[l]->name, d->props[k]->name))
-					return bad_props(i, "Hierarchy.dirs[%zu].props[%zu]: '%s' "
-							    "twice", j, k, d->props[k]->name);
+					return bad_props(i,
+							 "Hierarchy.dirs[%zu].props[%zu]: '%s' "
+							 "twice",
+							 j, k, d->props[k]->name);
 		}
 	}
 	return 0;
@@ -157,7 +162,8 @@ int cgprops_validate(struct crf_imgdir *dir)
 		r = check_hier(dir, i, h);
 		for (size_t k = 0; r >= 0 && k < i; k++)
 			if (!strcmp(seen[k], h->controllers))
-				r = bad_props(i, "Hierarchy.controllers: '%s' twice", h->controllers);
+				r = bad_props(i, "Hierarchy.controllers: '%s' twice",
+					      h->controllers);
 		if (r >= 0) {
 			char **v = realloc(seen, (i + 1) * sizeof(*v));
 

@@ -57,8 +57,8 @@ static int parse_targets(const char *text, Crf__Files__EpollTarget *t, size_t ma
 
 		if (strncmp(l, "tfd:", 4))
 			continue;
-		if (n == max || sscanf(l, "tfd: %d events: %x data: %" SCNx64, &tfd, &events,
-				       &data) != 3)
+		if (n == max ||
+		    sscanf(l, "tfd: %d events: %x data: %" SCNx64, &tfd, &events, &data) != 3)
 			return -EBADMSG;
 		crf__files__epoll_target__init(&t[n]);
 		t[n].tfd = tfd;
@@ -148,8 +148,7 @@ static int check_targets(const struct files_dump *d, int fd, Crf__Files__Epoll *
 	return r;
 }
 
-static int dump_targets(const struct files_dump *d, int fd, const char *text,
-			Crf__Files__Epoll *ep)
+static int dump_targets(const struct files_dump *d, int fd, const char *text, Crf__Files__Epoll *ep)
 {
 	size_t max = count_lines(text);
 	Crf__Files__EpollTarget *t = calloc(max, sizeof(*t));

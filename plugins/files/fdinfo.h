@@ -41,12 +41,12 @@ enum files_lock_kind {
 
 struct files_lock {
 	enum files_lock_kind kind;
-	bool write;		/* else a read (shared) lock */
-	int pid;		/* as printed: -1 for an OFD lock */
+	bool write; /* else a read (shared) lock */
+	int pid;    /* as printed: -1 for an OFD lock */
 	unsigned int major, minor;
 	uint64_t ino;
-	uint64_t start, end;	/* bytes start..end, both included */
-	bool to_eof;		/* end is EOF (then end is 0) */
+	uint64_t start, end; /* bytes start..end, both included */
+	bool to_eof;	     /* end is EOF (then end is 0) */
 };
 
 /* The value of the next "@key:" line of @*cursor, which moves past it; NULL at the end. */

@@ -118,7 +118,7 @@ static const char *fd_kind(struct files_dump *d, int fd, const char *link, const
 
 static int dump_fd(struct crf_ctx *ctx, struct files_dump *d, int dirfd, int fd)
 {
-	struct crf_object obj = { .cls = CRF_OBJ_FD, .pid = crf_ctx_pid(ctx), .id = fd };
+	struct crf_object obj = {.cls = CRF_OBJ_FD, .pid = crf_ctx_pid(ctx), .id = fd};
 	const struct crf_kind *kind;
 	char name[16], link[512], buf[64];
 	ssize_t n;

@@ -47,8 +47,9 @@ static int parse_watch(const char *l, struct watch_line *w)
 	unsigned int ignored;
 	int off = 0;
 
-	if (sscanf(l, "inotify wd:%x ino:%" SCNx64 " sdev:%x mask:%x ignored_mask:%x "
-		      "fhandle-bytes:%x fhandle-type:%x f_handle:%n",
+	if (sscanf(l,
+		   "inotify wd:%x ino:%" SCNx64 " sdev:%x mask:%x ignored_mask:%x "
+		   "fhandle-bytes:%x fhandle-type:%x f_handle:%n",
 		   &w->wd, &w->ino, &w->sdev, &w->mask, &ignored, &w->bytes, &w->type, &off) != 7 ||
 	    !off || w->bytes == 0 || w->bytes > HANDLE_MAX)
 		return -EBADMSG;
@@ -113,8 +114,10 @@ static int resolve_watch(const struct files_dump *d, int fd, const struct watch_
 		r = crf_error_errno(-mfd, "pid %d: inotify fd %d, wd %u: no mount of device %#x",
 				    d->pid, fd, l->wd, l->sdev);
 	else if (f < 0)
-		r = crf_error_errno(errno, "pid %d: inotify fd %d, wd %u: the watched inode %" PRIu64
-				    " cannot be opened by its handle", d->pid, fd, l->wd, l->ino);
+		r = crf_error_errno(errno,
+				    "pid %d: inotify fd %d, wd %u: the watched inode %" PRIu64
+				    " cannot be opened by its handle",
+				    d->pid, fd, l->wd, l->ino);
 	else if ((n = readlink(link, path, size - 1)) < 0 || fstat(f, &st) < 0)
 		r = crf_error_errno(errno, "pid %d: inotify fd %d, wd %u", d->pid, fd, l->wd);
 	else {
@@ -200,10 +203,10 @@ static int dump_inotify(struct files_dump *d, int fd, const char *text, Crf__Fil
 	in->watches = (Crf__Files__InotifyWatch **)p;
 	for (size_t i = 0; i < max; i++)
 		in->watches[i] = (Crf__Files__InotifyWatch *)(p + max * sizeof(void *)) + i;
-	r = dump_watches(d, fd, text, in,
-			     (char(*)[PATH_MAX])(p + max * (sizeof(void *) +
-							    sizeof(Crf__Files__InotifyWatch))),
-			     max);
+	r = dump_watches(
+		d, fd, text, in,
+		(char(*)[PATH_MAX])(p + max * (sizeof(void *) + sizeof(Crf__Files__InotifyWatch))),
+		max);
 	if (r == 0)
 		qsort(in->watches, in->n_watches, sizeof(*in->watches), cmp_wd);
 	return r == 0 ? refuse_pending(d, fd) : r;

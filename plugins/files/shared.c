@@ -43,15 +43,15 @@
 struct files_desc {
 	int pid, fd;
 	uint64_t dev, ino; /* dump: its file's, compared before kcmp is asked */
-	bool shared; /* dump: an fd of another task has it too */
-	int top;     /* restore: crf's own fd on it, or -1 */
-	bool given;  /* restore: @top is the core's now (crf_rst_keep_fd) */
+	bool shared;	   /* dump: an fd of another task has it too */
+	int top;	   /* restore: crf's own fd on it, or -1 */
+	bool given;	   /* restore: @top is the core's now (crf_rst_keep_fd) */
 	/*
 	 * restore: the first fd's record, when its kind makes the description
 	 * later than restore-prepare (-EAGAIN there): each task asks again.
 	 */
 	Crf__Files__Fd *later;
-	int *err;    /* a lookup's key only: where a failed kcmp leaves its errno */
+	int *err; /* a lookup's key only: where a failed kcmp leaves its errno */
 };
 
 /*
@@ -159,8 +159,10 @@ static int desc_drop_last(struct files_descs *ds, struct files_desc *s, bool in_
 		.pid = s->pid, .fd = s->fd, .dev = s->dev, .ino = s->ino, .err = &err};
 
 	if (in_tree && (!tdelete(&key, &ds->tree, desc_cmp) || err))
-		return crf_error_errno(err ? err : ENOENT, "pid %d: fd %d: taking it out of "
-				       "the saved descriptions", s->pid, s->fd);
+		return crf_error_errno(err ? err : ENOENT,
+				       "pid %d: fd %d: taking it out of "
+				       "the saved descriptions",
+				       s->pid, s->fd);
 	ds->n--;
 	free(s);
 	return 0;
@@ -200,7 +202,8 @@ int files_desc_find(struct files_dump *d, int fd, Crf__Files__Fd *e)
 			desc_drop_last(ds, s, false);
 		return crf_error_errno(err ? err : ENOMEM,
 				       "pid %d: fd %d: kcmp with the descriptions saved before "
-				       "failed or gave no order", d->pid, fd);
+				       "failed or gave no order",
+				       d->pid, fd);
 	}
 	if (*node == s) {
 		ds->pending = s;
@@ -473,7 +476,8 @@ int files_table_seen(struct files_dump *d)
 			tdelete(k, &ds->tables, table_cmp);
 		free(k);
 		return crf_error_errno(err ? err : ENOMEM,
-				       "pid %d: kcmp(KCMP_FILES) with the tasks saved before", d->pid);
+				       "pid %d: kcmp(KCMP_FILES) with the tasks saved before",
+				       d->pid);
 	}
 	if (*node == k)
 		return 0;

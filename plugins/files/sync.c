@@ -24,7 +24,7 @@ struct files_syncs {
 		dev_t dev;
 		int fd;
 		char *path; /* for messages: the file whose fd it is */
-	} *fs;
+	} * fs;
 };
 
 int files_sync_note(struct files_dump *d, int copy, dev_t dev, const char *path)
@@ -72,7 +72,8 @@ int files_syncs_dump_finish(struct crf_ctx *ctx)
 		return -ENOMEM;
 	for (size_t i = 0; s && i < s->n; i++) {
 		if (syncfs(s->fs[i].fd) < 0)
-			return crf_error_errno(errno, "syncfs of the filesystem of %s", s->fs[i].path);
+			return crf_error_errno(errno, "syncfs of the filesystem of %s",
+					       s->fs[i].path);
 		crf_debug("synced the filesystem of %s", s->fs[i].path);
 	}
 	return 0;

@@ -177,9 +177,9 @@ static int find_own_terminal(struct files_ttys *ttys)
 					       "are not terminals, and it has no controlling one)");
 		if (ioctl(fd, TIOCGDEV, &dev) < 0 || major(dev) < 136 || major(dev) >= 144) {
 			close(fd);
-			return crf_error_errno(ENOTTY,
-					       "--shell-job: crf restore's controlling terminal "
-					       "is not a pty, and none of its fds 0-2 is a terminal");
+			return crf_error_errno(
+				ENOTTY, "--shell-job: crf restore's controlling terminal "
+					"is not a pty, and none of its fds 0-2 is a terminal");
 		}
 		close(fd);
 		snprintf(ttys->term_path, sizeof(ttys->term_path), "/dev/pts/%u",
@@ -263,13 +263,15 @@ int files_tty_open(struct crf_ctx *ctx, const Crf__Files__Fd *e)
 	if (!ttys)
 		return -ENOMEM;
 	if (!e->tty || e->tty->id >= ttys->n)
-		return crf_error_errno(EBADMSG, "fd %d: %s: no such terminal in %s", e->fd,
-				       e->path, TTYS_IMG);
+		return crf_error_errno(EBADMSG, "fd %d: %s: no such terminal in %s", e->fd, e->path,
+				       TTYS_IMG);
 	t = &ttys->v[e->tty->id];
 	if (e->tty->master) {
 		if (t->master_fd < 0)
-			return crf_error_errno(EBADMSG, "fd %d: %s: the master of a terminal "
-					       "the tree does not own", e->fd, e->path);
+			return crf_error_errno(EBADMSG,
+					       "fd %d: %s: the master of a terminal "
+					       "the tree does not own",
+					       e->fd, e->path);
 		fd = fcntl(t->master_fd, F_DUPFD_CLOEXEC, 0);
 		if (fd < 0)
 			return crf_error_errno(errno, "fd %d: master of %s", e->fd, t->slave);
@@ -397,7 +399,8 @@ int files_ttys_restore_finish(struct crf_ctx *ctx)
 	for (size_t i = 0; ttys && r == 0 && i < ttys->n; i++) {
 		const struct files_term *t = &ttys->v[i];
 
-		if (t->master_fd >= 0 && t->rec->locked && ioctl(t->master_fd, TIOCSPTLCK, &one) < 0)
+		if (t->master_fd >= 0 && t->rec->locked &&
+		    ioctl(t->master_fd, TIOCSPTLCK, &one) < 0)
 			r = crf_error_errno(errno, "%s: lock it again", t->slave);
 		if (r == 0 && t->rec->external)
 			r = give_settings(ttys, t->rec);

@@ -38,11 +38,11 @@
 #include "files.pb-c.h"
 #include "tty.h"
 
-#define PTS_MAJOR     136 /* UNIX98 pty slaves: majors 136 to 143 */
-#define PTS_MAJORS    8
-#define TTYAUX_MAJOR  5 /* /dev/tty 5:0, /dev/console 5:1, /dev/ptmx 5:2 */
-#define VT_MAJOR      4 /* virtual consoles and serial lines */
-#define TTYS_IMG      "ttys.img"
+#define PTS_MAJOR    136 /* UNIX98 pty slaves: majors 136 to 143 */
+#define PTS_MAJORS   8
+#define TTYAUX_MAJOR 5 /* /dev/tty 5:0, /dev/console 5:1, /dev/ptmx 5:2 */
+#define VT_MAJOR     4 /* virtual consoles and serial lines */
+#define TTYS_IMG     "ttys.img"
 
 static bool is_pts(uint64_t rdev)
 {
@@ -58,8 +58,7 @@ bool files_is_tty(const struct crf_object *obj)
 {
 	unsigned int maj, min;
 
-	if (obj->cls != CRF_OBJ_FD || !obj->kind ||
-	    sscanf(obj->kind, "chr:%u:%u", &maj, &min) != 2)
+	if (obj->cls != CRF_OBJ_FD || !obj->kind || sscanf(obj->kind, "chr:%u:%u", &maj, &min) != 2)
 		return false;
 	if (maj >= PTS_MAJOR && maj < PTS_MAJOR + PTS_MAJORS)
 		return true;
@@ -223,10 +222,11 @@ static int identify(struct files_ttys *ttys, const struct files_dump *d, int fd,
 
 static int refuse_external(const struct files_term *t)
 {
-	return crf_error_errno(ENOTSUP,
-			       "pid %d: fd %d (%s) is a terminal the tree does not own (a shell's?): "
-			       "pass --shell-job to dump it as such",
-			       t->pid, t->fd, t->path);
+	return crf_error_errno(
+		ENOTSUP,
+		"pid %d: fd %d (%s) is a terminal the tree does not own (a shell's?): "
+		"pass --shell-job to dump it as such",
+		t->pid, t->fd, t->path);
 }
 
 /* The inode of the terminal of @e, through a copy of its fd (*@copy). */
@@ -318,8 +318,8 @@ int files_tty_note_task(const struct files_dump *d)
 	buf[n] = '\0';
 	/* "pid (comm) S ppid pgrp session tty_nr tpgid ...": comm may hold ") ". */
 	end = strrchr(buf, ')');
-	if (!end || sscanf(end + 1, " %*c %*d %d %d %lu %d", &tk.pgrp, &tk.sid, &tty_nr,
-			   &tk.tpgid) != 4)
+	if (!end ||
+	    sscanf(end + 1, " %*c %*d %d %d %lu %d", &tk.pgrp, &tk.sid, &tty_nr, &tk.tpgid) != 4)
 		return crf_error_errno(EBADMSG, "pid %d: %s: cannot parse", d->pid, path);
 	tk.tty = decode_tty_nr(tty_nr);
 	v = reallocarray(ttys->tasks, ttys->n_tasks + 1, sizeof(*v));

@@ -19,12 +19,12 @@ struct Crf__Files__Tty;
 
 /* One terminal the tree has fds on (tty.c and tty-restore.c share it). */
 struct files_term {
-	uint32_t index;	 /* the pts number at the dump */
-	uint64_t rdev;	 /* the terminal's device at the dump (the slave's) */
-	bool pts;	 /* a pty slave, not a console or serial line */
-	bool master;	 /* dump: the tree holds its master */
-	int pid, fd;	 /* dump: its first fd, for messages */
-	char *path;	 /* dump: that fd's path */
+	uint32_t index;	    /* the pts number at the dump */
+	uint64_t rdev;	    /* the terminal's device at the dump (the slave's) */
+	bool pts;	    /* a pty slave, not a console or serial line */
+	bool master;	    /* dump: the tree holds its master */
+	int pid, fd;	    /* dump: its first fd, for messages */
+	char *path;	    /* dump: that fd's path */
 	struct termios tio; /* dump: its settings, through the first fd met */
 	struct winsize ws;
 	bool settings; /* tio and ws are read */
@@ -53,7 +53,7 @@ struct files_ttys {
 	size_t n;
 	struct files_tty_task *tasks;
 	size_t n_tasks;
-	int term_fd;	     /* restore: crf restore's own terminal, or -1 */
+	int term_fd; /* restore: crf restore's own terminal, or -1 */
 	char term_path[64];
 };
 

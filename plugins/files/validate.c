@@ -40,7 +40,7 @@ struct tables {
 	uint32_t *pipe_descs; /* by pipe: its number of descriptions (0: older images) */
 	struct shared {
 		int32_t pid, fd;
-	} *shared;
+	} * shared;
 	size_t n_shared;
 };
 
@@ -232,16 +232,15 @@ static int check_fd(struct tables *t, struct table *tb, const Crf__Files__Fd *e,
 }
 
 /* Epoll registrations, once the whole table is known: each watches an fd of it. */
-static int check_epoll(struct tables *t, const struct table *tb, const Crf__Files__Fd *e,
-		       pid_t pid)
+static int check_epoll(struct tables *t, const struct table *tb, const Crf__Files__Fd *e, pid_t pid)
 {
 	for (size_t j = 0; e->epoll && j < e->epoll->n_targets; j++) {
 		const Crf__Files__EpollTarget *g = e->epoll->targets[j];
 		int32_t number = g->has_holder ? g->holder : g->tfd;
 
 		if (g->tfd < 0 || g->tfd >= t->nr_open || !has_fd(tb, number))
-			return bad(t, "Fd.epoll.targets[%zu]: fd %d, which pid %d does not have",
-				   j, (int)number, (int)pid);
+			return bad(t, "Fd.epoll.targets[%zu]: fd %d, which pid %d does not have", j,
+				   (int)number, (int)pid);
 	}
 	return 0;
 }
@@ -291,7 +290,8 @@ int files_validate(struct crf_imgdir *dir)
 		r = each_record(&t, "unlinked.img", &crf__files__unlinked_file__descriptor,
 				on_unlinked);
 	if (r >= 0)
-		r = each_record(&t, "shared-fds.img", &crf__files__shared_fd__descriptor, on_shared);
+		r = each_record(&t, "shared-fds.img", &crf__files__shared_fd__descriptor,
+				on_shared);
 	if (r >= 0)
 		r = crf_imgdir_each_task(dir, "files", check_files, &t);
 	free(t.pipe_descs);

@@ -44,10 +44,10 @@ struct dump {
 	pid_t pid;
 	size_t page_size;
 	struct smaps maps;
-	int *kinds;	   /* enum mem_kind of each mapping, MEM_SKIP to leave out */
+	int *kinds;		       /* enum mem_kind of each mapping, MEM_SKIP to leave out */
 	struct crf_kind_owner *claims; /* of each mapping: who claims it (registry) */
-	uint32_t n_vmas;   /* mappings to save */
-	uint32_t mlockall; /* MCL_FUTURE | MCL_ONFAULT of mappings made later */
+	uint32_t n_vmas;	       /* mappings to save */
+	uint32_t mlockall;	       /* MCL_FUTURE | MCL_ONFAULT of mappings made later */
 	struct crf_rst_mm mm;
 	Crf__Mem__FileRef *exe;
 	struct crf_img *img, *blob;
@@ -281,7 +281,7 @@ static int read_def_flags(struct crf_ctx *ctx, pid_t pid, uint32_t *mlockall, st
 struct mem_brk {
 	pid_t pid;
 	uint64_t brk;
-	uint32_t mlockall; /* MCL_* of mappings made later */
+	uint32_t mlockall;	/* MCL_* of mappings made later */
 	struct mem_live *live;	/* --live: every task's userfaultfd and pages */
 	struct dump **deferred; /* --live: tasks whose images dump-live completes */
 	size_t n_deferred;

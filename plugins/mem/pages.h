@@ -36,7 +36,7 @@ struct mem_pages {
 	struct mem_writer writer; /* owns the blob */
 	uint64_t blob_off;	  /* bytes handed to @writer */
 
-	char *buf; /* while a batch is read: the writer's buffer for it */
+	char *buf;	     /* while a batch is read: the writer's buffer for it */
 	struct iovec *batch; /* ranges of the task the batch holds */
 	size_t n_batch, batch_len;
 

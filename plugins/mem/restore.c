@@ -271,7 +271,7 @@ static int set_mm(struct restore *s)
 #define COPY_FIELD(name) .name = f->name,
 		CRF_MM_FIELDS(COPY_FIELD)
 #undef COPY_FIELD
-		.exe_fd = -1,
+			.exe_fd = -1,
 		.mlockall = (int)s->mm->mlockall,
 	};
 

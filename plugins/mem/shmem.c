@@ -260,8 +260,8 @@ int mem_shm_fill(struct crf_img *img, const char *name, int fd, char *mem, uint6
 			n = pwrite(fd, d->data.data + done, d->data.len - done,
 				   (off_t)(d->off + done));
 			if (n <= 0)
-				r = crf_error_errno(n < 0 ? errno : EIO, "%s: write at %#llx",
-						    name, (unsigned long long)(d->off + done));
+				r = crf_error_errno(n < 0 ? errno : EIO, "%s: write at %#llx", name,
+						    (unsigned long long)(d->off + done));
 		}
 		protobuf_c_message_free_unpacked(&e->base, NULL);
 		if (r < 0)

@@ -63,14 +63,14 @@ int mem_check_mm(struct mem_mm_walk *w, const Crf__Mem__Mm *mm)
 
 	w->page_size = mm->page_size;
 	if (mm->page_size != mem_page_size())
-		return crf_error_errno(ENOTSUP, "%s/%s: pages of %" PRIu64 " bytes, this kernel's are %zu",
-				       crf_imgdir_path(w->dir), w->name, (uint64_t)mm->page_size,
-				       mem_page_size());
+		return crf_error_errno(
+			ENOTSUP, "%s/%s: pages of %" PRIu64 " bytes, this kernel's are %zu",
+			crf_imgdir_path(w->dir), w->name, (uint64_t)mm->page_size, mem_page_size());
 	if (!mm->pages[0] || strchr(mm->pages, '/'))
 		return bad(w, "Mm.pages: bad pages image name '%.64s'", mm->pages);
-	if (f->n_auxv < 2 || f->n_auxv % 2 || f->n_auxv > AUXV_MAX ||
-	    f->auxv[f->n_auxv - 2] != 0)
-		return bad(w, "Mm.fields.auxv: %zu words, not pairs ending with AT_NULL", f->n_auxv);
+	if (f->n_auxv < 2 || f->n_auxv % 2 || f->n_auxv > AUXV_MAX || f->auxv[f->n_auxv - 2] != 0)
+		return bad(w, "Mm.fields.auxv: %zu words, not pairs ending with AT_NULL",
+			   f->n_auxv);
 	if (mm->mlockall & ~(uint32_t)(MCL_FUTURE | MCL_ONFAULT))
 		return bad(w, "Mm.mlockall: %#x, not MCL_FUTURE and MCL_ONFAULT", mm->mlockall);
 	return 0;
@@ -88,8 +88,10 @@ static int check_guards(struct mem_mm_walk *w, const Crf__Mem__Vma *v)
 
 		if (start < last || start >= end || end > v->end || !aligned(w, start) ||
 		    !aligned(w, end))
-			return bad(w, "Vma.guards[%zu]: %#" PRIx64 "-%#" PRIx64
-				   " outside its mapping or out of order", i, start, end);
+			return bad(w,
+				   "Vma.guards[%zu]: %#" PRIx64 "-%#" PRIx64
+				   " outside its mapping or out of order",
+				   i, start, end);
 		last = end;
 	}
 	return 0;
@@ -100,10 +102,13 @@ static int check_range(struct mem_mm_walk *w, const Crf__Mem__Vma *v)
 {
 	if (v->start >= v->end || !aligned(w, v->start) || !aligned(w, v->end) ||
 	    v->end > MEM_USER_END)
-		return bad(w, "Vma.start, end: %#" PRIx64 "-%#" PRIx64
-			   ": empty, unaligned or above user space", v->start, v->end);
+		return bad(w,
+			   "Vma.start, end: %#" PRIx64 "-%#" PRIx64
+			   ": empty, unaligned or above user space",
+			   v->start, v->end);
 	if (v->start < w->last_end)
-		return bad(w, "Vma.start: %#" PRIx64 "-%#" PRIx64
+		return bad(w,
+			   "Vma.start: %#" PRIx64 "-%#" PRIx64
 			   " overlaps the mapping before it (ending at %#" PRIx64 ")",
 			   v->start, v->end, w->last_end);
 	return 0;
@@ -141,7 +146,8 @@ static int check_kind(struct mem_mm_walk *w, const Crf__Mem__Vma *v)
 	if (!aligned(w, v->pgoff))
 		return bad(w, "Vma.pgoff: %#" PRIx64 " is not page-aligned", v->pgoff);
 	if ((v->kind == CRF__MEM__VMA_KIND__FILE_PRIVATE ||
-	     v->kind == CRF__MEM__VMA_KIND__FILE_SHARED) && !v->file)
+	     v->kind == CRF__MEM__VMA_KIND__FILE_SHARED) &&
+	    !v->file)
 		return bad(w, "Vma.file: a file mapping without its file");
 	if (v->kind == CRF__MEM__VMA_KIND__MEMFD && !(v->has_shm_dev && v->has_shm_inode))
 		return bad(w, "Vma.shm_dev, shm_inode: a memfd mapping without its object");
@@ -153,8 +159,7 @@ static int check_kind(struct mem_mm_walk *w, const Crf__Mem__Vma *v)
 	if ((v->kind == CRF__MEM__VMA_KIND__SYSV_SHM) != (v->has_shmid && v->shmid >= 0) ||
 	    (v->kind == CRF__MEM__VMA_KIND__SYSV_SHM && (v->flags != MAP_SHARED || v->pgoff)))
 		return bad(w, "Vma.shmid: a System V attachment without its segment, or not whole");
-	if (v->kind == CRF__MEM__VMA_KIND__SYSV_SHM &&
-	    !have_object(w, v))
+	if (v->kind == CRF__MEM__VMA_KIND__SYSV_SHM && !have_object(w, v))
 		return bad(w, "Vma.shmid: no image of System V segment %d", (int)v->shmid);
 	return check_guards(w, v);
 }
@@ -165,7 +170,7 @@ static int check_foreign(struct mem_mm_walk *w, const Crf__Mem__Vma *v)
 	if (!v->claim_kind || !v->claim_plugin || !*v->claim_kind || !*v->claim_plugin ||
 	    (v->flags != MAP_SHARED && v->flags != MAP_PRIVATE))
 		return bad(w, "Vma.claim_kind, claim_plugin, flags: another plugin's mapping "
-			   "without its claim");
+			      "without its claim");
 	return 0;
 }
 
@@ -194,23 +199,26 @@ int mem_check_pages(struct mem_mm_walk *w, const Crf__Mem__PageRuns *pr)
 		const Crf__Mem__PageRun *run = pr->runs[i];
 
 		if (!run->len || !aligned(w, run->vaddr) || !aligned(w, run->len) ||
-		    run->vaddr < v->start || run->vaddr >= v->end ||
-		    run->len > v->end - run->vaddr)
-			return bad(w, "PageRuns.runs[%zu]: %#" PRIx64 "+%#" PRIx64
-				   " is not inside its mapping %#" PRIx64 "-%#" PRIx64, i,
-				   run->vaddr, run->len, v->start, v->end);
+		    run->vaddr < v->start || run->vaddr >= v->end || run->len > v->end - run->vaddr)
+			return bad(w,
+				   "PageRuns.runs[%zu]: %#" PRIx64 "+%#" PRIx64
+				   " is not inside its mapping %#" PRIx64 "-%#" PRIx64,
+				   i, run->vaddr, run->len, v->start, v->end);
 		if (run->off > w->blob_size || run->len > w->blob_size - run->off)
-			return bad(w, "PageRuns.runs[%zu].off: %#" PRIx64 "+%#" PRIx64
-				   " is past the %" PRIu64 " bytes of the pages image", i, run->off,
-				   run->len, w->blob_size);
+			return bad(w,
+				   "PageRuns.runs[%zu].off: %#" PRIx64 "+%#" PRIx64
+				   " is past the %" PRIu64 " bytes of the pages image",
+				   i, run->off, run->len, w->blob_size);
 	}
 	for (size_t i = 0; i < pr->n_shared; i++) {
 		const Crf__Mem__PageRange *g = pr->shared[i];
 
 		if (!g->len || !aligned(w, g->vaddr) || !aligned(w, g->len) ||
 		    g->vaddr < v->start || g->vaddr >= v->end || g->len > v->end - g->vaddr)
-			return bad(w, "PageRuns.shared[%zu]: %#" PRIx64 "+%#" PRIx64
-				   " is not inside its mapping", i, g->vaddr, g->len);
+			return bad(w,
+				   "PageRuns.shared[%zu]: %#" PRIx64 "+%#" PRIx64
+				   " is not inside its mapping",
+				   i, g->vaddr, g->len);
 	}
 	return 0;
 }
@@ -305,9 +313,10 @@ static int check_shmem_file(struct crf_imgdir *dir, const char *name, bool sysv,
 				    (o->kind == CRF__MEM__SHMEM_KIND__SHMEM_SYSV) != sysv ||
 				    o->kind < CRF__MEM__SHMEM_KIND__SHMEM_ANON ||
 				    o->kind > CRF__MEM__SHMEM_KIND__SHMEM_SYSV))
-			r = bad(&w, "ShmemObject: kind %d, %" PRIu64 "-%" PRIu64 " of %" PRIu64
-				" bytes: not the object the file is named for", (int)o->kind, o->dev,
-				o->inode, o->size);
+			r = bad(&w,
+				"ShmemObject: kind %d, %" PRIu64 "-%" PRIu64 " of %" PRIu64
+				" bytes: not the object the file is named for",
+				(int)o->kind, o->dev, o->inode, o->size);
 		else if (!w.rec && o->kind == CRF__MEM__SHMEM_KIND__SHMEM_MEMFD && !o->name)
 			r = bad(&w, "ShmemObject.name: a memfd without a name");
 		else if (!w.rec)

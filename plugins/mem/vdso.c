@@ -88,8 +88,8 @@ int mem_vdso_layout_check(const struct mem_vdso_layout *dump, const struct mem_v
 		if (de - ds != he - hs) {
 			describe_size(was, sizeof(was), ds, de);
 			describe_size(now, sizeof(now), hs, he);
-			snprintf(why, len, "the dump's %s is %s, this kernel's %s", mem_vdso_area_names[i],
-				 was, now);
+			snprintf(why, len, "the dump's %s is %s, this kernel's %s",
+				 mem_vdso_area_names[i], was, now);
 		} else {
 			snprintf(why, len,
 				 "the dump's %s is at %+lld KiB from [vdso], this kernel's at "

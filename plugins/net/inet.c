@@ -140,8 +140,8 @@ const char *inet_sk_name(const Crf__Net__InetSk *sk, char *buf)
 			 sk->proto == CRF__NET__PROTO__TCP ? "tcp" : "udp", l,
 			 inet_addr_str(sk->peer, p, sizeof(p)));
 	else
-		snprintf(buf, INET_NAME_MAX, "%s %s", sk->proto == CRF__NET__PROTO__TCP ? "tcp" : "udp",
-			 l);
+		snprintf(buf, INET_NAME_MAX, "%s %s",
+			 sk->proto == CRF__NET__PROTO__TCP ? "tcp" : "udp", l);
 	return buf;
 }
 
@@ -198,7 +198,8 @@ static int save(struct crf_ctx *ctx, const struct crf_object *obj, const Crf__Ne
 	char name[INET_NAME_MAX];
 
 	if (len > CRF_FD_PAYLOAD_MAX)
-		return crf_error_errno(E2BIG, "%s: %zu bytes of state, more than the %u a socket "
+		return crf_error_errno(E2BIG,
+				       "%s: %zu bytes of state, more than the %u a socket "
 				       "may have in its fd record",
 				       inet_sk_name(sk, name), len, CRF_FD_PAYLOAD_MAX);
 	buf = malloc(len ? len : 1);

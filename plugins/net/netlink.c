@@ -51,9 +51,9 @@ static const struct {
 	int protocol;
 	const char *name;
 } protocols[] = {
-	{NETLINK_ROUTE, "route"},	    {NETLINK_USERSOCK, "usersock"},
-	{NETLINK_SOCK_DIAG, "sock_diag"},   {NETLINK_XFRM, "xfrm"},
-	{NETLINK_SELINUX, "selinux"},	    {NETLINK_KOBJECT_UEVENT, "kobject_uevent"},
+	{NETLINK_ROUTE, "route"},	  {NETLINK_USERSOCK, "usersock"},
+	{NETLINK_SOCK_DIAG, "sock_diag"}, {NETLINK_XFRM, "xfrm"},
+	{NETLINK_SELINUX, "selinux"},	  {NETLINK_KOBJECT_UEVENT, "kobject_uevent"},
 	{NETLINK_CRYPTO, "crypto"},
 };
 
@@ -96,9 +96,9 @@ static int on_valid(struct nl_msg *msg, void *arg)
 	if (m->ndiag_ino != f->ino)
 		return NL_OK;
 	f->found = true;
-	nlmsg_for_each_attr(a, h, sizeof(*m), left)
-		if (nla_type(a) == NETLINK_DIAG_FLAGS && nla_len(a) >= (int)sizeof(uint32_t))
-			f->flags = nla_get_u32(a);
+	nlmsg_for_each_attr(a, h, sizeof(*m), left) if (nla_type(a) == NETLINK_DIAG_FLAGS &&
+							nla_len(a) >= (int)sizeof(uint32_t))
+		f->flags = nla_get_u32(a);
 	return NL_OK;
 }
 
@@ -328,7 +328,8 @@ int netlink_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 	    (sk->type != SOCK_RAW && sk->type != SOCK_DGRAM)) {
 		if (sk)
 			crf__net__netlink_sk__free_unpacked(sk, NULL);
-		return crf_error_errno(EBADMSG, "fd %d: the netlink socket's record does not "
+		return crf_error_errno(EBADMSG,
+				       "fd %d: the netlink socket's record does not "
 				       "decode, or names a protocol crf does not restore",
 				       obj->id);
 	}

@@ -33,7 +33,7 @@
 #include "inet.h"
 
 #define NETLOCK_IMG "netlock.img"
-#define SCRIPT_MAX 8192
+#define SCRIPT_MAX  8192
 
 static struct {
 	char table[64];
@@ -249,8 +249,7 @@ int netlock_dump_finish(struct crf_ctx *ctx)
 	nl.table = dump_lock.table;
 	nl.conns = dump_lock.conns;
 	nl.n_conns = dump_lock.n_conns;
-	r = crf_img_create(crf_ctx_images(ctx), NETLOCK_IMG, &crf__net__net_lock__descriptor,
-			   &img);
+	r = crf_img_create(crf_ctx_images(ctx), NETLOCK_IMG, &crf__net__net_lock__descriptor, &img);
 	if (r < 0)
 		return r;
 	return crf_img_finish(img, crf_img_write(img, &nl.base));
@@ -308,8 +307,8 @@ int netlock_udp_hold(const Crf__Net__InetSk *sk, const char *name)
 	bool v4 = a->addr.len == 4 || inet_addr_is_mapped(a);
 
 	if (!inet_addr_is_any(a)) {
-		inet_ntop(v4 ? AF_INET : AF_INET6, a->addr.data + (a->addr.len == 16 && v4 ? 12 : 0),
-			  ip, sizeof(ip));
+		inet_ntop(v4 ? AF_INET : AF_INET6,
+			  a->addr.data + (a->addr.len == 16 && v4 ? 12 : 0), ip, sizeof(ip));
 		snprintf(dst, sizeof(dst), "%s daddr %s ", v4 ? "ip" : "ip6", ip);
 	} else if (sk->family == AF_INET) {
 		snprintf(dst, sizeof(dst), "meta nfproto ipv4 ");

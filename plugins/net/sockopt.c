@@ -40,12 +40,30 @@ struct sockopt_def {
 	bool v6;	     /* AF_INET6 only */
 };
 
-#define SO(n) {SOL_SOCKET, n, #n, 0, false}
-#define IP(n) {SOL_IP, n, #n, 0, false}
-#define IP6(n) {SOL_IPV6, n, #n, 0, true}
-#define TCP(n) {SOL_TCP, n, #n, CRF__NET__PROTO__TCP, false}
-#define IPUDP(n) {SOL_IP, n, #n, CRF__NET__PROTO__UDP, false}
-#define NL(n) {SOL_NETLINK, n, #n, 0, false}
+#define SO(n)                                                                                      \
+	{                                                                                          \
+		SOL_SOCKET, n, #n, 0, false                                                        \
+	}
+#define IP(n)                                                                                      \
+	{                                                                                          \
+		SOL_IP, n, #n, 0, false                                                            \
+	}
+#define IP6(n)                                                                                     \
+	{                                                                                          \
+		SOL_IPV6, n, #n, 0, true                                                           \
+	}
+#define TCP(n)                                                                                     \
+	{                                                                                          \
+		SOL_TCP, n, #n, CRF__NET__PROTO__TCP, false                                        \
+	}
+#define IPUDP(n)                                                                                   \
+	{                                                                                          \
+		SOL_IP, n, #n, CRF__NET__PROTO__UDP, false                                         \
+	}
+#define NL(n)                                                                                      \
+	{                                                                                          \
+		SOL_NETLINK, n, #n, 0, false                                                       \
+	}
 
 static const struct sockopt_def defs[] = {
 	SO(SO_REUSEADDR),
@@ -114,8 +132,8 @@ static bool applies(const struct sockopt_def *d, int family, unsigned char proto
 	return (!d->proto || d->proto == proto) && (!d->v6 || family == AF_INET6);
 }
 
-static int add_opt(Crf__Net__SockOpt ***opts, size_t *n, const struct sockopt_def *d,
-		   const void *v, socklen_t len)
+static int add_opt(Crf__Net__SockOpt ***opts, size_t *n, const struct sockopt_def *d, const void *v,
+		   socklen_t len)
 {
 	Crf__Net__SockOpt *o = inet_push(opts, n, sizeof(*o));
 
@@ -160,7 +178,8 @@ int sockopt_dump_list(int fd, int family, int type, int protocol, unsigned char 
 			return r;
 	}
 	if (bufs && !lock_known)
-		return crf_error_errno(EOPNOTSUPP, "%s: its buffer sizes differ from a fresh "
+		return crf_error_errno(EOPNOTSUPP,
+				       "%s: its buffer sizes differ from a fresh "
 				       "socket's, and this kernel does not tell whether they are "
 				       "locked (SO_BUF_LOCK, Linux 5.14)",
 				       name);
@@ -269,7 +288,8 @@ int sockopt_restore_reuse(int fd, const Crf__Net__InetSk *sk, const char *name)
 		const Crf__Net__SockOpt *o = sk->opts[i];
 
 		if (o->level == SOL_SOCKET && o->name == SO_REUSEADDR &&
-		    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, o->value.data, (socklen_t)o->value.len))
+		    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, o->value.data,
+			       (socklen_t)o->value.len))
 			return crf_error_errno(errno, "%s: setsockopt(SO_REUSEADDR)", name);
 	}
 	return 0;

@@ -42,7 +42,7 @@
  */
 static struct repaired {
 	int fd, reuse;
-} *repaired;
+} * repaired;
 static size_t n_repaired;
 
 /* Data is written back in pieces the kernel allocates easily. */
@@ -208,7 +208,8 @@ static int set_options(int fd, const Crf__Net__TcpConn *c)
 
 	o[n++] = (struct tcp_repair_opt){TCPOPT_MAXSEG, c->mss};
 	if (c->options & TCPI_OPT_WSCALE)
-		o[n++] = (struct tcp_repair_opt){TCPOPT_WINDOW, c->snd_wscale | c->rcv_wscale << 16};
+		o[n++] =
+			(struct tcp_repair_opt){TCPOPT_WINDOW, c->snd_wscale | c->rcv_wscale << 16};
 	if (c->options & TCPI_OPT_SACK)
 		o[n++] = (struct tcp_repair_opt){TCPOPT_SACK_PERMITTED, 0};
 	if (c->options & TCPI_OPT_TIMESTAMPS)

@@ -22,19 +22,23 @@
 #include "inet.h"
 
 static const char *const state_names[] = {
-	[TCP_ESTABLISHED] = "established", [TCP_SYN_SENT] = "syn-sent",
-	[TCP_SYN_RECV] = "syn-recv",	   [TCP_FIN_WAIT1] = "fin-wait-1",
-	[TCP_FIN_WAIT2] = "fin-wait-2",	   [TCP_TIME_WAIT] = "time-wait",
-	[TCP_CLOSE] = "close",		   [TCP_CLOSE_WAIT] = "close-wait",
-	[TCP_LAST_ACK] = "last-ack",	   [TCP_LISTEN] = "listening",
+	[TCP_ESTABLISHED] = "established",
+	[TCP_SYN_SENT] = "syn-sent",
+	[TCP_SYN_RECV] = "syn-recv",
+	[TCP_FIN_WAIT1] = "fin-wait-1",
+	[TCP_FIN_WAIT2] = "fin-wait-2",
+	[TCP_TIME_WAIT] = "time-wait",
+	[TCP_CLOSE] = "close",
+	[TCP_CLOSE_WAIT] = "close-wait",
+	[TCP_LAST_ACK] = "last-ack",
+	[TCP_LISTEN] = "listening",
 	[TCP_CLOSING] = "closing",
 };
 
 static const char *state_name(unsigned s)
 {
-	return s < sizeof(state_names) / sizeof(state_names[0]) && state_names[s]
-		       ? state_names[s]
-		       : "unknown state";
+	return s < sizeof(state_names) / sizeof(state_names[0]) && state_names[s] ? state_names[s]
+										  : "unknown state";
 }
 
 int tcp_dump(int fd, Crf__Net__InetSk *sk, const struct inet_opts *o, const char *name)
@@ -54,7 +58,8 @@ int tcp_dump(int fd, Crf__Net__InetSk *sk, const struct inet_opts *o, const char
 			return crf_error_errno(EOPNOTSUPP,
 					       "%s, listening: %u connection%s not yet accepted "
 					       "(--skip-in-flight leaves them out)",
-					       name, ti.tcpi_unacked, ti.tcpi_unacked == 1 ? "" : "s");
+					       name, ti.tcpi_unacked,
+					       ti.tcpi_unacked == 1 ? "" : "s");
 		if (ti.tcpi_unacked)
 			crf_warn("%s, listening: %u connection%s not yet accepted left out "
 				 "(--skip-in-flight)",
@@ -72,7 +77,8 @@ int tcp_dump(int fd, Crf__Net__InetSk *sk, const struct inet_opts *o, const char
 		sk->state = CRF__NET__STATE__ESTABLISHED;
 		return tcp_repair_dump(fd, sk, name);
 	}
-	return crf_error_errno(EOPNOTSUPP, "%s, %s: crf restores TCP sockets only unconnected, "
+	return crf_error_errno(EOPNOTSUPP,
+			       "%s, %s: crf restores TCP sockets only unconnected, "
 			       "listening or established",
 			       name, state_name(ti.tcpi_state));
 }

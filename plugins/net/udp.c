@@ -83,8 +83,8 @@ static int raw_from(const Crf__Net__Addr *src)
 	return TAKE_FD(fd);
 }
 
-static int add_datagram(Crf__Net__InetSk *sk, const struct sockaddr_storage *from,
-			const void *data, size_t n)
+static int add_datagram(Crf__Net__InetSk *sk, const struct sockaddr_storage *from, const void *data,
+			size_t n)
 {
 	Crf__Net__Datagram *d = inet_push(&sk->rcvq, &sk->n_rcvq, sizeof(*d));
 
@@ -184,7 +184,8 @@ int udp_dump(int fd, Crf__Net__InetSk *sk, const char *name)
 	len = sizeof(cork);
 	if (!getsockopt(fd, SOL_UDP, UDP_CORK, &cork, &len) && cork &&
 	    !ioctl(fd, SIOCOUTQ, &outq) && outq)
-		return crf_error_errno(EOPNOTSUPP, "%s: corked (UDP_CORK) with %d bytes pending: "
+		return crf_error_errno(EOPNOTSUPP,
+				       "%s: corked (UDP_CORK) with %d bytes pending: "
 				       "not restored",
 				       name, outq);
 	len = sizeof(off);
@@ -315,7 +316,8 @@ static int make(int fd, const Crf__Net__InetSk *sk, const char *name)
 
 int udp_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name)
 {
-	_cleanup_close_ int fd = socket(sk->family, SOCK_DGRAM | SOCK_CLOEXEC | nonblock, IPPROTO_UDP);
+	_cleanup_close_ int fd =
+		socket(sk->family, SOCK_DGRAM | SOCK_CLOEXEC | nonblock, IPPROTO_UDP);
 	int r;
 
 	if (fd < 0)

@@ -74,8 +74,10 @@ static int outside(const Crf__Net__UnixSk *m)
 
 	unix_describe(m, what, sizeof(what));
 	holder(m->peer, who, sizeof(who));
-	return crf_error_errno(ENOTSUP, "pid %d: fd %d: %s -> %s (peer outside the tree, inode "
-			       "%llu, %s)", m->pid, m->fd, what,
+	return crf_error_errno(ENOTSUP,
+			       "pid %d: fd %d: %s -> %s (peer outside the tree, inode "
+			       "%llu, %s)",
+			       m->pid, m->fd, what,
 			       name_of(&m->peer_name, m->has_peer_name, name, sizeof(name)),
 			       (unsigned long long)m->peer, who);
 }
@@ -135,14 +137,18 @@ static int check_senders(const struct unix_table *t, const Crf__Net__UnixSk *m,
 		else
 			ok = !from->len || unix_table_named(t, SOCK_DGRAM, from);
 		if (!ok)
-			return crf_error_errno(ENOTSUP, "%s: datagram %zu of %zu queued is from %s, "
-					       "%s", what, i + 1, m->n_senders,
+			return crf_error_errno(ENOTSUP,
+					       "%s: datagram %zu of %zu queued is from %s, "
+					       "%s",
+					       what, i + 1, m->n_senders,
 					       name_of(from, true, name, sizeof(name)),
 					       peer ? "not its peer" : "a socket outside the tree");
 	}
 	if (!peer && m->n_rqueue && !m->has_name)
-		return crf_error_errno(ENOTSUP, "%s: datagrams queued on an unnamed, unconnected "
-				       "socket", what);
+		return crf_error_errno(ENOTSUP,
+				       "%s: datagrams queued on an unnamed, unconnected "
+				       "socket",
+				       what);
 	return 0;
 }
 
@@ -156,9 +162,11 @@ static int check_unpeered(struct unix_table *t, Crf__Net__UnixSk *m, const char 
 
 	if (l) {
 		if (m->wqlen)
-			return crf_error_errno(ENOTSUP, "%s: %u bytes sent on a connection that "
+			return crf_error_errno(ENOTSUP,
+					       "%s: %u bytes sent on a connection that "
 					       "pid %d fd %d has not accepted yet, which crf "
-					       "cannot read", what, m->wqlen, l->pid, l->fd);
+					       "cannot read",
+					       what, m->wqlen, l->pid, l->fd);
 		m->has_queued_on = true;
 		m->queued_on = l->ino;
 		return 0;
@@ -167,12 +175,12 @@ static int check_unpeered(struct unix_table *t, Crf__Net__UnixSk *m, const char 
 	if (r < 0)
 		return r;
 	if (s.got)
-		return crf_error_errno(ENOTSUP, "%s -> %s (waiting to be accepted by a listener "
-				       "outside the tree, inode %llu, %s)", what,
-				       unix_name_str(s.found.name, s.found.name_len, name,
-						     sizeof(name)),
-				       (unsigned long long)s.found.ino,
-				       holder(s.found.ino, who, sizeof(who)));
+		return crf_error_errno(
+			ENOTSUP,
+			"%s -> %s (waiting to be accepted by a listener "
+			"outside the tree, inode %llu, %s)",
+			what, unix_name_str(s.found.name, s.found.name_len, name, sizeof(name)),
+			(unsigned long long)s.found.ino, holder(s.found.ino, who, sizeof(who)));
 	/*
 	 * A datagram socket another one connected to is TCP_ESTABLISHED too,
 	 * with no peer of its own, and stays so when that one is closed (the
@@ -180,17 +188,22 @@ static int check_unpeered(struct unix_table *t, Crf__Net__UnixSk *m, const char 
 	 * tells it from one whose peer was closed.
 	 */
 	if (m->type == SOCK_DGRAM && !m->has_peer_name && !m->has_name)
-		return crf_error_errno(ENOTSUP, "%s: connected to by a socket since closed, and "
-				       "unnamed: crf cannot connect to it again", what);
+		return crf_error_errno(ENOTSUP,
+				       "%s: connected to by a socket since closed, and "
+				       "unnamed: crf cannot connect to it again",
+				       what);
 	if (m->type == SOCK_DGRAM && !m->has_peer_name)
 		return check_senders(t, m, NULL, what);
 	if (m->type == SOCK_DGRAM)
-		return crf_error_errno(ENOTSUP, "%s: the socket it is connected to was closed, "
-				       "which crf does not restore", what);
+		return crf_error_errno(ENOTSUP,
+				       "%s: the socket it is connected to was closed, "
+				       "which crf does not restore",
+				       what);
 	if (m->has_peer_name && m->peer_name.len)
-		return crf_error_errno(ENOTSUP, "%s: its peer %s was closed, which crf does not "
-				       "restore", what,
-				       name_of(&m->peer_name, true, name, sizeof(name)));
+		return crf_error_errno(ENOTSUP,
+				       "%s: its peer %s was closed, which crf does not "
+				       "restore",
+				       what, name_of(&m->peer_name, true, name, sizeof(name)));
 	return 0;
 }
 
@@ -216,9 +229,10 @@ static int check_one(struct unix_table *t, Crf__Net__UnixSk *m)
 		 unix_describe(m, desc, sizeof(desc)));
 	for (size_t k = 0; m->state == TCP_LISTEN && k < m->n_icons; k++)
 		if (!unix_table_find(t, m->icons[k], NULL))
-			return crf_error_errno(ENOTSUP, "%s: a connection from outside the tree "
-					       "(inode %llu, %s) waits to be accepted", what,
-					       (unsigned long long)m->icons[k],
+			return crf_error_errno(ENOTSUP,
+					       "%s: a connection from outside the tree "
+					       "(inode %llu, %s) waits to be accepted",
+					       what, (unsigned long long)m->icons[k],
 					       holder(m->icons[k], who, sizeof(who)));
 	if (m->state == TCP_ESTABLISHED && !m->has_peer)
 		return check_unpeered(t, m, what);
@@ -231,8 +245,10 @@ static int check_one(struct unix_table *t, Crf__Net__UnixSk *m)
 		return crf_error_errno(EBADMSG, "%s: its peer pid %d fd %d is not connected to it",
 				       what, p->pid, p->fd);
 	if (p && m->type == SOCK_DGRAM && (!p->has_peer || p->peer != m->ino) && !p->has_name)
-		return crf_error_errno(ENOTSUP, "%s: connected to an unnamed socket (pid %d fd %d) "
-				       "that is not connected to it", what, p->pid, p->fd);
+		return crf_error_errno(ENOTSUP,
+				       "%s: connected to an unnamed socket (pid %d fd %d) "
+				       "that is not connected to it",
+				       what, p->pid, p->fd);
 	if (m->type == SOCK_DGRAM)
 		return check_senders(t, m, p, what);
 	if (!p || !m->has_name)
@@ -249,15 +265,19 @@ static int check_one(struct unix_table *t, Crf__Net__UnixSk *m)
 		return 0;
 	}
 	if (m->name.data[0])
-		return crf_error_errno(ENOTSUP, "%s -> %s: connected with a path name, accepted "
-				       "from a listener closed or outside the tree, or bound "
-				       "before it connected: crf restores neither", what,
-				       name_of(&m->peer_name, m->has_peer_name, name, sizeof(name)));
+		return crf_error_errno(
+			ENOTSUP,
+			"%s -> %s: connected with a path name, accepted "
+			"from a listener closed or outside the tree, or bound "
+			"before it connected: crf restores neither",
+			what, name_of(&m->peer_name, m->has_peer_name, name, sizeof(name)));
 	/* An abstract name no socket is bound to any more: its listener was closed. */
 	if (!abstract_bound((int)m->type, &m->name))
-		return crf_error_errno(ENOTSUP, "%s -> %s: accepted from a listener since closed, "
-				       "which crf does not restore", what,
-				       name_of(&m->peer_name, m->has_peer_name, name, sizeof(name)));
+		return crf_error_errno(
+			ENOTSUP,
+			"%s -> %s: accepted from a listener since closed, "
+			"which crf does not restore",
+			what, name_of(&m->peer_name, m->has_peer_name, name, sizeof(name)));
 	return 0;
 }
 

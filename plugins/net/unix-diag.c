@@ -34,7 +34,7 @@
 
 struct diag_reply {
 	struct unix_diag_info *info;
-	int err;	/* the kernel's NLMSG_ERROR, as -errno */
+	int err; /* the kernel's NLMSG_ERROR, as -errno */
 	bool got;
 	/* A dump: each socket is handed to @each (the info is freed after). */
 	int (*each)(const struct unix_diag_info *d, void *arg);
@@ -103,12 +103,10 @@ static int on_valid(struct nl_msg *msg, void *arg)
 		return NL_SKIP;
 	m = nlmsg_data(h);
 	if (r->each) {
-		struct unix_diag_info d = {.ino = m->udiag_ino,
-					   .type = m->udiag_type,
-					   .state = m->udiag_state};
+		struct unix_diag_info d = {
+			.ino = m->udiag_ino, .type = m->udiag_type, .state = m->udiag_state};
 
-		nlmsg_for_each_attr(a, h, sizeof(*m), left)
-			parse_attr(&d, a);
+		nlmsg_for_each_attr(a, h, sizeof(*m), left) parse_attr(&d, a);
 		if (!r->each_err)
 			r->each_err = d.icons_lost ? -ENOMEM : r->each(&d, r->arg);
 		unix_diag_info_free(&d);
@@ -118,8 +116,7 @@ static int on_valid(struct nl_msg *msg, void *arg)
 		return NL_SKIP;
 	r->info->type = m->udiag_type;
 	r->info->state = m->udiag_state;
-	nlmsg_for_each_attr(a, h, sizeof(*m), left)
-		parse_attr(r->info, a);
+	nlmsg_for_each_attr(a, h, sizeof(*m), left) parse_attr(r->info, a);
 	r->got = true;
 	return NL_STOP;
 }
@@ -141,8 +138,7 @@ static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 }
 
 /* Send @req (@flags: 0 or NLM_F_DUMP) and read the reply into @reply; 0 or -errno (logged). */
-static int request(struct unix_diag_req *req, int flags, struct diag_reply *reply,
-		   const char *what)
+static int request(struct unix_diag_req *req, int flags, struct diag_reply *reply, const char *what)
 {
 	struct nl_sock *sk;
 	int r;

@@ -168,8 +168,10 @@ static int same_root(const struct crf_object *obj, const char *what)
 		return 0;
 	n = readlink(path, root, sizeof(root) - 1);
 	root[n > 0 ? n : 0] = '\0';
-	return crf_error_errno(ENOTSUP, "%s: bound to a path under the task's root %s, not crf's, "
-			       "which crf does not restore", what, n > 0 ? root : "(unreadable)");
+	return crf_error_errno(ENOTSUP,
+			       "%s: bound to a path under the task's root %s, not crf's, "
+			       "which crf does not restore",
+			       what, n > 0 ? root : "(unreadable)");
 }
 
 /*
@@ -187,8 +189,7 @@ static int read_file(const struct crf_object *obj, const struct unix_diag_info *
 
 	if (r < 0)
 		return r;
-	snprintf(path, sizeof(path), "/proc/%d/root%.*s", (int)obj->pid, (int)d->name_len,
-		 d->name);
+	snprintf(path, sizeof(path), "/proc/%d/root%.*s", (int)obj->pid, (int)d->name_len, d->name);
 	m->has_file_gone = true;
 	if (!d->has_vfs)
 		return 0;
@@ -257,8 +258,10 @@ static int read_socket(int fd, Crf__Net__UnixSk *m, const char *what)
 	if (r == 0)
 		r = sockopt(fd, SO_RCVBUF, &rcvbuf);
 	if (r == 0 && sockopt(fd, SO_PASSPIDFD, &pidfd) == 0 && pidfd)
-		return crf_error_errno(ENOTSUP, "%s: SO_PASSPIDFD is set, which crf does not "
-				       "restore", what);
+		return crf_error_errno(ENOTSUP,
+				       "%s: SO_PASSPIDFD is set, which crf does not "
+				       "restore",
+				       what);
 	if (r < 0)
 		return crf_error_errno(-r, "%s: getsockopt", what);
 	m->passcred = passcred;
@@ -279,9 +282,10 @@ static int read_socket(int fd, Crf__Net__UnixSk *m, const char *what)
 	}
 	r = unix_queue_read(fd, m, what);
 	if (r == 0 && m->passcred && m->n_rqueue)
-		r = crf_error_errno(ENOTSUP, "%s: %zu %s queued with SO_PASSCRED: crf cannot queue "
-				    "them again with their senders' credentials", what,
-				    m->type == SOCK_STREAM ? m->rqueue[0].len : m->n_rqueue,
+		r = crf_error_errno(ENOTSUP,
+				    "%s: %zu %s queued with SO_PASSCRED: crf cannot queue "
+				    "them again with their senders' credentials",
+				    what, m->type == SOCK_STREAM ? m->rqueue[0].len : m->n_rqueue,
 				    m->type == SOCK_STREAM ? "bytes" : "messages");
 	return r;
 }
@@ -330,8 +334,8 @@ static void record_free(Crf__Net__UnixSk *m)
 	free(m);
 }
 
-static int record(struct crf_ctx *ctx, const struct crf_object *obj,
-		  const struct unix_diag_info *d, int copy, const char *what)
+static int record(struct crf_ctx *ctx, const struct crf_object *obj, const struct unix_diag_info *d,
+		  int copy, const char *what)
 {
 	struct unix_payload pl = {.version = 1, .ino = d->ino};
 	struct unix_table *t = unix_table_get(ctx);
@@ -372,9 +376,10 @@ int net_unix_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 		return crf_error_errno(errno, "pid %d: fd %d: fstat", (int)obj->pid, obj->id);
 	r = unix_diag_get(st.st_ino, &d);
 	if (r == -ENOENT)
-		return crf_error_errno(ENOENT, "pid %d: fd %d (socket:[%llu]): unix_diag does not "
-				       "list it (another net namespace?)", (int)obj->pid, obj->id,
-				       (unsigned long long)st.st_ino);
+		return crf_error_errno(ENOENT,
+				       "pid %d: fd %d (socket:[%llu]): unix_diag does not "
+				       "list it (another net namespace?)",
+				       (int)obj->pid, obj->id, (unsigned long long)st.st_ino);
 	if (r < 0)
 		return r;
 	snprintf(what, sizeof(what), "pid %d: fd %d: unix %s %s", (int)obj->pid, obj->id,

@@ -85,11 +85,15 @@ static int free_path(const Crf__Net__UnixSk *m, const char *path, const char *wh
 		return crf_error_errno(errno, "%s: %s", what, path);
 	}
 	if (m->file_gone)
-		return crf_error_errno(EEXIST, "%s: its socket file was deleted at the dump, and "
-				       "%s is another file now", what, path);
+		return crf_error_errno(EEXIST,
+				       "%s: its socket file was deleted at the dump, and "
+				       "%s is another file now",
+				       what, path);
 	if (!S_ISSOCK(st.st_mode) || st.st_ino != m->file_ino)
-		return crf_error_errno(EEXIST, "%s: %s is another file now (inode %llu, not the "
-				       "socket's %llu)", what, path, (unsigned long long)st.st_ino,
+		return crf_error_errno(EEXIST,
+				       "%s: %s is another file now (inode %llu, not the "
+				       "socket's %llu)",
+				       what, path, (unsigned long long)st.st_ino,
 				       (unsigned long long)m->file_ino);
 	if (unlink(path))
 		return crf_error_errno(errno, "%s: unlink %s", what, path);

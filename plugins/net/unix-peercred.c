@@ -162,8 +162,8 @@ static bool sent_elsewhere(const struct unix_table *u, const Crf__Net__UnixSk *m
 
 /* Why the pair of @m (its peer @p, or NULL: closed) cannot be made by its maker, or NULL. */
 static const char *why_not(const struct unix_table *u, const struct tree *t,
-			   const Crf__Net__UnixSk *m,
-			   const Crf__Net__UnixSk *p, char *buf, size_t len)
+			   const Crf__Net__UnixSk *m, const Crf__Net__UnixSk *p, char *buf,
+			   size_t len)
 {
 	pid_t maker = m->peer_pid, stray;
 
@@ -192,8 +192,10 @@ static const char *why_not(const struct unix_table *u, const struct tree *t,
 	if (!stray && p)
 		stray = stray_holder(t, p->ino, maker);
 	if (stray) {
-		snprintf(buf, len, "made by pid %d, and held by pid %d, which is not it nor one of "
-			 "its descendants", maker, stray);
+		snprintf(buf, len,
+			 "made by pid %d, and held by pid %d, which is not it nor one of "
+			 "its descendants",
+			 maker, stray);
 		return buf;
 	}
 	return NULL;
@@ -229,12 +231,13 @@ int unix_peercred_plan(struct crf_ctx *ctx, struct unix_table *u)
 			continue;
 		snprintf(what, sizeof(what), "pid %d: fd %d: %s", m->pid, m->fd,
 			 unix_describe(m, desc, sizeof(desc)));
-		r = crf_error_errno(ENOTSUP,
-				    "%s: its SO_PEERCRED names pid %d (uid %u, gid %u), which only "
-				    "that process making it again gives back, and this socket is %s; "
-				    "crf dump --unix-peercred-crf accepts that a restored one names "
-				    "crf restore",
-				    what, m->peer_pid, m->peer_uid, m->peer_gid, why);
+		r = crf_error_errno(
+			ENOTSUP,
+			"%s: its SO_PEERCRED names pid %d (uid %u, gid %u), which only "
+			"that process making it again gives back, and this socket is %s; "
+			"crf dump --unix-peercred-crf accepts that a restored one names "
+			"crf restore",
+			what, m->peer_pid, m->peer_uid, m->peer_gid, why);
 	}
 	free(t.pids);
 	return r < 0 ? r : 0;
@@ -247,9 +250,11 @@ int unix_peercred_check(struct crf_ctx *ctx, const struct unix_table *u)
 
 	for (size_t i = 0; r >= 0 && i < u->n; i++)
 		if (u->v[i]->has_made_by && !in_tree(&t, u->v[i]->made_by))
-			r = crf_error_errno(EBADMSG, "%s: socket %llu is to be made by pid %d, "
-					    "which is no process of the dump", UNIX_IMG,
-					    (unsigned long long)u->v[i]->ino, u->v[i]->made_by);
+			r = crf_error_errno(EBADMSG,
+					    "%s: socket %llu is to be made by pid %d, "
+					    "which is no process of the dump",
+					    UNIX_IMG, (unsigned long long)u->v[i]->ino,
+					    u->v[i]->made_by);
 	free(t.pids);
 	return r < 0 ? r : 0;
 }

@@ -212,7 +212,8 @@ static int read_messages(int fd, Crf__Net__UnixSk *m, int stamped, struct walk *
 	for (;;) {
 		ProtobufCBinaryData from = {0};
 		bool end;
-		ssize_t len = peek(fd, NULL, 0, MSG_TRUNC | stamped, w, &end, dgram ? &from : NULL), n;
+		ssize_t len = peek(fd, NULL, 0, MSG_TRUNC | stamped, w, &end, dgram ? &from : NULL),
+			n;
 		uint8_t *buf;
 
 		if (len < 0 || end)
@@ -298,15 +299,18 @@ int unix_queue_read(int fd, Crf__Net__UnixSk *m, const char *what)
 	m->peek_off = off;
 	r = walk(fd, m, &w, what);
 	if (r == 0 && w.in_flight)
-		r = crf_error_errno(ENOTSUP, "%s: %s%d fd%s in flight (SCM_RIGHTS, not received yet), "
-				    "which crf does not restore", what,
-				    w.in_flight >= MAX_FDS ? "at least " : "", w.in_flight,
+		r = crf_error_errno(ENOTSUP,
+				    "%s: %s%d fd%s in flight (SCM_RIGHTS, not received yet), "
+				    "which crf does not restore",
+				    what, w.in_flight >= MAX_FDS ? "at least " : "", w.in_flight,
 				    w.in_flight == 1 ? "" : "s");
 	if (r == 0 && w.credited)
-		r = crf_error_errno(ENOTSUP, "%s: %zu %s queued with the credentials of their sender "
-				    "(SO_PASSCRED or SCM_CREDENTIALS at the send), which crf cannot "
-				    "send again before the sender exists", what, w.credited,
-				    m->type == SOCK_STREAM ? "bytes" : "messages");
+		r = crf_error_errno(
+			ENOTSUP,
+			"%s: %zu %s queued with the credentials of their sender "
+			"(SO_PASSCRED or SCM_CREDENTIALS at the send), which crf cannot "
+			"send again before the sender exists",
+			what, w.credited, m->type == SOCK_STREAM ? "bytes" : "messages");
 	return r;
 }
 
@@ -322,8 +326,7 @@ void unix_queue_free(Crf__Net__UnixSk *m)
 	m->n_rqueue = m->n_senders = 0;
 }
 
-int unix_queue_send(int from, const Crf__Net__UnixSk *m, size_t i, bool to_name,
-		    const char *what)
+int unix_queue_send(int from, const Crf__Net__UnixSk *m, size_t i, bool to_name, const char *what)
 {
 	struct sockaddr_un to = {.sun_family = AF_UNIX};
 	const uint8_t *p = m->rqueue[i].data;
@@ -342,9 +345,10 @@ int unix_queue_send(int from, const Crf__Net__UnixSk *m, size_t i, bool to_name,
 				   to_name ? (struct sockaddr *)&to : NULL, tl);
 
 		if (n < 0)
-			return crf_error_errno(errno, "%s: queueing message %zu of %zu (%zu bytes) "
-					       "again", what, i + 1, m->n_rqueue,
-					       m->rqueue[i].len);
+			return crf_error_errno(errno,
+					       "%s: queueing message %zu of %zu (%zu bytes) "
+					       "again",
+					       what, i + 1, m->n_rqueue, m->rqueue[i].len);
 		/* A datagram goes whole or not at all; a stream may take part. */
 		if (m->type != SOCK_STREAM && (size_t)n != left)
 			return crf_error_errno(EMSGSIZE, "%s: message %zu queued short", what,

@@ -50,7 +50,8 @@ static const char *what_of(const Crf__Net__UnixSk *m, char *buf, size_t size)
 {
 	char desc[300];
 
-	snprintf(buf, size, "pid %d: fd %d: %s", m->pid, m->fd, unix_describe(m, desc, sizeof(desc)));
+	snprintf(buf, size, "pid %d: fd %d: %s", m->pid, m->fd,
+		 unix_describe(m, desc, sizeof(desc)));
 	return buf;
 }
 
@@ -144,7 +145,8 @@ static int make_connections(struct making *mk, size_t l)
 			return r;
 		fd = accept4(t->made[l], NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
-			return crf_error_errno(errno, "%s: accept", what_of(lm, what, sizeof(what)));
+			return crf_error_errno(errno, "%s: accept",
+					       what_of(lm, what, sizeof(what)));
 		t->made[s] = fd;
 		r = unix_set_before(fd, t->v[s], what_of(t->v[s], what, sizeof(what)));
 		if (r < 0)
@@ -154,8 +156,8 @@ static int make_connections(struct making *mk, size_t l)
 		size_t c = index_of(t, lm->icons[k]);
 
 		if (c == SIZE_MAX || !t->v[c]->has_queued_on || t->v[c]->queued_on != lm->ino)
-			return crf_error_errno(EBADMSG, "%s: connection %zu has no record", UNIX_IMG,
-					       k + 1);
+			return crf_error_errno(EBADMSG, "%s: connection %zu has no record",
+					       UNIX_IMG, k + 1);
 		r = make_sock(mk, c);
 		if (r == 0)
 			r = unix_connect(t->made[c], lm, what_of(t->v[c], what, sizeof(what)));
@@ -450,9 +452,10 @@ static int socketpair_as_maker(const Crf__Net__UnixSk *m, int sv[2], const char 
 		return crf_error_errno(n < 0 ? errno : ENOMEM, "%s: getgroups", what);
 	if (setgroups(m->n_peer_groups, (const gid_t *)m->peer_groups) ||
 	    setresgid(-1, m->peer_gid, -1) || setresuid(-1, m->peer_uid, -1))
-		r = crf_error_errno(errno, "%s: taking its maker's credentials (uid %u, gid %u, "
-				    "%zu groups)", what, m->peer_uid, m->peer_gid,
-				    m->n_peer_groups);
+		r = crf_error_errno(errno,
+				    "%s: taking its maker's credentials (uid %u, gid %u, "
+				    "%zu groups)",
+				    what, m->peer_uid, m->peer_gid, m->n_peer_groups);
 	else if (socketpair(AF_UNIX, (int)m->type | SOCK_CLOEXEC, 0, sv))
 		r = crf_error_errno(errno, "%s: socketpair", what);
 	if (setresuid(-1, euid, -1) || setresgid(-1, egid, -1) || setgroups((size_t)n, groups)) {
@@ -538,8 +541,8 @@ int net_unix_restore_premap(struct crf_ctx *ctx)
 static bool made_later(struct crf_ctx *ctx, uint64_t ino)
 {
 	struct net_state *st = crf_ctx_priv(ctx);
-	const Crf__Net__UnixSk *m = st && st->unix_sk ? unix_table_find(st->unix_sk, ino, NULL)
-						      : NULL;
+	const Crf__Net__UnixSk *m =
+		st && st->unix_sk ? unix_table_find(st->unix_sk, ino, NULL) : NULL;
 
 	return m && m->has_made_by;
 }

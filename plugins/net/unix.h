@@ -26,17 +26,17 @@
 struct unix_diag_info {
 	uint64_t ino;
 	uint8_t type, state;
-	uint64_t peer;			/* 0: none */
+	uint64_t peer; /* 0: none */
 	char name[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	size_t name_len;		/* 0: unnamed; name[0] == 0: abstract */
-	bool has_vfs;			/* bound to a path */
+	size_t name_len; /* 0: unnamed; name[0] == 0: abstract */
+	bool has_vfs;	 /* bound to a path */
 	uint64_t vfs_ino;
 	uint32_t vfs_dev;
-	uint32_t rqlen, wqlen;		/* listening: pending connections, backlog */
+	uint32_t rqlen, wqlen; /* listening: pending connections, backlog */
 	/* Listening: the inodes of the sockets whose connections wait to be
 	 * accepted, in accept order (malloc()ed: unix_diag_info_free). */
 	uint32_t *icons, n_icons;
-	bool icons_lost;		/* out of memory while reading them */
+	bool icons_lost; /* out of memory while reading them */
 	uint8_t shutdown;
 };
 
@@ -71,8 +71,7 @@ int unix_queue_read(int fd, Crf__Net__UnixSk *m, const char *what);
 int unix_queue_write(int peer, const Crf__Net__UnixSk *m, const char *what);
 
 /* Send message @i of @m->rqueue on @from, to @m's address when @to_name; 0 or -errno (logged). */
-int unix_queue_send(int from, const Crf__Net__UnixSk *m, size_t i, bool to_name,
-		    const char *what);
+int unix_queue_send(int from, const Crf__Net__UnixSk *m, size_t i, bool to_name, const char *what);
 
 /* Free the queue unix_queue_read() allocated. */
 void unix_queue_free(Crf__Net__UnixSk *m);
@@ -81,7 +80,7 @@ void unix_queue_free(Crf__Net__UnixSk *m);
 struct unix_table {
 	Crf__Net__UnixSk **v;
 	size_t n, cap;
-	int *made; /* restore: crf's fd on each, or -1 (unix-restore.c) */
+	int *made;     /* restore: crf's fd on each, or -1 (unix-restore.c) */
 	bool unpacked; /* the records are protobuf-c's (read from the image) */
 };
 

@@ -50,7 +50,14 @@
 
 /* In restore order: the user namespace owns the others. */
 static const char *const ns_kinds[] = {
-	"user", "mnt", "net", "uts", "ipc", "cgroup", "time", "time_for_children",
+	"user",
+	"mnt",
+	"net",
+	"uts",
+	"ipc",
+	"cgroup",
+	"time",
+	"time_for_children",
 	"pid_for_children",
 };
 
@@ -107,11 +114,13 @@ static int ns_link(pid_t pid, pid_t tid, const char *kind, char *buf, size_t len
 	return 0;
 }
 
-/* Who claims namespace @link of thread @tid: 1 a handler (@o says whose, ns's own too), 0 none, <0. */
+/* Who claims namespace @link of thread @tid: 1 a handler (@o says whose, ns's own too), 0 none, <0.
+ */
 static int owner(struct crf_ctx *ctx, pid_t pid, pid_t tid, const char *kind, const char *link,
 		 struct crf_kind_owner *o)
 {
-	struct crf_ns_info ni = {.size = sizeof(ni), .kind = kind, .id = link_inode(link), .tid = tid};
+	struct crf_ns_info ni = {
+		.size = sizeof(ni), .kind = kind, .id = link_inode(link), .tid = tid};
 	struct crf_object obj;
 	char desc[192];
 	int r;
@@ -122,7 +131,8 @@ static int owner(struct crf_ctx *ctx, pid_t pid, pid_t tid, const char *kind, co
 		return 0;
 	if (r < 0)
 		return r;
-	/* This plugin's own handlers (user, pid_for_children, mnt, uts, ipc, time) are recorded as any other's. */
+	/* This plugin's own handlers (user, pid_for_children, mnt, uts, ipc, time) are recorded as
+	 * any other's. */
 	return 1;
 }
 
@@ -176,11 +186,12 @@ static int check_threads(struct crf_ctx *ctx, pid_t pid, const char *kind, const
 			continue;
 		r = owner(ctx, pid, tid, kind, link, &o);
 		if (r > 0)
-			r = crf_error_errno(ENOTSUP,
-					    "pid %d: thread %d is in namespace %s, which its "
-					    "process is not in: plugin '%s' claims it, but restored "
-					    "threads share their process's namespaces",
-					    (int)pid, (int)tid, link, o.plugin);
+			r = crf_error_errno(
+				ENOTSUP,
+				"pid %d: thread %d is in namespace %s, which its "
+				"process is not in: plugin '%s' claims it, but restored "
+				"threads share their process's namespaces",
+				(int)pid, (int)tid, link, o.plugin);
 	}
 	closedir(d);
 	return r;
@@ -251,7 +262,8 @@ static int open_claims(struct crf_ctx *ctx, pid_t pid, struct crf_img **img)
 
 /* Call @fn on every claim of process @pid, in order; 0 or the first error. */
 static int each_claim(struct crf_ctx *ctx, pid_t pid,
-		      int (*fn)(struct crf_ctx *ctx, pid_t pid, const Crf__Ns__NsClaim *c, void *arg),
+		      int (*fn)(struct crf_ctx *ctx, pid_t pid, const Crf__Ns__NsClaim *c,
+				void *arg),
 		      void *arg)
 {
 	Crf__Ns__NsClaim *c;

@@ -53,8 +53,8 @@ int ns_userns_owns(pid_t pid, const char *kind);
  * namespace and calls @fn (which makes them there), then the process joins
  * the child's namespaces of those kinds.  0 at once when none is owned.
  */
-int ns_userns_inside(struct crf_ctx *ctx, const bool *owned, const char *const *kinds,
-		     size_t n, int (*fn)(struct crf_ctx *ctx, void *arg), void *arg);
+int ns_userns_inside(struct crf_ctx *ctx, const bool *owned, const char *const *kinds, size_t n,
+		     int (*fn)(struct crf_ctx *ctx, void *arg), void *arg);
 
 /*
  * userns-pid.c: the "pid_for_children" handler; its restore-task part,

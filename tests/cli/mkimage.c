@@ -20,8 +20,8 @@ static int write_records(struct crf_imgdir *dir)
 	struct crf_img *img;
 	char name[32];
 
-	if (crf_img_create(dir, "test-records.img", &crf__core__plugin_version__descriptor,
-			   &img) < 0)
+	if (crf_img_create(dir, "test-records.img", &crf__core__plugin_version__descriptor, &img) <
+	    0)
 		return -1;
 	for (int i = 0; i < 3; i++) {
 		snprintf(name, sizeof(name), "record \"%d\"\n", i);
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 {
 	Crf__Core__Inventory inv = CRF__CORE__INVENTORY__INIT;
 	Crf__Core__PluginVersion pv[16], *pvp[16];
-	char *files[] = { "pages-1.img", "test-records.img" };
+	char *files[] = {"pages-1.img", "test-records.img"};
 	struct crf_imgdir *dir;
 	struct crf_img *img;
 	struct utsname u;

@@ -86,7 +86,7 @@ int e2e_cgroup_enter(const char *path)
 /* rmdir @path, retrying while a killed task still leaves it. */
 static int remove_one(const char *path)
 {
-	const struct timespec tick = { 0, 10 * 1000 * 1000 };
+	const struct timespec tick = {0, 10 * 1000 * 1000};
 
 	/* A killed task leaves its cgroup a little after it is reaped. */
 	for (int i = 0; i < 300; i++) {

@@ -101,7 +101,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: harness [--mode kill|leave|twice] [--timeout S] [--keep] [--name NAME]\n"
 		"               [--expect-dump-fail REGEX] [--dump-arg ARG]... [--counter-lines]\n"
-		"               [--settle MS] [--pause MS] [--own-cgroup] [--own-cgroups-v1] [--pty]\n"
+		"               [--settle MS] [--pause MS] [--own-cgroup] [--own-cgroups-v1] "
+		"[--pty]\n"
 		"               [--restore-arg ARG]... [--expect-stopped]\n"
 		"               [--expect-restore-fail REGEX]\n"
 		"               [--expect-verify-fail REGEX] [--max-image-kb N]\n"

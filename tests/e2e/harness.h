@@ -26,7 +26,7 @@ struct harness {
 	enum mode mode;
 	int timeout_s;
 	int settle_ms;
-	int pause_ms; /* --pause: between a dump that killed the workload and its restore */
+	int pause_ms;	   /* --pause: between a dump that killed the workload and its restore */
 	long max_image_kb; /* 0: no limit */
 	bool keep, counter_lines, own_cgroup, own_cgroups_v1, pty, expect_stopped;
 	char cgroup[PATH_MAX];	   /* --own-cgroup: the workload's scratch cgroup v2 */

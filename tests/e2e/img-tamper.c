@@ -35,13 +35,13 @@
 #include "time.pb-c.h"
 
 static const ProtobufCMessageDescriptor *const schemas[] = {
-	&crf__core__process__descriptor,       &crf__core__task_core__descriptor,
-	&crf__core__cpu__descriptor,	       &crf__mem__mm_entry__descriptor,
-	&crf__mem__shmem_entry__descriptor,    &crf__files__fd__descriptor,
-	&crf__files__pipe__descriptor,	       &crf__files__shared_fd__descriptor,
-	&crf__files__tty__descriptor,	       &crf__files__unlinked_file__descriptor,
-	&crf__files__external__descriptor,     &crf__cgroup__task_cgroups__descriptor,
-	&crf__ns__ns_claim__descriptor,	       &crf__ns__time_ns__descriptor,
+	&crf__core__process__descriptor,    &crf__core__task_core__descriptor,
+	&crf__core__cpu__descriptor,	    &crf__mem__mm_entry__descriptor,
+	&crf__mem__shmem_entry__descriptor, &crf__files__fd__descriptor,
+	&crf__files__pipe__descriptor,	    &crf__files__shared_fd__descriptor,
+	&crf__files__tty__descriptor,	    &crf__files__unlinked_file__descriptor,
+	&crf__files__external__descriptor,  &crf__cgroup__task_cgroups__descriptor,
+	&crf__ns__ns_claim__descriptor,	    &crf__ns__time_ns__descriptor,
 };
 
 struct recs {
@@ -80,7 +80,8 @@ static void *field(ProtobufCMessage *m, const char *name, const ProtobufCFieldDe
 		size_t sz = f->type == PROTOBUF_C_TYPE_MESSAGE || f->type == PROTOBUF_C_TYPE_STRING
 				    ? sizeof(void *)
 			    : f->type == PROTOBUF_C_TYPE_BYTES ? sizeof(ProtobufCBinaryData)
-			    : f->type == PROTOBUF_C_TYPE_UINT64 || f->type == PROTOBUF_C_TYPE_INT64 ||
+			    : f->type == PROTOBUF_C_TYPE_UINT64 ||
+					    f->type == PROTOBUF_C_TYPE_INT64 ||
 					    f->type == PROTOBUF_C_TYPE_SINT64
 				    ? 8
 				    : 4;

@@ -4,8 +4,8 @@
  * for dumps that are taken apart (hostile-images.sh, tests/fuzz/mkcorpus.sh):
  * a thread, a child, a pipe with bytes in it and epoll on it, inotify,
  * eventfd, timerfd, signalfd, a shared memfd and a shared anonymous mapping,
- * an unlinked file, a POSIX timer that signals the main thread.  It closes every fd it did not make, sleeps until
- * killed, and verifies nothing.  Small on purpose: its dump is a fuzzer seed.
+ * an unlinked file, a POSIX timer that signals the main thread.  It closes every fd it did not
+ * make, sleeps until killed, and verifies nothing.  Small on purpose: its dump is a fuzzer seed.
  */
 #include <fcntl.h>
 #include <pthread.h>

@@ -145,7 +145,8 @@ void normalize_maps(char *maps)
 
 		if (end)
 			*end = '\0';
-		if (sscanf(in, "%63s %7s %31s %31s %31s %n", range, perms, off, dev, ino, &used) < 5)
+		if (sscanf(in, "%63s %7s %31s %31s %31s %n", range, perms, off, dev, ino, &used) <
+		    5)
 			used = 0;
 		path = in + used;
 		if (used && (strstr(path, "/dev/zero (deleted)") || strstr(path, "[anon_shmem:") ||
@@ -153,7 +154,8 @@ void normalize_maps(char *maps)
 			strcpy(dev, "#"), strcpy(ino, "#");
 		/* Never longer than the input line: safe to move back in place. */
 		n = used ? snprintf(line, sizeof(line), "%s %s %s %s %s %s\n", range, perms, off,
-				     dev, ino, path) : 0;
+				    dev, ino, path)
+			 : 0;
 		if (n > 0 && (size_t)n < sizeof(line)) {
 			memmove(out, line, (size_t)n);
 			out += n;

@@ -41,7 +41,7 @@
 #include "validate.h"
 
 /* Blobs are zeros: what is checked is their size, and writing them costs time. */
-#define MAX_BLOB (4u << 20)
+#define MAX_BLOB  (4u << 20)
 #define MAX_FILES 64
 
 static char dir_path[256];

@@ -34,7 +34,8 @@ static int old_hook(struct crf_ctx *ctx)
 /* What a core that read past the 1.4 slots would find there and call. */
 static int past_end(struct crf_ctx *ctx)
 {
-	crf_error("called for stage %d, which plugin ABI 1.4 does not have", (int)crf_ctx_stage(ctx));
+	crf_error("called for stage %d, which plugin ABI 1.4 does not have",
+		  (int)crf_ctx_stage(ctx));
 	return -EPERM;
 }
 
@@ -42,16 +43,17 @@ static const struct {
 	crf_hook_fn hooks[ABI14_STAGES];
 	crf_hook_fn after[CRF_STAGE__COUNT];
 } old = {
-	.hooks = {
-		[CRF_STAGE_DUMP_PREPARE] = old_hook,
-		[CRF_STAGE_DUMP_TASK] = old_hook,
-		[CRF_STAGE_DUMP_FINISH] = old_hook,
-		[CRF_STAGE_DUMP_CLEANUP] = old_hook,
-		[CRF_STAGE_RESTORE_PREPARE] = old_hook,
-		[CRF_STAGE_RESTORE_FINISH] = old_hook,
-		[CRF_STAGE_RESTORE_CLEANUP] = old_hook,
-	},
-	.after = { [0 ... CRF_STAGE__COUNT - 1] = past_end },
+	.hooks =
+		{
+			[CRF_STAGE_DUMP_PREPARE] = old_hook,
+			[CRF_STAGE_DUMP_TASK] = old_hook,
+			[CRF_STAGE_DUMP_FINISH] = old_hook,
+			[CRF_STAGE_DUMP_CLEANUP] = old_hook,
+			[CRF_STAGE_RESTORE_PREPARE] = old_hook,
+			[CRF_STAGE_RESTORE_FINISH] = old_hook,
+			[CRF_STAGE_RESTORE_CLEANUP] = old_hook,
+		},
+	.after = {[0 ... CRF_STAGE__COUNT - 1] = past_end},
 };
 
 __attribute__((visibility("default"))) const struct crf_plugin crf_plugin_descriptor = {

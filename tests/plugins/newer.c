@@ -12,9 +12,5 @@ static int newer_probe(struct crf_ctx *ctx)
 	return crf_newer_service();
 }
 
-CRF_PLUGIN(
-	.name = "newer",
-	.version = "1.0.0",
-	.description = "needs libcrf version CRF_1.99",
-	.hooks = CRF_HOOKS([CRF_STAGE_PROBE] = newer_probe)
-);
+CRF_PLUGIN(.name = "newer", .version = "1.0.0", .description = "needs libcrf version CRF_1.99",
+	   .hooks = CRF_HOOKS([CRF_STAGE_PROBE] = newer_probe));

@@ -224,7 +224,7 @@ static int uts_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 		return r;
 	size = crf_blob_size(blob);
 	r = size < 2 || size > sizeof(text) ? crf_error_errno(EBADMSG, "%s", name)
-					     : crf_blob_pread(blob, text, size, 0);
+					    : crf_blob_pread(blob, text, size, 0);
 	crf_img_close(blob);
 	if (r < 0)
 		return r;

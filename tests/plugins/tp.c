@@ -55,12 +55,13 @@ static void trace_state(FILE *f, pid_t pid)
 	char *p, state[2] = "";
 
 	/* A task just woken, or about to block, "running": wait for it to block (not itself). */
-	for (int i = 0; i < 200 && pid != getpid() && proc_line(pid, "syscall", "", sys, sizeof(sys)); i++) {
+	for (int i = 0;
+	     i < 200 && pid != getpid() && proc_line(pid, "syscall", "", sys, sizeof(sys)); i++) {
 		sys[strcspn(sys, " ")] = 0;
 		sy = strcmp(sys, "running") && atol(sys) == SYS_read ? "read" : sys;
 		if (strcmp(sys, "running"))
 			break;
-		nanosleep(&(struct timespec){ 0, 5000000 }, NULL);
+		nanosleep(&(struct timespec){0, 5000000}, NULL);
 	}
 	if (proc_line(pid, "stat", "", stat, sizeof(stat)) && (p = strrchr(stat, ')')) && p[1]) {
 		state[0] = p[2];
@@ -114,32 +115,19 @@ static bool tp_match_dev(const struct crf_object *obj)
 	return obj->desc && !strncmp(obj->desc, "/dev/" TP_NAME, strlen("/dev/" TP_NAME));
 }
 
-CRF_PLUGIN(
-	.name = TP_NAME,
-	.version = "1.2.3",
-	.description = "test plugin " TP_NAME,
-	.hooks = CRF_HOOKS(
-		[CRF_STAGE_PROBE] = tp_hook,
-		[CRF_STAGE_DUMP_PREPARE] = tp_hook,
-		[CRF_STAGE_DUMP_TASK] = tp_hook,
-		[CRF_STAGE_DUMP_FINISH] = tp_hook,
-		[CRF_STAGE_DUMP_CLEANUP] = tp_hook,
-		[CRF_STAGE_RESTORE_PREPARE] = tp_hook,
-		[CRF_STAGE_RESTORE_TASK] = tp_hook,
-		[CRF_STAGE_RESTORE_FINISH] = tp_hook,
-		[CRF_STAGE_RESTORE_CLEANUP] = tp_hook,
-		[CRF_STAGE_DUMP_TASK_DATA] = tp_hook,
-		[CRF_STAGE_DUMP_PAUSE] = tp_hook,
-		[CRF_STAGE_DUMP_FROZEN] = tp_hook,
-		[CRF_STAGE_DUMP_UNDO] = tp_hook,
-		[CRF_STAGE_DUMP_RESUME] = tp_hook,
-		[CRF_STAGE_RESTORE_RESUME] = tp_hook,
-		[CRF_STAGE_RESTORE_UNDO] = tp_hook,
-	),
-	.kinds = CRF_KINDS(
-		{ .cls = CRF_OBJ_FD, .name = TP_NAME "-fd", .dump = tp_dump_obj },
-		{ .cls = CRF_OBJ_FD, .name = TP_NAME "-dev", .match = tp_match_dev,
-		  .dump = tp_dump_obj }
-	),
-	.config_keys = CRF_STRINGS("trace", "trace-state", "fail-stage", "probe-missing"),
-);
+CRF_PLUGIN(.name = TP_NAME, .version = "1.2.3", .description = "test plugin " TP_NAME,
+	   .hooks = CRF_HOOKS(
+		   [CRF_STAGE_PROBE] = tp_hook, [CRF_STAGE_DUMP_PREPARE] = tp_hook,
+		   [CRF_STAGE_DUMP_TASK] = tp_hook, [CRF_STAGE_DUMP_FINISH] = tp_hook,
+		   [CRF_STAGE_DUMP_CLEANUP] = tp_hook, [CRF_STAGE_RESTORE_PREPARE] = tp_hook,
+		   [CRF_STAGE_RESTORE_TASK] = tp_hook, [CRF_STAGE_RESTORE_FINISH] = tp_hook,
+		   [CRF_STAGE_RESTORE_CLEANUP] = tp_hook, [CRF_STAGE_DUMP_TASK_DATA] = tp_hook,
+		   [CRF_STAGE_DUMP_PAUSE] = tp_hook, [CRF_STAGE_DUMP_FROZEN] = tp_hook,
+		   [CRF_STAGE_DUMP_UNDO] = tp_hook, [CRF_STAGE_DUMP_RESUME] = tp_hook,
+		   [CRF_STAGE_RESTORE_RESUME] = tp_hook, [CRF_STAGE_RESTORE_UNDO] = tp_hook, ),
+	   .kinds = CRF_KINDS({.cls = CRF_OBJ_FD, .name = TP_NAME "-fd", .dump = tp_dump_obj},
+			      {.cls = CRF_OBJ_FD,
+			       .name = TP_NAME "-dev",
+			       .match = tp_match_dev,
+			       .dump = tp_dump_obj}),
+	   .config_keys = CRF_STRINGS("trace", "trace-state", "fail-stage", "probe-missing"), );

@@ -153,8 +153,7 @@ static void test_malformed(void **state)
 			 -EINVAL);
 }
 
-static int dir_of(const char *text, const char *controllers, const char *cg, char *dir,
-		  size_t len)
+static int dir_of(const char *text, const char *controllers, const char *cg, char *dir, size_t len)
 {
 	FILE *f = *text ? fmemopen((void *)text, strlen(text), "r") : fopen("/dev/null", "r");
 	int r;
@@ -228,9 +227,9 @@ static void test_dir_escapes_and_length(void **state)
 	assert_string_equal(dir, "/mnt/my cg/x y");
 	assert_int_equal(dir_of(text, "", "/my root/x y", dir, sizeof("/mnt/my cg/x y") - 1),
 			 -ENAMETOOLONG);
-	assert_int_equal(dir_of("1 0 0:1 / /a\\04x rw - cgroup2 cgroup2 rw\n", "", "/", dir,
-				sizeof(dir)),
-			 -EINVAL);
+	assert_int_equal(
+		dir_of("1 0 0:1 / /a\\04x rw - cgroup2 cgroup2 rw\n", "", "/", dir, sizeof(dir)),
+		-EINVAL);
 }
 
 int main(void)

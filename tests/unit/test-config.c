@@ -19,7 +19,7 @@ static void test_values_and_origins(void **state)
 				      "requires = files, ns\n"
 				      "[crf]\n"
 				      "plugin-dir = /x\n");
-	struct crf_config conf = { 0 };
+	struct crf_config conf = {0};
 	const struct crf_conf_key *k;
 	char origin[600];
 
@@ -42,7 +42,7 @@ static void test_later_file_wins(void **state)
 	char *dir = tmpdir_make();
 	const char *a = write_file(dir, "a.conf", "[net]\nenabled = yes\nso = a.so\n");
 	const char *b = write_file(dir, "b.conf", "[net]\nenabled = no\n");
-	struct crf_config conf = { 0 };
+	struct crf_config conf = {0};
 	char origin[600];
 
 	assert_int_equal(config_load_file(&conf, a), 0);
@@ -59,7 +59,7 @@ static void test_dropins_in_name_order(void **state)
 {
 	char *dir = tmpdir_make();
 	char sub[600];
-	struct crf_config conf = { 0 };
+	struct crf_config conf = {0};
 
 	snprintf(sub, sizeof(sub), "%s/plugins.d", dir);
 	assert_int_equal(mkdir(sub, 0700), 0);
@@ -78,7 +78,7 @@ static void test_dropins_in_name_order(void **state)
 
 static void test_missing_dir(void **state)
 {
-	struct crf_config conf = { 0 };
+	struct crf_config conf = {0};
 	const char *err;
 
 	assert_int_equal(config_load_dir(&conf, "/nonexistent/crf", 1), 0);
@@ -94,7 +94,7 @@ static void expect_error(const char *text, int line, const char *what)
 {
 	char *dir = tmpdir_make();
 	const char *path = write_file(dir, "bad.conf", text);
-	struct crf_config conf = { 0 };
+	struct crf_config conf = {0};
 	char where[600];
 	const char *err;
 
@@ -127,7 +127,7 @@ static void test_bad_section_name(void **state)
 
 static void test_unreadable_file(void **state)
 {
-	struct crf_config conf = { 0 };
+	struct crf_config conf = {0};
 	const char *err;
 
 	capture_begin();

@@ -206,14 +206,10 @@ static void test_lock_self(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sample),
-		cmocka_unit_test(test_large_pos),
-		cmocka_unit_test(test_broken),
-		cmocka_unit_test(test_self),
-		cmocka_unit_test(test_lock_lines),
-		cmocka_unit_test(test_lock_refused),
-		cmocka_unit_test(test_lock_broken),
-		cmocka_unit_test(test_lock_self),
+		cmocka_unit_test(test_sample),	    cmocka_unit_test(test_large_pos),
+		cmocka_unit_test(test_broken),	    cmocka_unit_test(test_self),
+		cmocka_unit_test(test_lock_lines),  cmocka_unit_test(test_lock_refused),
+		cmocka_unit_test(test_lock_broken), cmocka_unit_test(test_lock_self),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -101,7 +101,7 @@ static void test_disabled_edges_ignored(void **state)
 	struct crf_graph_node *b;
 
 	node("a", "b", "", "");
-	b = node("b", "a", "", "");	/* would be a cycle if b were on */
+	b = node("b", "a", "", ""); /* would be a cycle if b were on */
 	b->enabled = false;
 	b->why_off = "disabled by test";
 	assert_int_equal(graph_resolve(&fx.g), 0);
@@ -116,8 +116,8 @@ static void expect_cycle(enum crf_order o, const char *text)
 	capture_begin();
 	assert_int_equal(graph_resolve(&fx.g), -ELOOP);
 	err = capture_end();
-	assert_contains(err, o == CRF_ORDER_DUMP ? "cycle in the dump order" :
-						   "cycle in the restore order");
+	assert_contains(err, o == CRF_ORDER_DUMP ? "cycle in the dump order"
+						 : "cycle in the restore order");
 	assert_contains(err, text);
 	assert_int_equal(count_lines(err), 1);
 }

@@ -399,8 +399,8 @@ static void round_trip(pid_t pid, enum crf_freeze_mode mode, const struct ready 
 	assert_int_equal(crf_cure(p), 0);
 	print_message("%s: infect %.3f ms, cure %.3f ms, one parasite call %.2f us, "
 		      "XSAVE %zu bytes\n",
-		      freeze_mode_name(f->mode), infect_ms, now_ms() - t2,
-		      (t2 - t1) * 1e3 / calls, before.xsave_len);
+		      freeze_mode_name(f->mode), infect_ms, now_ms() - t2, (t2 - t1) * 1e3 / calls,
+		      before.xsave_len);
 
 	maps2 = maps_of(pid);
 	assert_string_equal(maps0, maps2);

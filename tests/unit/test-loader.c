@@ -15,10 +15,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-#define FOUR                                                                   \
-	"[alpha]\nso = crf-test-alpha.so\n"                                    \
-	"[beta]\nso = crf-test-beta.so\ndump-after = alpha\nrestore-after = gamma\n" \
-	"[gamma]\nso = crf-test-gamma.so\ndump-after = beta\n"                 \
+#define FOUR                                                                                       \
+	"[alpha]\nso = crf-test-alpha.so\n"                                                        \
+	"[beta]\nso = crf-test-beta.so\ndump-after = alpha\nrestore-after = gamma\n"               \
+	"[gamma]\nso = crf-test-gamma.so\ndump-after = beta\n"                                     \
 	"[delta]\nso = crf-test-delta.so\nrequires = alpha\n"
 
 static void test_load_and_order(void **state)
@@ -123,8 +123,10 @@ static void test_bad_enabled(void **state)
 
 static void test_disabled_missing_is_fine(void **state)
 {
-	assert_int_equal(setfix_build(&f, "[ghost]\nso = nope.so\nenabled = no\n"
-					  "[alpha]\nso = crf-test-alpha.so\n", 0),
+	assert_int_equal(setfix_build(&f,
+				      "[ghost]\nso = nope.so\nenabled = no\n"
+				      "[alpha]\nso = crf-test-alpha.so\n",
+				      0),
 			 0);
 	assert_string_equal(setfix_order(&f, CRF_ORDER_DUMP), "alpha");
 	assert_non_null(f.set.p[0].load_error);
@@ -135,8 +137,10 @@ static void test_disabled_missing_is_fine(void **state)
 static void test_tolerant_keeps_going(void **state)
 {
 	capture_begin();
-	assert_int_equal(setfix_build(&f, "[ghost]\nso = nope.so\n"
-					  "[alpha]\nso = crf-test-alpha.so\n", CRF_SET_TOLERANT),
+	assert_int_equal(setfix_build(&f,
+				      "[ghost]\nso = nope.so\n"
+				      "[alpha]\nso = crf-test-alpha.so\n",
+				      CRF_SET_TOLERANT),
 			 -ENOENT);
 	capture_end();
 	assert_int_equal(f.set.n, 2);
@@ -148,8 +152,7 @@ static void test_select_disable(void **state)
 	assert_int_equal(strv_push(&f.sel.disable, "gamma"), 0);
 	assert_int_equal(setfix_build(&f, FOUR, 0), 0);
 	assert_string_equal(setfix_order(&f, CRF_ORDER_DUMP), "alpha beta delta");
-	assert_string_equal(plugin_set_find(&f.set, "gamma")->why_off,
-			    "disabled by --disable");
+	assert_string_equal(plugin_set_find(&f.set, "gamma")->why_off, "disabled by --disable");
 }
 
 static void test_select_only_requires(void **state)
@@ -187,15 +190,17 @@ static void test_keys(void **state)
 {
 	char where[600];
 	const char *out;
-	struct crf_ctx ctx = { 0 };
+	struct crf_ctx ctx = {0};
 
 	capture_begin();
-	assert_int_equal(setfix_build(&f, "[alpha]\nso = crf-test-alpha.so\ntrace = /x\n"
-					  "colour = red\n", 0),
+	assert_int_equal(setfix_build(&f,
+				      "[alpha]\nso = crf-test-alpha.so\ntrace = /x\n"
+				      "colour = red\n",
+				      0),
 			 0);
 	out = capture_end();
-	snprintf(where, sizeof(where), "crf: warning: %s:4: unknown key 'colour' for plugin 'alpha'",
-		 f.conf_path);
+	snprintf(where, sizeof(where),
+		 "crf: warning: %s:4: unknown key 'colour' for plugin 'alpha'", f.conf_path);
 	assert_contains(out, where);
 	ctx.plugin = &f.set.p[0].st;
 	assert_string_equal(crf_ctx_config(&ctx, "trace"), "/x");
@@ -327,8 +332,7 @@ static void test_device_resume(void **state)
 	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_DUMP_UNDO, NULL, 1), 0);
 	/* Nothing owed without a restore-resume. */
 	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_RESTORE_UNDO, NULL, 1), 0);
-	assert_int_equal(plugin_set_run_task(&f.set, CRF_STAGE_RESTORE_RESUME, NULL, 2, NULL,
-						 NULL),
+	assert_int_equal(plugin_set_run_task(&f.set, CRF_STAGE_RESTORE_RESUME, NULL, 2, NULL, NULL),
 			 0);
 	assert_int_equal(plugin_set_run(&f.set, CRF_STAGE_RESTORE_UNDO, NULL, 1), 0);
 	assert_string_equal(read_trace(trace),

@@ -347,10 +347,15 @@ static void test_punch(void **state)
 /* /proc/sysvipc/shm: the header is skipped, a segment is found by id. */
 static void test_sysv_table(void **state)
 {
-	static const char table[] =
-		"       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  cgid      atime      dtime      ctime                   rss                  swap\n"
-		"2046822899         11   640                 16384  2547  2547      2  1000   100     0     0 1700000000          0 1700000000                 16384                     0\n"
-		"         0         12  1600                  8192  2600  2600      1     0     0     0     0 1700000000          0 1700000000                  8192                     0\n";
+	static const char table[] = "       key      shmid perms                  size  cpid  lpid "
+				    "nattch   uid   gid  cuid  cgid      atime      dtime      "
+				    "ctime                   rss                  swap\n"
+				    "2046822899         11   640                 16384  2547  2547 "
+				    "     2  1000   100     0     0 1700000000          0 "
+				    "1700000000                 16384                     0\n"
+				    "         0         12  1600                  8192  2600  2600 "
+				    "     1     0     0     0     0 1700000000          0 "
+				    "1700000000                  8192                     0\n";
 	struct mem_sysv_seg s;
 	FILE *f;
 

@@ -66,7 +66,7 @@ static void test_status_broken(void **state)
 static void test_limits_self(void **state)
 {
 	struct crf_proc_limit lim[CRF_NLIMITS];
-	struct rlimit rl = { 123, 456 }, got;
+	struct rlimit rl = {123, 456}, got;
 	char *text;
 
 	assert_int_equal(setrlimit(RLIMIT_CORE, &rl), 0);
@@ -85,10 +85,10 @@ static void test_limits_self(void **state)
 
 static void test_timers_self(void **state)
 {
-	struct sigevent se = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGRTMIN + 1 };
+	struct sigevent se = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGRTMIN + 1};
 	/* Signalling one thread: "signal/tid.N", which once read as process-directed. */
-	struct sigevent st = { .sigev_notify = SIGEV_SIGNAL | SIGEV_THREAD_ID,
-			       .sigev_signo = SIGUSR2 };
+	struct sigevent st = {.sigev_notify = SIGEV_SIGNAL | SIGEV_THREAD_ID,
+			      .sigev_signo = SIGUSR2};
 	struct crf_proc_timer t[4];
 	timer_t a, b, c;
 	char *text;
@@ -126,10 +126,8 @@ static void test_timers_self(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_status_sample),
-		cmocka_unit_test(test_status_self),
-		cmocka_unit_test(test_status_broken),
-		cmocka_unit_test(test_limits_self),
+		cmocka_unit_test(test_status_sample), cmocka_unit_test(test_status_self),
+		cmocka_unit_test(test_status_broken), cmocka_unit_test(test_limits_self),
 		cmocka_unit_test(test_timers_self),
 	};
 

@@ -15,19 +15,19 @@ static int teardown(void **state)
 	return 0;
 }
 
-#define INI                                                                    \
-	"[alpha]\nso = crf-test-alpha.so\n"                                    \
-	"[beta]\nso = crf-test-beta.so\n"                                      \
+#define INI                                                                                        \
+	"[alpha]\nso = crf-test-alpha.so\n"                                                        \
+	"[beta]\nso = crf-test-beta.so\n"                                                          \
 	"[gamma]\nso = crf-test-gamma.so\nenabled = no\n"
 
 static struct crf_ctx ctx_of(struct setfix *sf)
 {
-	return (struct crf_ctx){ .stage = CRF_STAGE_DUMP_TASK, .registry = &sf->set.registry };
+	return (struct crf_ctx){.stage = CRF_STAGE_DUMP_TASK, .registry = &sf->set.registry};
 }
 
 static void test_by_name(void **state)
 {
-	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "beta-fd", .desc = "x", .pid = 7 };
+	struct crf_object obj = {.cls = CRF_OBJ_FD, .kind = "beta-fd", .desc = "x", .pid = 7};
 	const struct crf_kind *k = NULL;
 	struct crf_ctx ctx;
 
@@ -40,7 +40,7 @@ static void test_by_name(void **state)
 
 static void test_by_match(void **state)
 {
-	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "chr", .desc = "/dev/alpha0" };
+	struct crf_object obj = {.cls = CRF_OBJ_FD, .kind = "chr", .desc = "/dev/alpha0"};
 	const struct crf_kind *k = NULL;
 	struct crf_ctx ctx;
 
@@ -52,7 +52,7 @@ static void test_by_match(void **state)
 
 static void test_class_must_match(void **state)
 {
-	struct crf_object obj = { .cls = CRF_OBJ_VMA, .kind = "alpha-fd", .desc = "v", .id = 3 };
+	struct crf_object obj = {.cls = CRF_OBJ_VMA, .kind = "alpha-fd", .desc = "v", .id = 3};
 	const struct crf_kind *k = NULL;
 	struct crf_ctx ctx;
 	const char *out;
@@ -67,8 +67,11 @@ static void test_class_must_match(void **state)
 
 static void test_disabled_owner_named(void **state)
 {
-	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "gamma-fd",
-				  .desc = "anon_inode:[gamma]", .pid = 42, .id = 5 };
+	struct crf_object obj = {.cls = CRF_OBJ_FD,
+				 .kind = "gamma-fd",
+				 .desc = "anon_inode:[gamma]",
+				 .pid = 42,
+				 .id = 5};
 	const struct crf_kind *k = NULL;
 	struct crf_ctx ctx;
 	const char *out;
@@ -86,8 +89,11 @@ static void test_disabled_owner_named(void **state)
 
 static void test_unknown_kind(void **state)
 {
-	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "userfaultfd",
-				  .desc = "anon_inode:[userfaultfd]", .pid = 9, .id = 4 };
+	struct crf_object obj = {.cls = CRF_OBJ_FD,
+				 .kind = "userfaultfd",
+				 .desc = "anon_inode:[userfaultfd]",
+				 .pid = 9,
+				 .id = 4};
 	const struct crf_kind *k = NULL;
 	struct crf_ctx ctx;
 	const char *out;
@@ -104,7 +110,7 @@ static void test_unknown_kind(void **state)
 static void test_first_in_dump_order_wins(void **state)
 {
 	/* The table follows dump order: beta's kinds come before alpha's. */
-	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "alpha-fd", .desc = "x" };
+	struct crf_object obj = {.cls = CRF_OBJ_FD, .kind = "alpha-fd", .desc = "x"};
 	const struct crf_kind *k = NULL;
 	struct crf_ctx ctx;
 
@@ -119,8 +125,8 @@ static void test_first_in_dump_order_wins(void **state)
 
 static void test_kind_switched_off_in_ini(void **state)
 {
-	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "alpha-fd", .desc = "x", .pid = 3,
-				  .id = 8 };
+	struct crf_object obj = {
+		.cls = CRF_OBJ_FD, .kind = "alpha-fd", .desc = "x", .pid = 3, .id = 8};
 	const struct crf_kind *k = NULL;
 	struct crf_ctx ctx;
 	const char *out;
@@ -143,7 +149,7 @@ static void test_kind_switched_off_in_ini(void **state)
 
 static void test_kind_switched_off_on_command_line(void **state)
 {
-	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "beta-fd", .desc = "y", .id = 4 };
+	struct crf_object obj = {.cls = CRF_OBJ_FD, .kind = "beta-fd", .desc = "y", .id = 4};
 	const struct crf_kind *k = NULL;
 	struct crf_ctx ctx;
 	const char *out;
@@ -193,13 +199,17 @@ static void test_objects_named(void **state)
 		{{.cls = CRF_OBJ_NS, .kind = "net", .desc = "net:[4026532281]", .pid = 42},
 		 "pid 42: namespace net:[4026532281] is not the one crf runs in, and no plugin "
 		 "handles namespaces of kind 'net'"},
-		{{.cls = CRF_OBJ_VMA, .kind = "[uprobes]", .desc = "7fff0000-7fff1000 [uprobes]",
+		{{.cls = CRF_OBJ_VMA,
+		  .kind = "[uprobes]",
+		  .desc = "7fff0000-7fff1000 [uprobes]",
 		  .pid = 5},
 		 "pid 5: mapping 7fff0000-7fff1000 [uprobes] (kind '[uprobes]'): no plugin handles "
 		 "this kind"},
 		{{.cls = CRF_OBJ_CGROUP, .kind = "v2", .desc = "v2:/a/b", .pid = 6},
 		 "pid 6: cgroup v2:/a/b (kind 'v2'): no plugin handles this kind"},
-		{{.cls = CRF_OBJ_FDTABLE, .kind = "fdtable", .desc = "fd 0 (/dev/null) and 2 more",
+		{{.cls = CRF_OBJ_FDTABLE,
+		  .kind = "fdtable",
+		  .desc = "fd 0 (/dev/null) and 2 more",
 		  .pid = 7},
 		 "pid 7: fd table: fd 0 (/dev/null) and 2 more (kind 'fdtable'): no plugin handles "
 		 "this kind"},
@@ -222,7 +232,7 @@ static void test_objects_named(void **state)
 /* The core's dispatch runs the claiming handler's dump, or refuses. */
 static void test_dispatch(void **state)
 {
-	struct crf_object obj = { .cls = CRF_OBJ_FD, .kind = "beta-fd", .desc = "x", .pid = 7 };
+	struct crf_object obj = {.cls = CRF_OBJ_FD, .kind = "beta-fd", .desc = "x", .pid = 7};
 	const char *out;
 
 	assert_int_equal(setfix_build(&f, INI, 0), 0);
@@ -245,7 +255,8 @@ static void test_image_selection(void **state)
 	assert_false(plugin_set_find(&f.set, "beta")->st.enabled);
 	assert_string_equal(plugin_set_find(&f.set, "beta")->st.why_off,
 			    "off: the dump was written without it");
-	/* gamma wrote the dump but is disabled by the configuration: the inventory check refuses it. */
+	/* gamma wrote the dump but is disabled by the configuration: the inventory check refuses
+	 * it. */
 	assert_false(plugin_set_find(&f.set, "gamma")->st.enabled);
 	assert_non_null(strstr(plugin_set_find(&f.set, "gamma")->st.why_off, "test.conf"));
 }

@@ -42,7 +42,8 @@ static int run_case(const struct want *w, size_t n, int stray)
 	for (size_t i = 0; i < n; i++) {
 		int fd = memfd_create("rst-fds", MFD_CLOEXEC);
 
-		if (fd < 0 || (fd != w[i].at && (dup3(fd, w[i].at, O_CLOEXEC) < 0 || close(fd) < 0)) ||
+		if (fd < 0 ||
+		    (fd != w[i].at && (dup3(fd, w[i].at, O_CLOEXEC) < 0 || close(fd) < 0)) ||
 		    fstat(w[i].at, &st) < 0)
 			return 10;
 		ino[i] = st.st_ino;
@@ -116,8 +117,8 @@ static void test_chain_to_free_number(void **state)
 static void test_in_place_and_low(void **state)
 {
 	/* Already at its number (close-on-exec changed), and numbers below crf's own. */
-	const struct want w[] = {{130, 130, false}, {131, 3, true}, {132, 4, false},
-				 {4, 131, false}};
+	const struct want w[] = {
+		{130, 130, false}, {131, 3, true}, {132, 4, false}, {4, 131, false}};
 
 	check_case(w, 4, 5);
 }

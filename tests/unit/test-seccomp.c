@@ -13,16 +13,15 @@ static void test_parse_status(void **state)
 	int mode, n;
 
 	assert_int_equal(seccomp_parse_status("Name:\tx\nSeccomp:\t2\nSeccomp_filters:\t3\n"
-						  "Speculation_Store_Bypass:\tvulnerable\n",
-						  &mode, &n),
+					      "Speculation_Store_Bypass:\tvulnerable\n",
+					      &mode, &n),
 			 0);
 	assert_int_equal(mode, 2);
 	assert_int_equal(n, 3);
 	assert_int_equal(seccomp_parse_status("Name:\tx\nSeccomp:\t1\n", &mode, &n), 0);
 	assert_int_equal(mode, 1);
 	assert_int_equal(n, 0);
-	assert_int_equal(seccomp_parse_status("Name:\tx\nNoNewPrivs:\t0\n", &mode, &n),
-			 -ENOENT);
+	assert_int_equal(seccomp_parse_status("Name:\tx\nNoNewPrivs:\t0\n", &mode, &n), -ENOENT);
 }
 
 /* Programs "a", "b", "c" as one-instruction stand-ins; flags as given. */

@@ -33,10 +33,10 @@
 
 #define ARCH_GET_XCOMP_PERM 0x1022
 #define ARCH_REQ_XCOMP_PERM 0x1023
-#define XFEATURE_XTILEDATA 18
+#define XFEATURE_XTILEDATA  18
 
 /* One tile: 16 rows of 64 bytes. */
-#define ROWS 16
+#define ROWS  16
 #define COLSB 64
 
 /* The LDTILECFG operand: palette 1, tmm0 ROWS x COLSB, the others unused. */

@@ -42,7 +42,7 @@ static unsigned char a_bytes[A_LEN], b_bytes[B_LEN];
 /* The dirty and writeback pages of @fd's file; false when the kernel lacks cachestat. */
 static bool unsynced(int fd, uint64_t *pages)
 {
-	struct cs_range range = { 0, 0 };
+	struct cs_range range = {0, 0};
 	struct cs cs;
 
 	if (syscall(SYS_cachestat, fd, &range, &cs, 0) < 0) {
@@ -80,15 +80,16 @@ int main(void)
 	fill(b_bytes, B_LEN, 99);
 	WL_CHECK(open(a_path, O_RDWR | O_CREAT | O_TRUNC, 0600) == 3, "%s: %s", a_path,
 		 strerror(errno));
-	WL_CHECK(open(b_path, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC, 0600) == 4, "%s: %s",
-		 b_path, strerror(errno));
+	WL_CHECK(open(b_path, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC, 0600) == 4, "%s: %s", b_path,
+		 strerror(errno));
 	WL_CHECK(open(a_path, O_RDONLY) == 5, "%s: %s", a_path, strerror(errno));
 	WL_CHECK(write(3, a_bytes, A_LEN) == A_LEN, "write A: %s", strerror(errno));
 	WL_CHECK(write(4, b_bytes, B_LEN) == B_LEN, "write B: %s", strerror(errno));
 
 	have = unsynced(3, &a_dirty) && unsynced(4, &b_dirty);
 	if (!have)
-		wl_downgrade("no cachestat(2) here: whether the writes reached the disk is not checked");
+		wl_downgrade(
+			"no cachestat(2) here: whether the writes reached the disk is not checked");
 	else if (!a_dirty || !b_dirty)
 		wl_downgrade("the kernel wrote the pages back before the dump (A %llu, B %llu "
 			     "dirty): the sync is not checked",

@@ -25,16 +25,23 @@ static const struct {
 	int level, name;
 	const char *label;
 } wl_opts[] = {
-	{SOL_SOCKET, SO_REUSEADDR, "SO_REUSEADDR"}, {SOL_SOCKET, SO_REUSEPORT, "SO_REUSEPORT"},
-	{SOL_SOCKET, SO_KEEPALIVE, "SO_KEEPALIVE"}, {SOL_SOCKET, SO_RCVBUF, "SO_RCVBUF"},
-	{SOL_SOCKET, SO_SNDBUF, "SO_SNDBUF"},	    {SOL_SOCKET, SO_BUF_LOCK, "SO_BUF_LOCK"},
+	{SOL_SOCKET, SO_REUSEADDR, "SO_REUSEADDR"},
+	{SOL_SOCKET, SO_REUSEPORT, "SO_REUSEPORT"},
+	{SOL_SOCKET, SO_KEEPALIVE, "SO_KEEPALIVE"},
+	{SOL_SOCKET, SO_RCVBUF, "SO_RCVBUF"},
+	{SOL_SOCKET, SO_SNDBUF, "SO_SNDBUF"},
+	{SOL_SOCKET, SO_BUF_LOCK, "SO_BUF_LOCK"},
 	{SOL_SOCKET, SO_PRIORITY, "SO_PRIORITY"},
-	{SOL_SOCKET, SO_MARK, "SO_MARK"},	    {SOL_SOCKET, SO_LINGER, "SO_LINGER"},
+	{SOL_SOCKET, SO_MARK, "SO_MARK"},
+	{SOL_SOCKET, SO_LINGER, "SO_LINGER"},
 	{SOL_SOCKET, SO_BINDTODEVICE, "SO_BINDTODEVICE"},
-	{SOL_IP, IP_TOS, "IP_TOS"},		    {SOL_IP, IP_TTL, "IP_TTL"},
-	{SOL_IPV6, IPV6_V6ONLY, "IPV6_V6ONLY"},	    {SOL_IPV6, IPV6_TCLASS, "IPV6_TCLASS"},
+	{SOL_IP, IP_TOS, "IP_TOS"},
+	{SOL_IP, IP_TTL, "IP_TTL"},
+	{SOL_IPV6, IPV6_V6ONLY, "IPV6_V6ONLY"},
+	{SOL_IPV6, IPV6_TCLASS, "IPV6_TCLASS"},
 	{SOL_IPV6, IPV6_UNICAST_HOPS, "IPV6_UNICAST_HOPS"},
-	{SOL_TCP, TCP_NODELAY, "TCP_NODELAY"},	    {SOL_TCP, TCP_KEEPIDLE, "TCP_KEEPIDLE"},
+	{SOL_TCP, TCP_NODELAY, "TCP_NODELAY"},
+	{SOL_TCP, TCP_KEEPIDLE, "TCP_KEEPIDLE"},
 	{SOL_TCP, TCP_KEEPCNT, "TCP_KEEPCNT"},
 };
 #define WL_N_OPTS (sizeof(wl_opts) / sizeof(wl_opts[0]))
@@ -149,8 +156,8 @@ static inline void wl_sk_record(struct wl_sk *s)
 	for (size_t i = 0; i < WL_N_OPTS; i++) {
 		s->opt_len[i] = sizeof(s->opt[i]);
 		memset(s->opt[i], 0, sizeof(s->opt[i]));
-		s->opt_ok[i] =
-			!getsockopt(s->fd, wl_opts[i].level, wl_opts[i].name, s->opt[i], &s->opt_len[i]);
+		s->opt_ok[i] = !getsockopt(s->fd, wl_opts[i].level, wl_opts[i].name, s->opt[i],
+					   &s->opt_len[i]);
 	}
 }
 

@@ -38,7 +38,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
-#define N_SK 5
+#define N_SK   5
 #define PORT_B 0x7e57c0deu
 #define PORT_D 0x7e57d000u
 
@@ -52,8 +52,8 @@ struct nl_state {
 };
 
 static const int nl_opts[7] = {
-	NETLINK_PKTINFO, NETLINK_BROADCAST_ERROR, NETLINK_NO_ENOBUFS, NETLINK_LISTEN_ALL_NSID,
-	NETLINK_CAP_ACK, NETLINK_EXT_ACK, NETLINK_GET_STRICT_CHK,
+	NETLINK_PKTINFO, NETLINK_BROADCAST_ERROR, NETLINK_NO_ENOBUFS,	  NETLINK_LISTEN_ALL_NSID,
+	NETLINK_CAP_ACK, NETLINK_EXT_ACK,	  NETLINK_GET_STRICT_CHK,
 };
 
 static struct nl_state before[N_SK];
@@ -97,8 +97,7 @@ static void read_state(int fd, struct nl_state *s)
 	len = sizeof(s->peer);
 	WL_CHECK(!getpeername(fd, (struct sockaddr *)&s->peer, &len), "getpeername");
 	s->groups_len = sizeof(s->groups);
-	WL_CHECK(!getsockopt(fd, SOL_NETLINK, NETLINK_LIST_MEMBERSHIPS, s->groups,
-			     &s->groups_len),
+	WL_CHECK(!getsockopt(fd, SOL_NETLINK, NETLINK_LIST_MEMBERSHIPS, s->groups, &s->groups_len),
 		 "NETLINK_LIST_MEMBERSHIPS: %s", strerror(errno));
 	for (int i = 0; i < 7; i++) {
 		len = sizeof(s->opts[i]);
@@ -115,8 +114,8 @@ static void compare(int i)
 	const struct nl_state *b = &before[i];
 
 	read_state(b->fd, &now);
-	WL_CHECK(now.type == b->type && now.protocol == b->protocol, "socket %d: type %d/%d",
-		 i, now.type, now.protocol);
+	WL_CHECK(now.type == b->type && now.protocol == b->protocol, "socket %d: type %d/%d", i,
+		 now.type, now.protocol);
 	WL_CHECK(now.fl == b->fl, "socket %d: flags %#x, were %#x", i, now.fl, b->fl);
 	WL_CHECK(now.self.nl_pid == b->self.nl_pid && now.self.nl_groups == b->self.nl_groups,
 		 "socket %d: getsockname port %u groups %#x, was port %u groups %#x", i,
@@ -142,8 +141,10 @@ static void ask_link(int fd, uint32_t seq)
 		struct nlmsghdr h;
 		struct ifinfomsg i;
 	} req = {
-		.h = {.nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETLINK,
-		      .nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = seq},
+		.h = {.nlmsg_len = sizeof(req),
+		      .nlmsg_type = RTM_GETLINK,
+		      .nlmsg_flags = NLM_F_REQUEST,
+		      .nlmsg_seq = seq},
 		.i = {.ifi_family = AF_UNSPEC, .ifi_index = (int)if_nametoindex("lo")},
 	};
 	struct sockaddr_nl k = {.nl_family = AF_NETLINK};
@@ -171,8 +172,8 @@ static ssize_t link_answer(int fd, uint32_t seq, uint32_t port, bool wait)
 			 n < 0 ? strerror(errno) : "short");
 		if (h->nlmsg_type != RTM_NEWLINK || h->nlmsg_seq != seq)
 			continue; /* a multicast notification of a group */
-		WL_CHECK(h->nlmsg_pid == port, "answer addressed to port %u, not %u",
-			 h->nlmsg_pid, port);
+		WL_CHECK(h->nlmsg_pid == port, "answer addressed to port %u, not %u", h->nlmsg_pid,
+			 port);
 		return n;
 	}
 	wl_fail("no answer to RTM_GETLINK %u", seq);
@@ -232,7 +233,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "queued")) {
 		answer = link_answer(fds[1], 7, PORT_B, false);
-		wl_note("the kernel's answer waiting at the dump is still there (%zd bytes)", answer);
+		wl_note("the kernel's answer waiting at the dump is still there (%zd bytes)",
+			answer);
 		return 0;
 	}
 	ask_link(fds[0], 42);

@@ -93,7 +93,9 @@ static void send_fd(int via, int fd)
 {
 	char c = 'f', ctl[CMSG_SPACE(sizeof(int))] = {0};
 	struct iovec iov = {.iov_base = &c, .iov_len = 1};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl,
 			    .msg_controllen = sizeof(ctl)};
 	struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
 
@@ -108,7 +110,9 @@ static int recv_fd(int via)
 {
 	char c, ctl[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = {.iov_base = &c, .iov_len = 1};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl,
 			    .msg_controllen = sizeof(ctl)};
 	int fd;
 

@@ -29,15 +29,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define A_LEN	 (60 * 1024)
-#define B_CAP	 (256 * 1024)
-#define B_LEN	 (100 * 1024)
-#define C_LEN	 10
-#define F_LEN	 3000
-#define SEED_A	 0xa11ceULL
-#define SEED_B	 0xb0bULL
-#define SEED_C	 0xc0ffeeULL
-#define SEED_F	 0xf1f0ULL
+#define A_LEN  (60 * 1024)
+#define B_CAP  (256 * 1024)
+#define B_LEN  (100 * 1024)
+#define C_LEN  10
+#define F_LEN  3000
+#define SEED_A 0xa11ceULL
+#define SEED_B 0xb0bULL
+#define SEED_C 0xc0ffeeULL
+#define SEED_F 0xf1f0ULL
 
 static void write_all(int fd, size_t len, uint64_t seed)
 {

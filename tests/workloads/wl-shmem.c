@@ -131,8 +131,8 @@ static int sysv_nattch(const char *who)
 		 sysv_id, strerror(errno));
 	WL_CHECK(ds.shm_perm.__key == sysv_key && (ds.shm_perm.mode & 0777) == SYSV_MODE &&
 			 ds.shm_segsz == SYSV_BYTES,
-		 "%s: segment %d has key %#x, mode %#o, %zu bytes", who, sysv_id,
-		 ds.shm_perm.__key, ds.shm_perm.mode, (size_t)ds.shm_segsz);
+		 "%s: segment %d has key %#x, mode %#o, %zu bytes", who, sysv_id, ds.shm_perm.__key,
+		 ds.shm_perm.mode, (size_t)ds.shm_segsz);
 	return (int)ds.shm_nattch;
 }
 
@@ -176,8 +176,8 @@ static void remove_sysv(void)
 		 sysv_nattch("parent"));
 	WL_CHECK(shmdt(sysv) == 0, "parent: shmdt: %s", strerror(errno));
 	WL_CHECK(shmctl(sysv_id, IPC_RMID, NULL) == 0, "parent: IPC_RMID: %s", strerror(errno));
-	wl_note("System V segment %d (key %#x): attached twice, shared, detached, removed",
-		sysv_id, sysv_key);
+	wl_note("System V segment %d (key %#x): attached twice, shared, detached, removed", sysv_id,
+		sysv_key);
 }
 
 /* After the restore: count, see the others, check the shared data, write. */

@@ -3,11 +3,10 @@
  * wl-taskstate: per-task attributes survive checkpoint and restore.
  *
  * State: lowered rlimits (NOFILE soft, STACK soft, CORE soft and hard,
- * MSGQUEUE soft and hard), nice +5 (-5 when that would pass 19), CPU affinity to the first allowed CPU,
- * umask 027, the working directory (CRF_TEST_TMPDIR), the name
- * "crf-wl-task", and, as root, capabilities with CAP_SYS_BOOT and
- * CAP_NET_RAW dropped from the effective, permitted, inheritable and
- * bounding sets.
+ * MSGQUEUE soft and hard), nice +5 (-5 when that would pass 19), CPU affinity to the first allowed
+ * CPU, umask 027, the working directory (CRF_TEST_TMPDIR), the name "crf-wl-task", and, as root,
+ * capabilities with CAP_SYS_BOOT and CAP_NET_RAW dropped from the effective, permitted, inheritable
+ * and bounding sets.
  *
  * After restore: every rlimit, the nice value, the affinity mask, the umask,
  * the working directory (path, device and inode), the name (prctl and

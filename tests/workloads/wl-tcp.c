@@ -294,8 +294,8 @@ static _Noreturn void peer(const struct wl_sk *l, const char *result)
 			if (n > 0)
 				w += (uint64_t)n;
 			else if (n < 0 && errno != EAGAIN) {
-				snprintf(why, sizeof(why), "send at %llu: %s", (unsigned long long)w,
-					 strerror(errno));
+				snprintf(why, sizeof(why), "send at %llu: %s",
+					 (unsigned long long)w, strerror(errno));
 				ok = 0;
 				break;
 			}
@@ -370,7 +370,8 @@ static void mode_outside(void)
 		ssize_t n = recv(s.fd, buf, sizeof(buf), MSG_PEEK);
 
 		if (n < 0)
-			wl_fail("stream 1: read at %llu: %s", (unsigned long long)r, strerror(errno));
+			wl_fail("stream 1: read at %llu: %s", (unsigned long long)r,
+				strerror(errno));
 		if (n == 0)
 			break;
 		rd(s.fd, 1, &r, (size_t)n);

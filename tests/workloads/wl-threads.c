@@ -39,7 +39,7 @@ struct th {
 	char name[16];
 	sigset_t mask;
 	stack_t ss;
-	gid_t gid;		/* its real, effective and saved gid */
+	gid_t gid; /* its real, effective and saved gid */
 	char altstack[32768];
 };
 
@@ -121,7 +121,7 @@ static void spin_check(const struct th *t, const uint64_t in[21], uint64_t iters
 static void run_spin(struct th *t)
 {
 	uint64_t in[21];
-	struct wl_rng r = { 0x1234567ull * (t->idx + 1) };
+	struct wl_rng r = {0x1234567ull * (t->idx + 1)};
 
 	for (int i = 0; i < 21; i++)
 		in[i] = wl_rng_next(&r);
@@ -133,7 +133,7 @@ static void run_spin(struct th *t)
 
 static void run_wait(struct th *t)
 {
-	const struct timespec ts = { 1, 0 };
+	const struct timespec ts = {1, 0};
 
 	switch (t->kind) {
 	case KIND_FUTEX:
@@ -172,12 +172,12 @@ static void set_own_state(struct th *t)
 		sigaddset(&m, SIGUSR1);
 	WL_CHECK(pthread_sigmask(SIG_BLOCK, &m, NULL) == 0, "sigmask");
 	pthread_sigmask(SIG_BLOCK, NULL, &t->mask);
-	t->ss = (stack_t){ .ss_sp = t->altstack, .ss_size = sizeof(t->altstack) };
+	t->ss = (stack_t){.ss_sp = t->altstack, .ss_size = sizeof(t->altstack)};
 	WL_CHECK(sigaltstack(&t->ss, NULL) == 0, "sigaltstack: %s", strerror(errno));
 	sigaltstack(NULL, &t->ss);
 	if (t->kind == KIND_SLEEP)
-		WL_CHECK(syscall(SYS_setresgid, OWN_GID, OWN_GID, OWN_GID) == 0,
-			 "setresgid: %s", strerror(errno));
+		WL_CHECK(syscall(SYS_setresgid, OWN_GID, OWN_GID, OWN_GID) == 0, "setresgid: %s",
+			 strerror(errno));
 	t->gid = getegid();
 	if (t->kind == KIND_SLEEP)
 		t->gid = OWN_GID;
@@ -189,9 +189,8 @@ static void check_own_gid(struct th *t)
 	gid_t r, e, s;
 
 	WL_CHECK(syscall(SYS_getresgid, &r, &e, &s) == 0, "getresgid");
-	WL_CHECK(r == t->gid && e == t->gid && s == t->gid,
-		 "thread %d: gids %u %u %u, were %u", t->idx, (unsigned)r, (unsigned)e,
-		 (unsigned)s, (unsigned)t->gid);
+	WL_CHECK(r == t->gid && e == t->gid && s == t->gid, "thread %d: gids %u %u %u, were %u",
+		 t->idx, (unsigned)r, (unsigned)e, (unsigned)s, (unsigned)t->gid);
 }
 
 static void check_own_state(struct th *t)
@@ -254,8 +253,8 @@ static void wake_all(void)
 
 int main(void)
 {
-	const struct timespec ms = { 0, 1000000 };
-	struct sigaction sa = { .sa_handler = on_usr1 };
+	const struct timespec ms = {0, 1000000};
+	struct sigaction sa = {.sa_handler = on_usr1};
 
 	wl_init("threads");
 	sigaction(SIGUSR1, &sa, NULL);

@@ -57,7 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LINE   "line-after-restore"
+#define LINE	"line-after-restore"
 #define WAIT_MS 10000
 
 static const struct winsize ws_before = {33, 101, 640, 480};
@@ -73,9 +73,8 @@ static bool queued;
 
 static void same_termios(const char *who, const struct termios *a, const struct termios *b)
 {
-	WL_CHECK(a->c_iflag == b->c_iflag && a->c_oflag == b->c_oflag &&
-			 a->c_cflag == b->c_cflag && a->c_lflag == b->c_lflag &&
-			 !memcmp(a->c_cc, b->c_cc, NCCS),
+	WL_CHECK(a->c_iflag == b->c_iflag && a->c_oflag == b->c_oflag && a->c_cflag == b->c_cflag &&
+			 a->c_lflag == b->c_lflag && !memcmp(a->c_cc, b->c_cc, NCCS),
 		 "%s: termios changed: iflag %#x->%#x oflag %#x->%#x cflag %#x->%#x "
 		 "lflag %#x->%#x",
 		 who, a->c_iflag, b->c_iflag, a->c_oflag, b->c_oflag, a->c_cflag, b->c_cflag,
@@ -208,7 +207,8 @@ static _Noreturn void child(const char *slave, int ready)
 
 		WL_CHECK(fstat(0, &st0) == 0 && fstat(9, &st9) == 0 && st0.st_rdev == st9.st_rdev,
 			 "C: fds 0 and 9 are not on one slave");
-		WL_CHECK(ctty_of_self() == st0.st_rdev, "C: its controlling terminal is not fd 0's");
+		WL_CHECK(ctty_of_self() == st0.st_rdev,
+			 "C: its controlling terminal is not fd 0's");
 	}
 	WL_CHECK((fcntl(9, F_GETFL) & (O_ACCMODE | O_NONBLOCK)) == (O_RDWR | O_NONBLOCK) &&
 			 (fcntl(0, F_GETFL) & (O_ACCMODE | O_NONBLOCK)) == O_RDWR,
@@ -271,8 +271,7 @@ static void check_async(int m)
 	struct f_owner_ex own = {0, 0};
 	int fl = fcntl(m, F_GETFL);
 
-	WL_CHECK(fcntl(m, F_GETOWN_EX, &own) == 0 && own.type == F_OWNER_PID &&
-			 own.pid == getpid(),
+	WL_CHECK(fcntl(m, F_GETOWN_EX, &own) == 0 && own.type == F_OWNER_PID && own.pid == getpid(),
 		 "P: the master's owner is %d (type %d)", own.pid, own.type);
 	WL_CHECK(fcntl(m, F_GETSIG) == ASYNC_SIG, "P: the master's signal is %d",
 		 fcntl(m, F_GETSIG));

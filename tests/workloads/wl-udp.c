@@ -77,12 +77,13 @@ static void check_queue(int i)
 		if (q[k].to != i)
 			continue;
 		fl = sizeof(from);
-		n = recvfrom(sk[i].fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+		n = recvfrom(sk[i].fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from,
+			     &fl);
 		if (n < 0)
 			wl_fail("socket %d: datagram %d missing: %s", i, k, strerror(errno));
 		if ((size_t)n != q[k].len || memcmp(buf, q[k].data, q[k].len))
-			wl_fail("socket %d: datagram %d: %zd bytes, wanted %zu, or other bytes", i, k,
-				n, q[k].len);
+			wl_fail("socket %d: datagram %d: %zd bytes, wanted %zu, or other bytes", i,
+				k, n, q[k].len);
 		if (fl != sk[q[k].from].at_len || memcmp(&from, &sk[q[k].from].at, fl))
 			wl_fail("socket %d: datagram %d came from another address", i, k);
 	}
@@ -159,11 +160,11 @@ int main(int argc, char **argv)
 		mode_outside();
 		return 0;
 	}
-	sk[0].fd = udp(AF_INET, "127.0.0.1");	 /* receives from 1 and 2 */
-	sk[1].fd = udp(AF_INET, "127.0.0.1");	 /* connected to 0 */
-	sk[2].fd = udp(AF_INET, "0.0.0.0");	 /* wildcard, receives from 0 */
-	sk[3].fd = udp(AF_INET6, "::1");	 /* receives from 4 */
-	sk[4].fd = udp(AF_INET6, "::");		 /* connected to 3 */
+	sk[0].fd = udp(AF_INET, "127.0.0.1"); /* receives from 1 and 2 */
+	sk[1].fd = udp(AF_INET, "127.0.0.1"); /* connected to 0 */
+	sk[2].fd = udp(AF_INET, "0.0.0.0");   /* wildcard, receives from 0 */
+	sk[3].fd = udp(AF_INET6, "::1");      /* receives from 4 */
+	sk[4].fd = udp(AF_INET6, "::");	      /* connected to 3 */
 	wl_setint(sk[0].fd, SOL_SOCKET, SO_REUSEADDR, 1);
 	wl_setint(sk[0].fd, SOL_SOCKET, SO_RCVBUF, 300000);
 	wl_setint(sk[0].fd, SOL_SOCKET, SO_SNDBUF, 70000);

@@ -57,7 +57,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define BIG 100000
+#define BIG  100000
 #define SEED 11
 
 static const size_t msg_len[] = {0, 1, 7, 5000};
@@ -182,14 +182,16 @@ static void expect_creds(int fd, const char *want, size_t len, pid_t pid, const 
 	} ctl;
 	char got[64];
 	struct iovec iov = {.iov_base = got, .iov_len = len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl.buf,
 			    .msg_controllen = sizeof(ctl.buf)};
 	int on = 1;
 	struct cmsghdr *c;
 	struct ucred u;
 
-	WL_CHECK(setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0, "%s: SO_PASSCRED: %s",
-		 what, strerror(errno));
+	WL_CHECK(setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0,
+		 "%s: SO_PASSCRED: %s", what, strerror(errno));
 	WL_CHECK(recvmsg(fd, &mh, MSG_DONTWAIT) == (ssize_t)len && !memcmp(got, want, len),
 		 "%s: recvmsg: %s", what, strerror(errno));
 	c = CMSG_FIRSTHDR(&mh);
@@ -236,8 +238,8 @@ static void get_names(int fd, struct names *n, const char *what)
 /* Type, and both names as @was says (NULL: unnamed, as a socketpair's). */
 static void check_names(int fd, int type, const struct names *was, const char *what)
 {
-	struct names now, unnamed = {.self_len = sizeof(sa_family_t),
-				     .peer_len = sizeof(sa_family_t)};
+	struct names now,
+		unnamed = {.self_len = sizeof(sa_family_t), .peer_len = sizeof(sa_family_t)};
 
 	if (!was) {
 		unnamed.self.sun_family = unnamed.peer.sun_family = AF_UNIX;
@@ -482,7 +484,8 @@ static socklen_t addr_of(bool abstract, const char *name, struct sockaddr_un *a)
 	a->sun_family = AF_UNIX;
 	if (!abstract) {
 		snprintf(a->sun_path, sizeof(a->sun_path), "%s/wl-unix-%s.sock", wl_tmpdir(), name);
-		return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(a->sun_path) + 1);
+		return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(a->sun_path) +
+				   1);
 	}
 	snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "wl-unix-%d-%s", (int)getpid(), name);
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(a->sun_path + 1));
@@ -524,10 +527,13 @@ static void expect_from(int fd, const char *want, const struct sockaddr_un *from
 	WL_CHECK(n == (ssize_t)strlen(want) && !memcmp(buf, want, (size_t)n), "%s: read %zd (%s)",
 		 what, n, n < 0 ? strerror(errno) : "other bytes");
 	if (!from_len)
-		WL_CHECK(gl <= sizeof(sa_family_t), "%s: from a named socket (length %u)", what, gl);
+		WL_CHECK(gl <= sizeof(sa_family_t), "%s: from a named socket (length %u)", what,
+			 gl);
 	else
-		WL_CHECK(gl == from_len && !memcmp(&got, from, gl), "%s: from another address "
-			 "(length %u, want %u)", what, gl, from_len);
+		WL_CHECK(gl == from_len && !memcmp(&got, from, gl),
+			 "%s: from another address "
+			 "(length %u, want %u)",
+			 what, gl, from_len);
 }
 
 struct named {
@@ -613,10 +619,11 @@ static unsigned proc_state(int fd, const char *what)
 
 static void verify_named(bool abstract, struct named *n)
 {
-	static const char *const what[10] = {"l", "c1", "s1", "c2", "d", "du", "dn", "dc", "p0", "p1"};
+	static const char *const what[10] = {"l",  "c1", "s1", "c2", "d",
+					     "du", "dn", "dc", "p0", "p1"};
 	int fds[10] = {n->l, n->c1, n->s1, n->c2, n->d, n->du, n->dn, n->dc, n->p[0], n->p[1]};
 	int types[10] = {SOCK_STREAM, SOCK_STREAM, SOCK_STREAM, SOCK_STREAM, SOCK_DGRAM,
-			 SOCK_DGRAM, SOCK_DGRAM, SOCK_DGRAM, SOCK_DGRAM, SOCK_DGRAM};
+			 SOCK_DGRAM,  SOCK_DGRAM,  SOCK_DGRAM,	SOCK_DGRAM,  SOCK_DGRAM};
 	struct sockaddr_un dn;
 	socklen_t dnl = addr_of(true, "dn", &dn);
 	int more = 0, s2;
@@ -636,7 +643,8 @@ static void verify_named(bool abstract, struct named *n)
 		addr_of(false, "gone", &a);
 		WL_CHECK(stat(a.sun_path, &st) < 0 && errno == ENOENT, "%s is back", a.sun_path);
 		get_names(n->gone, &g, "gone");
-		WL_CHECK(!strcmp(g.self.sun_path, a.sun_path), "gone: bound to %s", g.self.sun_path);
+		WL_CHECK(!strcmp(g.self.sun_path, a.sun_path), "gone: bound to %s",
+			 g.self.sun_path);
 	}
 	expect_bytes(n->c1, "from-s1", 7, "c1");
 	expect_bytes(n->s1, "from-c1", 7, "s1");
@@ -729,7 +737,9 @@ static void in_flight(void)
 		char buf[CMSG_SPACE(sizeof(int))];
 	} ctl;
 	struct iovec iov = {.iov_base = "F", .iov_len = 1};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl.buf,
 			    .msg_controllen = sizeof(ctl.buf)};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 	int sv[2], fd = 0, got = -1;
@@ -777,7 +787,8 @@ static void chrooted(void)
 
 		WL_CHECK(chroot(jail) == 0 && chdir("/") == 0, "chroot %s: %s", jail,
 			 strerror(errno));
-		WL_CHECK(l >= 0 && bind(l, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(l, 1) == 0,
+		WL_CHECK(l >= 0 && bind(l, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+				 listen(l, 1) == 0,
 			 "bind %s in the chroot: %s", a.sun_path, strerror(errno));
 		WL_CHECK(write(ready[1], "r", 1) == 1, "write: %s", strerror(errno));
 		for (;;)

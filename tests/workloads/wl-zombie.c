@@ -46,7 +46,7 @@ static pid_t spawn_exiting(int how)
 	prctl(PR_SET_NAME, how == 42 ? "zombie-exit" : "zombie-term", 0, 0, 0);
 	if (how == SIGQUIT) {
 		/* Dump core, in the test's directory (core_pattern "core"). */
-		struct rlimit core = { 1 << 20, 1 << 20 };
+		struct rlimit core = {1 << 20, 1 << 20};
 
 		if (setrlimit(RLIMIT_CORE, &core) < 0 || chdir(wl_tmpdir()) < 0)
 			_exit(1);

@@ -50,8 +50,7 @@ enum crf_imgdir_mode {
 };
 
 /* Open an image directory.  0 or -errno (logged). */
-int crf_imgdir_open(const char *path, enum crf_imgdir_mode mode,
-		    struct crf_imgdir **out);
+int crf_imgdir_open(const char *path, enum crf_imgdir_mode mode, struct crf_imgdir **out);
 void crf_imgdir_close(struct crf_imgdir *dir);
 /*
  * Make every image written to @dir durable (syncfs, then the directory
@@ -79,13 +78,13 @@ int crf_imgdir_each_task(struct crf_imgdir *dir, const char *prefix,
  * temporary file, renamed into place by crf_img_close(), so a failed dump
  * never leaves a half-written image under the real name.
  */
-int crf_img_create(struct crf_imgdir *dir, const char *name,
-		   const ProtobufCMessageDescriptor *type, struct crf_img **out);
+int crf_img_create(struct crf_imgdir *dir, const char *name, const ProtobufCMessageDescriptor *type,
+		   struct crf_img **out);
 int crf_img_write(struct crf_img *img, const ProtobufCMessage *msg);
 
 /* Open for reading; checks the header and that @type matches. */
-int crf_img_open(struct crf_imgdir *dir, const char *name,
-		 const ProtobufCMessageDescriptor *type, struct crf_img **out);
+int crf_img_open(struct crf_imgdir *dir, const char *name, const ProtobufCMessageDescriptor *type,
+		 struct crf_img **out);
 /*
  * Read the next record.  Returns 1 and sets *@msg (free it with
  * protobuf_c_message_free_unpacked(*msg, NULL)), 0 at the verified end

@@ -11,9 +11,21 @@
  * prctl_mm_map's order: X(name) for each.  struct crf_rst_mm (crf/restore.h,
  * the plugins' ABI) and struct crf_rst_args carry them as uint64_t.
  */
+/* One field a line: clang-format 14 does not settle on a layout of the list. */
+/* clang-format off */
 #define CRF_MM_FIELDS(X)                                                                           \
-	X(start_code) X(end_code) X(start_data) X(end_data) X(start_brk) X(brk) X(start_stack)     \
-	X(arg_start) X(arg_end) X(env_start) X(env_end)
+	X(start_code)                                                                              \
+	X(end_code)                                                                                \
+	X(start_data)                                                                              \
+	X(end_data)                                                                                \
+	X(start_brk)                                                                               \
+	X(brk)                                                                                     \
+	X(start_stack)                                                                             \
+	X(arg_start)                                                                               \
+	X(arg_end)                                                                                 \
+	X(env_start)                                                                               \
+	X(env_end)
+/* clang-format on */
 
 /*
  * The interval timers, ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF: each as

@@ -26,8 +26,7 @@ enum crf_log_level {
 };
 
 /* Log one message.  A trailing newline is added when missing. */
-void crf_log(enum crf_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void crf_log(enum crf_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void crf_logv(enum crf_log_level level, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 
@@ -64,10 +63,10 @@ bool crf_stop_requested(void);
 /* True when messages of @level are printed anywhere (skip costly formatting). */
 int crf_log_enabled(enum crf_log_level level);
 
-#define crf_error(...) crf_log(CRF_LOG_ERROR, __VA_ARGS__)
-#define crf_warn(...) crf_log(CRF_LOG_WARN, __VA_ARGS__)
-#define crf_info(...) crf_log(CRF_LOG_INFO, __VA_ARGS__)
-#define crf_debug(...) crf_log(CRF_LOG_DEBUG, __VA_ARGS__)
+#define crf_error(...)		  crf_log(CRF_LOG_ERROR, __VA_ARGS__)
+#define crf_warn(...)		  crf_log(CRF_LOG_WARN, __VA_ARGS__)
+#define crf_info(...)		  crf_log(CRF_LOG_INFO, __VA_ARGS__)
+#define crf_debug(...)		  crf_log(CRF_LOG_DEBUG, __VA_ARGS__)
 #define crf_error_errno(err, ...) crf_log_errno(CRF_LOG_ERROR, (err), __VA_ARGS__)
 
 #ifdef __cplusplus

@@ -50,13 +50,13 @@ enum crf_stage {
 	/* Does this kernel support the plugin?  Report each feature with
 	 * crf_probe_feature(); return < 0 only if the probe itself failed. */
 	CRF_STAGE_PROBE = 0,
-	CRF_STAGE_DUMP_PREPARE,	  /* global, before the tree is frozen */
-	CRF_STAGE_DUMP_TASK,	  /* per task: tree frozen, parasite in place */
-	CRF_STAGE_DUMP_FINISH,	  /* shared and global objects */
-	CRF_STAGE_DUMP_CLEANUP,	  /* always called after a dump, success or not */
+	CRF_STAGE_DUMP_PREPARE,	   /* global, before the tree is frozen */
+	CRF_STAGE_DUMP_TASK,	   /* per task: tree frozen, parasite in place */
+	CRF_STAGE_DUMP_FINISH,	   /* shared and global objects */
+	CRF_STAGE_DUMP_CLEANUP,	   /* always called after a dump, success or not */
 	CRF_STAGE_RESTORE_PREPARE, /* global, before the tree is forked */
-	CRF_STAGE_RESTORE_TASK,	  /* inside each restored task, before the restorer */
-	CRF_STAGE_RESTORE_FINISH, /* every task ready, before the tree resumes */
+	CRF_STAGE_RESTORE_TASK,	   /* inside each restored task, before the restorer */
+	CRF_STAGE_RESTORE_FINISH,  /* every task ready, before the tree resumes */
 	/* always called after a restore, success or not (ABI 1.1) */
 	CRF_STAGE_RESTORE_CLEANUP,
 	/*
@@ -142,8 +142,8 @@ enum crf_stage {
 	CRF_STAGE__COUNT,
 };
 
-struct crf_ctx;			/* opaque: what a hook works on */
-struct crf_imgdir;		/* see crf/image.h */
+struct crf_ctx;			   /* opaque: what a hook works on */
+struct crf_imgdir;		   /* see crf/image.h */
 struct ProtobufCMessageDescriptor; /* from protobuf-c */
 
 /* A stage hook: 0 on success, a negative errno on failure. */
@@ -236,13 +236,13 @@ struct crf_kind {
 struct crf_plugin {
 	uint32_t abi_major;
 	uint32_t abi_minor;
-	uint32_t size;		/* sizeof(struct crf_plugin) when built */
-	uint32_t n_hooks;	/* CRF_STAGE__COUNT when built */
-	const char *name;	/* must equal the plugin's INI section */
+	uint32_t size;	  /* sizeof(struct crf_plugin) when built */
+	uint32_t n_hooks; /* CRF_STAGE__COUNT when built */
+	const char *name; /* must equal the plugin's INI section */
 	const char *version;
 	const char *description;
-	const crf_hook_fn *hooks;	/* indexed by enum crf_stage */
-	const struct crf_kind *kinds;	/* NULL or terminated by a zeroed entry */
+	const crf_hook_fn *hooks;     /* indexed by enum crf_stage */
+	const struct crf_kind *kinds; /* NULL or terminated by a zeroed entry */
 	/* Keys of its INI section the plugin understands, NULL-terminated. */
 	const char *const *config_keys;
 	/* protobuf-c schemas of the images it writes, NULL-terminated, so
@@ -269,20 +269,17 @@ struct crf_plugin {
  * CRF_KINDS, CRF_STRINGS and CRF_SCHEMAS add the terminating entry
  * themselves; give them no trailing comma.
  */
-#define CRF_PLUGIN(...)                                                        \
-	__attribute__((visibility("default"))) const struct crf_plugin       \
-		crf_plugin_descriptor = {                                      \
-			.abi_major = CRF_PLUGIN_ABI_MAJOR,                     \
-			.abi_minor = CRF_PLUGIN_ABI_MINOR,                     \
-			.size = sizeof(struct crf_plugin),                     \
-			.n_hooks = CRF_STAGE__COUNT,                           \
-			__VA_ARGS__                                            \
-		}
-#define CRF_HOOKS(...) ((const crf_hook_fn[CRF_STAGE__COUNT]){ __VA_ARGS__ })
-#define CRF_KINDS(...) ((const struct crf_kind[]){ __VA_ARGS__, { 0 } })
-#define CRF_STRINGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
-#define CRF_SCHEMAS(...)                                                      \
-	((const struct ProtobufCMessageDescriptor *const[]){ __VA_ARGS__, NULL })
+#define CRF_PLUGIN(...)                                                                            \
+	__attribute__((visibility("default")))                                                     \
+	const struct crf_plugin crf_plugin_descriptor = {.abi_major = CRF_PLUGIN_ABI_MAJOR,        \
+							 .abi_minor = CRF_PLUGIN_ABI_MINOR,        \
+							 .size = sizeof(struct crf_plugin),        \
+							 .n_hooks = CRF_STAGE__COUNT,              \
+							 __VA_ARGS__}
+#define CRF_HOOKS(...)	 ((const crf_hook_fn[CRF_STAGE__COUNT]){__VA_ARGS__})
+#define CRF_KINDS(...)	 ((const struct crf_kind[]){__VA_ARGS__, {0}})
+#define CRF_STRINGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define CRF_SCHEMAS(...) ((const struct ProtobufCMessageDescriptor *const[]){__VA_ARGS__, NULL})
 
 /* ---- services for hooks ------------------------------------------------ */
 
@@ -313,9 +310,8 @@ pid_t crf_ctx_pid(const struct crf_ctx *ctx);
  * are reported and the plugin carries on without them.  @why says what was
  * found (printf-style), e.g. "PAGEMAP_SCAN ioctl: EINVAL (kernel < 6.7)".
  */
-void crf_probe_feature(struct crf_ctx *ctx, const char *feature, bool supported,
-		       bool required, const char *why, ...)
-	__attribute__((format(printf, 5, 6)));
+void crf_probe_feature(struct crf_ctx *ctx, const char *feature, bool supported, bool required,
+		       const char *why, ...) __attribute__((format(printf, 5, 6)));
 
 /*
  * Find the handler for @obj among the enabled plugins.  Returns 0 and sets
@@ -323,12 +319,10 @@ void crf_probe_feature(struct crf_ctx *ctx, const char *feature, bool supported,
  * a disabled or unloaded plugin would have handled it, that plugin and why it
  * is off.
  */
-int crf_kind_find(struct crf_ctx *ctx, const struct crf_object *obj,
-		  const struct crf_kind **kind);
+int crf_kind_find(struct crf_ctx *ctx, const struct crf_object *obj, const struct crf_kind **kind);
 
 /* Name of an object class ("fd", "vma", "ns", "cgroup", "fdtable"). */
 const char *crf_object_class_name(enum crf_object_class cls);
-
 
 /* ---- ABI 1.5: fd kinds at restore --------------------------------------- */
 
@@ -436,14 +430,14 @@ int crf_kind_restore(struct crf_ctx *ctx, const struct crf_object *obj, const ch
  * @size before a field added later.
  */
 struct crf_vma_info {
-	uint32_t size;		/* sizeof(struct crf_vma_info) of the writer */
-	uint64_t start, end;	/* the range, as in /proc/PID/maps */
-	uint64_t pgoff;		/* file offset in bytes */
-	int prot;		/* PROT_READ | PROT_WRITE | PROT_EXEC */
-	int flags;		/* MAP_SHARED or MAP_PRIVATE ('s' or 'p' in maps) */
-	const char *path;	/* the name field of maps ("" for none) */
+	uint32_t size;	     /* sizeof(struct crf_vma_info) of the writer */
+	uint64_t start, end; /* the range, as in /proc/PID/maps */
+	uint64_t pgoff;	     /* file offset in bytes */
+	int prot;	     /* PROT_READ | PROT_WRITE | PROT_EXEC */
+	int flags;	     /* MAP_SHARED or MAP_PRIVATE ('s' or 'p' in maps) */
+	const char *path;    /* the name field of maps ("" for none) */
 	uint32_t dev_major, dev_minor;
-	uint64_t inode;		/* at the dump; 0 at the restore */
+	uint64_t inode; /* at the dump; 0 at the restore */
 };
 
 /*
@@ -456,10 +450,10 @@ struct crf_vma_info {
  * the handler has nothing to make, only to check.
  */
 struct crf_ns_info {
-	uint32_t size;		/* sizeof(struct crf_ns_info) of the writer */
-	const char *kind;	/* "uts", "net"... as @kind of the object */
-	uint64_t id;		/* the namespace's inode at the dump */
-	pid_t tid;		/* the thread (the process itself at the restore) */
+	uint32_t size;	  /* sizeof(struct crf_ns_info) of the writer */
+	const char *kind; /* "uts", "net"... as @kind of the object */
+	uint64_t id;	  /* the namespace's inode at the dump */
+	pid_t tid;	  /* the thread (the process itself at the restore) */
 	bool inherited;
 };
 
@@ -470,8 +464,8 @@ struct crf_ns_info {
  * @vi.  A plugin that walks mappings itself (mem) asks the registry with
  * the same object, and gets the same answer.
  */
-void crf_vma_object(const struct crf_vma_info *vi, pid_t pid, int index, char *desc,
-		    size_t len, struct crf_object *obj);
+void crf_vma_object(const struct crf_vma_info *vi, pid_t pid, int index, char *desc, size_t len,
+		    struct crf_object *obj);
 
 /*
  * ABI 1.5: the kind of a mapping from the name field of its maps line ("" for
@@ -493,8 +487,8 @@ void crf_ns_object(const struct crf_ns_info *ni, const char *link, pid_t pid, ch
 /* ABI 1.5: who claims an object (crf_kind_owner). */
 struct crf_kind_owner {
 	const struct crf_kind *kind;
-	const char *plugin;	/* its plugin's name */
-	const char *version;	/* and version */
+	const char *plugin;  /* its plugin's name */
+	const char *version; /* and version */
 };
 
 /*
@@ -511,8 +505,7 @@ struct crf_kind_owner {
  * matches "/dev/foo" mappings gets them although mem declares "file", and
  * wherever its plugin sits in the dump order.
  */
-int crf_kind_owner(struct crf_ctx *ctx, const struct crf_object *obj,
-		   struct crf_kind_owner *out);
+int crf_kind_owner(struct crf_ctx *ctx, const struct crf_object *obj, struct crf_kind_owner *out);
 
 /*
  * ABI 1.5: restore @obj through the handler that saved it: the handler of

@@ -28,10 +28,10 @@ struct crf_img;
 /* One mapping to create, at its saved address. */
 struct crf_rst_vma {
 	uint64_t start, end;
-	int prot;		/* final PROT_* */
-	int flags;		/* MAP_PRIVATE or MAP_SHARED, | MAP_ANONYMOUS, MAP_GROWSDOWN... */
-	int fd;			/* file to map (the core takes ownership), or -1 */
-	uint64_t pgoff;		/* file offset in bytes */
+	int prot;	/* final PROT_* */
+	int flags;	/* MAP_PRIVATE or MAP_SHARED, | MAP_ANONYMOUS, MAP_GROWSDOWN... */
+	int fd;		/* file to map (the core takes ownership), or -1 */
+	uint64_t pgoff; /* file offset in bytes */
 	/* madvise() advice to apply after mapping, as a bit mask of
 	 * (1 << MADV_x) for MADV_x < 64 (MADV_DONTFORK, MADV_DONTDUMP...) */
 	uint64_t madv;
@@ -44,7 +44,7 @@ struct crf_rst_vma {
 	 * Zero (as a designated initialiser leaves it): an ordinary mapping.
 	 */
 	int sysv;
-	int shmid;		/* the segment's id, when sysv */
+	int shmid; /* the segment's id, when sysv */
 	/*
 	 * ABI 1.4, appended: what else the saved VMA's VmFlags said, as
 	 * CRF_RST_VM_* bits; 0 (an older plugin): mapped as before.
@@ -97,9 +97,9 @@ struct crf_rst_mm {
 #define CRF_RST_MM_FIELD(name) uint64_t name;
 	CRF_MM_FIELDS(CRF_RST_MM_FIELD)
 #undef CRF_RST_MM_FIELD
-	uint64_t auxv[2 * 64];	/* pairs, ending with AT_NULL */
-	uint32_t auxv_len;	/* number of uint64_t used, including AT_NULL's pair */
-	int exe_fd;		/* the executable (the core takes ownership), or -1 */
+	uint64_t auxv[2 * 64]; /* pairs, ending with AT_NULL */
+	uint32_t auxv_len;     /* number of uint64_t used, including AT_NULL's pair */
+	int exe_fd;	       /* the executable (the core takes ownership), or -1 */
 	/* ABI 1.4, appended: mlockall() flags of mappings made later
 	 * (MCL_FUTURE, MCL_ONFAULT), set last; 0: none */
 	int mlockall;
@@ -114,8 +114,8 @@ int crf_rst_add_vma(struct crf_ctx *ctx, const struct crf_rst_vma *vma);
  * core verifies every image before it forks).  @blob stays open until the
  * restorer is done; the core closes it.
  */
-int crf_rst_add_pages(struct crf_ctx *ctx, struct crf_img *blob, uint64_t vaddr,
-		      uint64_t len, uint64_t off);
+int crf_rst_add_pages(struct crf_ctx *ctx, struct crf_img *blob, uint64_t vaddr, uint64_t len,
+		      uint64_t off);
 
 int crf_rst_set_mm(struct crf_ctx *ctx, const struct crf_rst_mm *mm);
 
@@ -183,9 +183,9 @@ int crf_rst_at_fds_placed(struct crf_ctx *ctx, int (*fn)(void *arg), void *arg,
  * is inherited by every task forked after, so every task finds it; in
  * restore-premap, in a process right after it is forked: inherited by the
  * processes it forks after; and in restore-task, inside the task: an
- * object first made there is that task's alone.  The core's fds are closed with crf's own before the task
- * enters its restorer, and in crf once restore-finish is done (before the
- * tree runs: a writable fd on a memfd would keep it from being executed).
+ * object first made there is that task's alone.  The core's fds are closed with crf's own before
+ * the task enters its restorer, and in crf once restore-finish is done (before the tree runs: a
+ * writable fd on a memfd would keep it from being executed).
  */
 int crf_rst_object(struct crf_ctx *ctx, const char *key, int (*create)(void *arg), void *arg,
 		   bool *created);

@@ -23,7 +23,7 @@
 
 /* The payload: fixed size, little-endian as the host is (a dump is restored on its kind). */
 struct vefd_state {
-	uint32_t version; /* 1 */
+	uint32_t version;   /* 1 */
 	uint32_t efd_flags; /* EFD_SEMAPHORE, EFD_NONBLOCK */
 	uint64_t count;
 };
@@ -119,12 +119,10 @@ static int vefd_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 	return fd;
 }
 
-CRF_PLUGIN(
-	.name = "vendor-eventfd",
-	.version = "2.3.4",
-	.description = "eventfds, as a vendor would save them",
-	.kinds = CRF_KINDS(
-		{ .cls = CRF_OBJ_FD, .name = "eventfd", .dump = vefd_dump, .restore = vefd_restore }
-	),
-	.config_keys = CRF_STRINGS("log"),
-);
+CRF_PLUGIN(.name = "vendor-eventfd", .version = "2.3.4",
+	   .description = "eventfds, as a vendor would save them",
+	   .kinds = CRF_KINDS({.cls = CRF_OBJ_FD,
+			       .name = "eventfd",
+			       .dump = vefd_dump,
+			       .restore = vefd_restore}),
+	   .config_keys = CRF_STRINGS("log"), );
