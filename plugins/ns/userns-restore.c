@@ -175,11 +175,10 @@ static int fill(pid_t pid, pid_t child, const Crf__Ns__UserNs *u, int parent_fd)
 	return 0;
 }
 
-static int create(pid_t pid, const Crf__Ns__UserNs *u, int parent_fd)
+/* The two pipes a helper child and its parent step each other with; 0 or -errno (logged). */
+static int ready_go_pipes(int ready[2], int go[2])
 {
-	int ready[2], go[2], r, st;
-	char self[16];
-	pid_t child;
+	int r;
 
 	if (pipe2(ready, O_CLOEXEC) < 0)
 		return crf_error_errno(errno, "pipe");
@@ -189,6 +188,18 @@ static int create(pid_t pid, const Crf__Ns__UserNs *u, int parent_fd)
 		close(ready[1]);
 		return r;
 	}
+	return 0;
+}
+
+static int create(pid_t pid, const Crf__Ns__UserNs *u, int parent_fd)
+{
+	int ready[2], go[2], r, st;
+	char self[16];
+	pid_t child;
+
+	r = ready_go_pipes(ready, go);
+	if (r < 0)
+		return r;
 	child = fork();
 	if (child == 0) {
 		close(ready[0]);
@@ -346,14 +357,9 @@ int ns_userns_inside(struct crf_ctx *ctx, const bool *owned, const char *const *
 				       "pid %d: namespaces owned by its user namespace, which it "
 				       "is not restored in",
 				       (int)pid);
-	if (pipe2(ready, O_CLOEXEC) < 0)
-		return crf_error_errno(errno, "pipe");
-	if (pipe2(go, O_CLOEXEC) < 0) {
-		r = crf_error_errno(errno, "pipe");
-		close(ready[0]);
-		close(ready[1]);
+	r = ready_go_pipes(ready, go);
+	if (r < 0)
 		return r;
-	}
 	child = fork();
 	if (child == 0) {
 		close(ready[0]);
