@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Install dependencies, build with warnings as errors under AddressSanitizer
 # and UndefinedBehaviorSanitizer, and run every test; then the fuzzer's
-# smoke run (clang, build-fuzz).
+# smoke run (clang, build-fuzz) and the demonstration's plain build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -19,6 +19,14 @@ meson test -C "$B" --print-errorlogs --num-processes 2 || status=$?
 # The fuzzer's smoke run (tests/fuzz/, clang's libFuzzer): its seed corpus
 # and what it finds in 45 s; scripts/fuzz.sh SECONDS for a long run.
 scripts/fuzz.sh 45 || status=$?
+# The demonstration's build (scripts/demo.sh, build/): no sanitizers, where
+# gcc's flow analysis warns about other things; warnings are errors there too.
+[[ -d build ]] || meson setup build -Dwerror=true >/dev/null
+if ! out=$(ninja -C build 2>&1); then
+	echo "$out" | grep -E 'error|FAILED' | head -30
+	echo "test.sh: the demonstration's build (build/) fails"
+	status=1
+fi
 # The summary: a skip (exit 77) says what the machine lacks on a "SKIP: " line,
 # a downgrade (a test that checked less than it says) on a "NOTE " line.
 python3 - "$B/meson-logs/testlog.json" <<'PY'

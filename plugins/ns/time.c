@@ -303,7 +303,7 @@ static bool same_ns(int fd, const char *self)
 /* A new namespace for this process's children with the offsets of dump-time @id. */
 static int make_timens(struct crf_ctx *ctx, const struct crf_object *obj, uint64_t id)
 {
-	struct timens_val saved;
+	struct timens_val saved = {0};
 	int64_t off[N_CLOCKS];
 	char boot[64];
 	int r, fd;

@@ -206,7 +206,7 @@ static int parent_view(pid_t pid, int fd, int parent_fd, struct parent_view **ou
  */
 static int ns_parent(int fd, uint64_t *parent, int *pfd)
 {
-	uint64_t mine;
+	uint64_t mine = 0;
 	int r;
 
 	*pfd = ioctl(fd, NS_GET_PARENT);
@@ -354,7 +354,7 @@ static int check_first(pid_t pid, const struct crf_ns_info *ni)
 	static size_t n_first;
 	pid_t ppid = parent_of(pid);
 	char path[64];
-	uint64_t its;
+	uint64_t its = 0;
 
 	if (ppid < 0)
 		return crf_error_errno(ppid, "pid %d: its parent", (int)pid);
@@ -385,7 +385,7 @@ int ns_userns_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	char path[64], name[64], text[32];
 	struct parent_view *v = NULL;
 	pid_t pid = obj->pid;
-	uint64_t parent;
+	uint64_t parent = 0;
 	int fd, pfd, r;
 
 	snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
@@ -471,7 +471,7 @@ static int owner_of(const char *path, uint64_t *owner)
 
 int ns_userns_owns(pid_t pid, const char *kind)
 {
-	uint64_t owner, user, mine;
+	uint64_t owner = 0, user = 0, mine = 0;
 	char path[80];
 	int r;
 
@@ -495,7 +495,7 @@ int ns_userns_owns(pid_t pid, const char *kind)
 int ns_userns_owners(struct crf_ctx *ctx, pid_t pid)
 {
 	char path[80], mine[96], link[96], own[96], user[64];
-	uint64_t owner, own_user, its_user;
+	uint64_t owner = 0, own_user = 0, its_user = 0;
 	ssize_t n;
 	int r;
 
