@@ -830,8 +830,8 @@ mutant files-shell-foreground plugins/files/tty-restore.c 'e2e-tty-shell-kill' \
 # --- ns, net, cgroup, devices plugins: their probes; cgroup membership ---
 mutant ns-probe plugins/ns/probe.c 'cli' \
 	'every namespace kind is reported missing' \
-	'crf_probe_feature(ctx, feature, true, ns_kinds[i].required, "%s -> %s", path, link);' \
-	'crf_probe_feature(ctx, feature, false, ns_kinds[i].required, "%s -> %s", path, link);'
+	'crf_probe_feature(ctx, feature, true, probe_kinds[i].required, "%s -> %s", path,' \
+	'crf_probe_feature(ctx, feature, false, probe_kinds[i].required, "%s -> %s", path,'
 mutant net-probe plugins/net/probe-diag.c 'cli' \
 	'unix_diag is reported missing where it works' \
 	'		crf_probe_feature(ctx, "unix-diag", true, true,' \

@@ -48,20 +48,7 @@
 #include "ns.h"
 #include "ns.pb-c.h"
 
-/* In restore order: the user namespace owns the others. */
-static const char *const ns_kinds[] = {
-	"user",
-	"mnt",
-	"net",
-	"uts",
-	"ipc",
-	"cgroup",
-	"time",
-	"time_for_children",
-	"pid_for_children",
-};
-
-#define N_KINDS (sizeof(ns_kinds) / sizeof(ns_kinds[0]))
+#define N_KINDS NS_N_KINDS
 
 static int read_link(const char *path, char *buf, size_t len)
 {
@@ -235,17 +222,9 @@ struct ns_state {
 
 static size_t kind_index(const char *kind)
 {
-	for (size_t i = 0; i < N_KINDS; i++)
-		if (!strcmp(ns_kinds[i], kind))
-			return i;
-	return N_KINDS;
-}
+	int i = ns_kind_index(kind);
 
-int ns_kind_index(const char *kind)
-{
-	size_t i = kind_index(kind);
-
-	return i < N_KINDS ? (int)i : -1;
+	return i < 0 ? N_KINDS : (size_t)i;
 }
 
 /* Open ns-PID.img; 0 with *@img NULL when the process has no claimed namespace. */

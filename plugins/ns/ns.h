@@ -23,6 +23,10 @@ int ns_restore_cleanup(struct crf_ctx *ctx);
 /* The index of namespace kind @kind ("uts") in restore order, or -1 for none crf knows. */
 int ns_kind_index(const char *kind);
 
+/* kinds.c: the kinds, in restore order (the user namespace owns the others). */
+#define NS_N_KINDS 9
+extern const char *const ns_kinds[NS_N_KINDS];
+
 /*
  * validate.c: every ns-PID.img of @dir, before the tree is forked (the
  * first step of restore-prepare): a live process of the dump, each kind

@@ -27,7 +27,7 @@
 static const struct {
 	const char *name;
 	bool required;
-} ns_kinds[] = {
+} probe_kinds[] = {
 	{.name = "pid", .required = true},   {.name = "mnt", .required = true},
 	{.name = "net", .required = true},   {.name = "uts", .required = true},
 	{.name = "ipc", .required = true},   {.name = "user", .required = false},
@@ -39,17 +39,18 @@ static void probe_ns_files(struct crf_ctx *ctx)
 	char path[32], feature[32], link[64];
 	ssize_t n;
 
-	for (size_t i = 0; i < sizeof(ns_kinds) / sizeof(ns_kinds[0]); i++) {
-		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_kinds[i].name);
-		snprintf(feature, sizeof(feature), "ns-%s", ns_kinds[i].name);
+	for (size_t i = 0; i < sizeof(probe_kinds) / sizeof(probe_kinds[0]); i++) {
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", probe_kinds[i].name);
+		snprintf(feature, sizeof(feature), "ns-%s", probe_kinds[i].name);
 		n = readlink(path, link, sizeof(link) - 1);
 		if (n < 0) {
-			crf_probe_feature(ctx, feature, false, ns_kinds[i].required, "%s: %s", path,
-					  strerror(errno));
+			crf_probe_feature(ctx, feature, false, probe_kinds[i].required, "%s: %s",
+					  path, strerror(errno));
 			continue;
 		}
 		link[n] = '\0';
-		crf_probe_feature(ctx, feature, true, ns_kinds[i].required, "%s -> %s", path, link);
+		crf_probe_feature(ctx, feature, true, probe_kinds[i].required, "%s -> %s", path,
+				  link);
 	}
 }
 
