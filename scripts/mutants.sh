@@ -715,8 +715,8 @@ mutant net-peercred-groups plugins/net/unix-restore.c 'e2e-peercred-kill' \
 	'	if (setgroups((size_t)n, groups) ||'
 mutant net-peercred-stray plugins/net/unix-peercred.c 'e2e-peercred-stray-refused' \
 	'a pair held outside its maker'"'"'s descendants is not refused (it would not be made for them)' \
-	'			if (!strcmp(link, want) && !descends(t->pids[i], maker))' \
-	'			if (!strcmp(link, want) && 0)'
+	'		if (t->held[i].ino == ino && !descends(t->held[i].pid, maker))' \
+	'		if (t->held[i].ino == ino && 0)'
 mutant files-pipe-byte plugins/files/pipe.c 'e2e-pipes-kill' \
 	'the last byte buffered in each pipe is lost' \
 	'	for (done = 0; r == 0 && done < m->data.len; done += (size_t)n) {

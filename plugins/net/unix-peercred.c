@@ -39,10 +39,16 @@
 #include "net.h"
 #include "unix.h"
 
-/* The live processes of the dump (core-PID.img). */
+/* The live processes of the dump (core-PID.img), and the sockets they hold. */
 struct tree {
 	pid_t *pids;
 	size_t n, cap;
+	struct held {
+		uint64_t ino;
+		pid_t pid;
+	} * held;
+	size_t n_held;
+	bool scanned;
 };
 
 static int add_pid(void *arg, const char *name, pid_t pid)
@@ -106,19 +112,21 @@ static bool same_user_ns(pid_t pid)
 	       a.st_dev == b.st_dev;
 }
 
-/* A process of the tree holding socket @ino that is not @maker nor its descendant, or 0. */
-static pid_t stray_holder(const struct tree *t, uint64_t ino, pid_t maker)
+/* Every socket fd of the tree's processes, read once: (inode, process). */
+static int scan_held(struct tree *t)
 {
-	char want[64], path[600], link[64];
+	char path[600], link[64];
 	struct dirent *f;
+	size_t cap = 0;
 
-	snprintf(want, sizeof(want), "socket:[%llu]", (unsigned long long)ino);
+	t->scanned = true;
 	for (size_t i = 0; i < t->n; i++) {
 		_cleanup_closedir_ DIR *d = NULL;
 
 		snprintf(path, sizeof(path), "/proc/%d/fd", (int)t->pids[i]);
 		d = opendir(path);
 		while (d && (f = readdir(d))) {
+			unsigned long long ino;
 			ssize_t n;
 
 			snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)t->pids[i], f->d_name);
@@ -126,10 +134,31 @@ static pid_t stray_holder(const struct tree *t, uint64_t ino, pid_t maker)
 			if (n <= 0)
 				continue;
 			link[n] = '\0';
-			if (!strcmp(link, want) && !descends(t->pids[i], maker))
-				return t->pids[i];
+			if (sscanf(link, "socket:[%llu]", &ino) != 1)
+				continue;
+			if (t->n_held == cap) {
+				void *p =
+					reallocarray(t->held, cap ? 2 * cap : 64, sizeof(*t->held));
+
+				if (!p)
+					return -ENOMEM;
+				t->held = p;
+				cap = cap ? 2 * cap : 64;
+			}
+			t->held[t->n_held++] = (struct held){.ino = ino, .pid = t->pids[i]};
 		}
 	}
+	return 0;
+}
+
+/* A process of the tree holding socket @ino that is not @maker nor its descendant, or 0. */
+static pid_t stray_holder(struct tree *t, uint64_t ino, pid_t maker)
+{
+	if (!t->scanned && scan_held(t) < 0)
+		return -1;
+	for (size_t i = 0; i < t->n_held; i++)
+		if (t->held[i].ino == ino && !descends(t->held[i].pid, maker))
+			return t->held[i].pid;
 	return 0;
 }
 
@@ -161,9 +190,8 @@ static bool sent_elsewhere(const struct unix_table *u, const Crf__Net__UnixSk *m
 }
 
 /* Why the pair of @m (its peer @p, or NULL: closed) cannot be made by its maker, or NULL. */
-static const char *why_not(const struct unix_table *u, const struct tree *t,
-			   const Crf__Net__UnixSk *m, const Crf__Net__UnixSk *p, char *buf,
-			   size_t len)
+static const char *why_not(const struct unix_table *u, struct tree *t, const Crf__Net__UnixSk *m,
+			   const Crf__Net__UnixSk *p, char *buf, size_t len)
 {
 	pid_t maker = m->peer_pid, stray;
 
@@ -191,6 +219,8 @@ static const char *why_not(const struct unix_table *u, const struct tree *t,
 	stray = stray_holder(t, m->ino, maker);
 	if (!stray && p)
 		stray = stray_holder(t, p->ino, maker);
+	if (stray < 0)
+		return "a pair whose holders crf could not list (out of memory)";
 	if (stray) {
 		snprintf(buf, len,
 			 "made by pid %d, and held by pid %d, which is not it nor one of "
@@ -240,6 +270,7 @@ int unix_peercred_plan(struct crf_ctx *ctx, struct unix_table *u)
 			what, m->peer_pid, m->peer_uid, m->peer_gid, why);
 	}
 	free(t.pids);
+	free(t.held);
 	return r < 0 ? r : 0;
 }
 
