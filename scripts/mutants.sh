@@ -87,12 +87,12 @@ mutant mem-live-saved-after-write plugins/mem/live.c 'e2e-live' \
 		usleep(200);
 		if (r >= 0 && v && (v->st[j] == PG_NEED || v->st[j] == PG_UNKNOWN))
 			r = save_page(L, t, v, j, cur);' \
-	'			if (!(e[i] & (PM_PRESENT | PM_SWAP)) || !(e[i] & PM_UFFD_WP))
+	'			if (!live_existed(e[i]))
 				return 0;' '			(void)e[i];'
 mutant mem-live-not-protected plugins/mem/live.c 'e2e-live' \
 	'the live pages are registered but not write-protected at the freeze' \
 	'	r = wp_parallel(t->uffd, v->start, v->end - v->start);' '	r = 0;' \
-	'			if (!(e[i] & (PM_PRESENT | PM_SWAP)) || !(e[i] & PM_UFFD_WP))
+	'			if (!live_existed(e[i]))
 				return 0;' '			(void)e[i];'
 mutant mem-live-left-registered plugins/mem/live.c 'e2e-live' \
 	'the task keeps its userfaultfd (not closed after pidfd_getfd): the registration outlives the dump' \

@@ -11,10 +11,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define PM_PRESENT  (1ull << 63)
-#define PM_SWAP	    (1ull << 62)
-#define PM_UFFD_WP  (1ull << 57)
-#define SLOTS_BLOCK 256u /* side-buffer pages allocated at a time */
+#include "scan-uapi.h" /* PM_PRESENT, PM_SWAPPED */
+
+#define PM_UFFD_WP  (1ull << 57) /* a pagemap entry's bit: write-protected by a userfaultfd */
+#define SLOTS_BLOCK 256u	 /* side-buffer pages allocated at a time */
 #define MSGS	    64
 
 enum page_state {

@@ -442,7 +442,7 @@ int live_still_protected(struct live_task *t, uint64_t cur, size_t len, size_t p
 		if ((size_t)got != k * sizeof(*e))
 			return 0;
 		for (size_t i = 0; i < k; i++)
-			if (!(e[i] & (PM_PRESENT | PM_SWAP)) || !(e[i] & PM_UFFD_WP))
+			if (!live_existed(e[i]))
 				return 0;
 		done += k;
 	}
@@ -565,7 +565,7 @@ int live_read_pagemap(struct live_task *t, uint64_t cur, size_t n, size_t ps, ui
 
 bool live_existed(uint64_t e)
 {
-	return (e & (PM_PRESENT | PM_SWAP)) && (e & PM_UFFD_WP);
+	return (e & (PM_PRESENT | PM_SWAPPED)) && (e & PM_UFFD_WP);
 }
 
 /* A page not looked at yet that the program is about to take away: look now. */

@@ -153,7 +153,9 @@ t_uffd() {
 		fail "uffd: the dump succeeded"
 		return
 	fi
-	grep -Eqi "userfaultfd" "$OUT" || { fail "uffd: the refusal does not name the userfaultfd"; return; }
+	grep -Eq "pid $pid: fd [0-9]+ is a userfaultfd" "$OUT" ||
+		{ fail "uffd: the refusal does not name the task and its userfaultfd"; return; }
+	[[ -z $(ls "$BASE.uffd" 2>/dev/null) ]] || { fail "uffd: images left behind"; return; }
 	kill -0 "$pid" 2>/dev/null || { fail "uffd: the program is gone"; return; }
 	verify_original uffd || return
 	passed=$((passed + 1))
