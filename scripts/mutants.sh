@@ -398,6 +398,12 @@ mutant userns-threads plugins/ns/userns.c 'e2e-userns-threads-refused' \
 mutant userns-siblings plugins/ns/userns.c 'e2e-userns-siblings-refused' \
 	'two processes in one user namespace, neither'"'"'s parent in it, are not refused (the restore makes two)' \
 	'		if (first[i].id == ni->id && first[i].pid != pid)' '		if (0)'
+mutant uts-siblings plugins/ns/uts.c 'e2e-uts-siblings-refused' \
+	'two processes in one UTS namespace, neither'"'"'s parent in it, are not refused (the restore makes two)' \
+	'	r = ns_check_first(obj->pid, ni);' '	r = 0;'
+mutant ipc-siblings plugins/ns/ipc.c 'e2e-ipc-siblings-refused' \
+	'two processes in one IPC namespace, neither'"'"'s parent in it, are not refused (the restore makes two)' \
+	'	r = ns_check_first(obj->pid, ni);' '	r = 0;'
 mutant pidfc-init plugins/ns/userns-pid.c 'e2e-pidns-nested-unshare-kill' \
 	'a process'"'"'s pid_for_children (its child'"'"'s namespace) is not joined again' \
 	'	if (fc.init && !after_user)' '	if (0)'

@@ -406,6 +406,9 @@ int ns_ipc_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	int r;
 
 	ipc_image(name, sizeof(name), ni->id);
+	r = ns_check_first(obj->pid, ni);
+	if (r < 0)
+		return r;
 	if (faccessat(crf_imgdir_fd(crf_ctx_images(ctx)), name, F_OK, 0) == 0)
 		return 0;
 	fd = ns_open_of(obj, "ipc");

@@ -52,6 +52,7 @@
 #include <crf/log.h>
 
 #include "mnt.h"
+#include "ns.h"
 #include "mnt.pb-c.h"
 
 /* A child of crf in the task's mount namespace, cloning mounts on request. */
@@ -635,7 +636,9 @@ int mnt_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 
 	mnt_image(name, sizeof(name), ni->id, 0);
 	have = faccessat(crf_imgdir_fd(crf_ctx_images(ctx)), name, F_OK, 0) == 0;
-	r = join_start(obj->pid, &d.j);
+	r = ns_check_first(obj->pid, ni);
+	if (r >= 0)
+		r = join_start(obj->pid, &d.j);
 	if (r >= 0) {
 		snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)d.j.pid);
 		r = mnt_table_read(path, &d.t);

@@ -81,6 +81,11 @@ int ns_ipc_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 int ns_ipc_restore(struct crf_ctx *ctx, const struct crf_object *obj);
 /* The fd of namespace @kind of the thread of CRF_OBJ_NS object @obj, or -errno (logged). */
 int ns_open_of(const struct crf_object *obj, const char *kind);
+/*
+ * userns.c: 0, or -ENOTSUP (logged) when another process of this dump is in
+ * namespace @ni and neither's parent process is (the restore would make two).
+ */
+int ns_check_first(pid_t pid, const struct crf_ns_info *ni);
 /* 0 when namespace @nsfd (of @obj) is owned by crf's user namespace, else -errno (logged). */
 int ns_check_owner(const struct crf_object *obj, int nsfd);
 /*

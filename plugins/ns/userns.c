@@ -343,9 +343,9 @@ static pid_t parent_of(pid_t pid)
 /*
  * A process of @ni whose parent process is not in it makes it again at the
  * restore, and its children inherit it: one such process per namespace,
- * or the restore would make two.  The first of each, in this dump.
+ * or the restore would make two.  The first of each, in this dump (ns.h).
  */
-static int check_first(pid_t pid, const struct crf_ns_info *ni)
+int ns_check_first(pid_t pid, const struct crf_ns_info *ni)
 {
 	static struct {
 		uint64_t id;
@@ -358,21 +358,22 @@ static int check_first(pid_t pid, const struct crf_ns_info *ni)
 
 	if (ppid < 0)
 		return crf_error_errno(ppid, "pid %d: its parent", (int)pid);
-	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)ppid);
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)ppid, ni->kind);
 	if (ppid > 0 && userns_path_inode(path, &its) == 0 && its == ni->id)
 		return 0;
 	for (size_t i = 0; i < n_first; i++)
 		if (first[i].id == ni->id && first[i].pid != pid)
 			return crf_error_errno(
 				ENOTSUP,
-				"pid %d and pid %d are both in user namespace user:[%llu] and "
+				"pid %d and pid %d are both in %s namespace %s:[%llu] and "
 				"neither's parent process is (one joined it with setns): the "
 				"restore would make two",
-				(int)first[i].pid, (int)pid, (unsigned long long)ni->id);
+				(int)first[i].pid, (int)pid, ni->kind, ni->kind,
+				(unsigned long long)ni->id);
 		else if (first[i].id == ni->id)
 			return 0;
 	if (n_first == sizeof(first) / sizeof(first[0]))
-		return crf_error_errno(ENOTSUP, "pid %d: more than %zu user namespaces", (int)pid,
+		return crf_error_errno(ENOTSUP, "pid %d: more than %zu namespaces", (int)pid,
 				       n_first);
 	first[n_first].id = ni->id;
 	first[n_first++].pid = pid;
@@ -394,7 +395,7 @@ int ns_userns_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 		return crf_error_errno(r, "pid %d: %s", (int)pid, path);
 	r = check_task(pid, ni, !strncmp(text, "allow", 5));
 	if (r >= 0)
-		r = check_first(pid, ni);
+		r = ns_check_first(pid, ni);
 	userns_image_name(name, sizeof(name), ni->id);
 	/* Once per namespace: the tasks that share it are dispatched one by one. */
 	if (r < 0 || faccessat(crf_imgdir_fd(crf_ctx_images(ctx)), name, F_OK, 0) == 0)

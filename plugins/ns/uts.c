@@ -128,6 +128,9 @@ int ns_uts_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	int r;
 
 	uts_image(name, sizeof(name), ni->id);
+	r = ns_check_first(obj->pid, ni);
+	if (r < 0)
+		return r;
 	/* Once per namespace: the tasks that share it are dispatched one by one. */
 	if (faccessat(crf_imgdir_fd(crf_ctx_images(ctx)), name, F_OK, 0) == 0)
 		return 0;

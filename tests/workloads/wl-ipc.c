@@ -20,6 +20,10 @@
  * owned: the IPC namespace is unshared with a user namespace, which owns
  * it (no object in it): refused, as its objects' ids would be restored
  * as crf's user namespace sees them.
+ * siblings: a child goes back to the first namespace and its child joins
+ * the workload's with setns: two processes in it, neither's parent in it,
+ * refused (the restore would make two); after it the grandchild is still
+ * in the workload's namespace, its parent in the first, the objects whole.
  */
 #include "wl.h"
 
@@ -175,6 +179,51 @@ static void check_objects(void)
 		 "semaphores %d: %u %u %u", sem, v[0], v[1], v[2]);
 }
 
+/* A child back in namespace @back, whose child joins @here again: its PID, after both moved. */
+static pid_t rejoined(int back, int here, pid_t *grandchild)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p) < 0)
+		wl_fail("pipe: %m");
+	pid = fork();
+	if (pid < 0)
+		wl_fail("fork: %m");
+	if (pid == 0) {
+		pid_t g;
+
+		close(p[0]);
+		if (setns(back, CLONE_NEWIPC) < 0)
+			_exit(1);
+		g = fork();
+		if (g == 0) {
+			/* No fd of a namespace left open: crf's files plugin refuses those. */
+			if (setns(here, CLONE_NEWIPC) < 0 || close(back) < 0 || close(here) < 0 ||
+			    write(p[1], "r", 1) != 1)
+				_exit(1);
+			for (;;)
+				pause();
+		}
+		if (g < 0 || close(back) < 0 || close(here) < 0 ||
+		    write(p[1], &g, sizeof(g)) != sizeof(g))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	if (read(p[0], grandchild, sizeof(*grandchild)) != sizeof(*grandchild))
+		wl_fail("the grandchild's PID: %m");
+	{
+		char c;
+
+		if (read(p[0], &c, 1) != 1)
+			wl_fail("the grandchild's setns: %m");
+	}
+	close(p[0]);
+	return pid;
+}
+
 static void link_of(pid_t pid, char *out, size_t len)
 {
 	char path[64];
@@ -194,10 +243,12 @@ int main(int argc, char **argv)
 	pid_t outside, inside;
 
 	wl_init("ipc");
-	bool owned = !strcmp(mode, "owned");
+	bool owned = !strcmp(mode, "owned"), sibs = !strcmp(mode, "siblings");
+	pid_t back = -1, joined = -1;
+	int start_fd;
 
-	if (argc > 2 || (*mode && strcmp(mode, "shm") && strcmp(mode, "mqueue") && !owned))
-		wl_fail("usage: wl-ipc [shm|mqueue|owned]");
+	if (argc > 2 || (*mode && strcmp(mode, "shm") && strcmp(mode, "mqueue") && !owned && !sibs))
+		wl_fail("usage: wl-ipc [shm|mqueue|owned|siblings]");
 	link_of(getpid(), start, sizeof(start));
 	outside = fork();
 	if (outside < 0)
@@ -205,6 +256,9 @@ int main(int argc, char **argv)
 	if (outside == 0)
 		for (;;)
 			pause();
+	start_fd = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
+	if (start_fd < 0)
+		wl_fail("open /proc/self/ns/ipc: %m");
 	if (unshare(CLONE_NEWIPC | (owned ? CLONE_NEWUSER : 0)) < 0)
 		wl_fail("unshare(CLONE_NEWIPC): %m");
 	if (!owned)
@@ -219,6 +273,15 @@ int main(int argc, char **argv)
 			wl_fail("mq_open: %m");
 		mq_close(m);
 	}
+	if (sibs) {
+		int here = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
+
+		if (here < 0)
+			wl_fail("open /proc/self/ns/ipc: %m");
+		back = rejoined(start_fd, here, &joined);
+		close(here);
+	}
+	close(start_fd);
 	inside = fork();
 	if (inside < 0)
 		wl_fail("fork: %m");
@@ -235,6 +298,16 @@ int main(int argc, char **argv)
 		return 0;
 	link_of(outside, now, sizeof(now));
 	WL_CHECK(!strcmp(now, start), "child 'outside' is in %s, not %s", now, start);
+	if (sibs) {
+		link_of(back, child, sizeof(child));
+		WL_CHECK(!strcmp(child, start), "child 'back' is in %s, not %s", child, start);
+		link_of(joined, child, sizeof(child));
+		link_of(getpid(), now, sizeof(now));
+		WL_CHECK(!strcmp(child, now), "the grandchild is in %s, not %s", child, now);
+		kill(back, SIGKILL);
+		kill(joined, SIGKILL);
+		waitpid(back, NULL, 0);
+	}
 	check_sysctls();
 	check_objects();
 	if (shm >= 0)

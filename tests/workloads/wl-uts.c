@@ -14,6 +14,12 @@
  * the workload joins that UTS namespace (owned by the child's user
  * namespace, neither crf's nor the workload's) before the child exits: the
  * dump is refused, and after the refusal the same checks hold.
+ *
+ * wl-uts siblings: a child "inside" unshares a UTS namespace and names it,
+ * and a second child joins it with setns: neither's parent is in it, so
+ * the restore would make two; the dump is refused, and after the refusal
+ * both children are still in one namespace with those names, the workload
+ * in the one it started in.
  */
 #include "wl.h"
 
@@ -59,6 +65,80 @@ static void reap(pid_t pid)
 		wl_fail("waitpid: %m");
 }
 
+/* A child that unshares a UTS namespace, names it, and idles. */
+static pid_t named_child(const char *host, const char *domain)
+{
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(ready) < 0)
+		wl_fail("pipe: %m");
+	pid = fork();
+	if (pid < 0)
+		wl_fail("fork: %m");
+	if (pid == 0) {
+		close(ready[0]);
+		if (unshare(CLONE_NEWUTS) < 0 || sethostname(host, strlen(host)) < 0 ||
+		    setdomainname(domain, strlen(domain)) < 0 || write(ready[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		wl_fail("the child's UTS namespace: %m");
+	close(ready[0]);
+	return pid;
+}
+
+/* A child that joins the UTS namespace of @of with setns, and idles. */
+static pid_t joined_child(pid_t of)
+{
+	char path[64];
+	int fd;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/uts", (int)of);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		wl_fail("open %s: %m", path);
+	pid = fork();
+	if (pid < 0)
+		wl_fail("fork: %m");
+	if (pid == 0) {
+		if (setns(fd, CLONE_NEWUTS) < 0)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(fd);
+	return pid;
+}
+
+/* wl-uts siblings: see the top. */
+static int siblings(const char *start, const char *host, const char *domain)
+{
+	char now[96], a[96], b[96];
+	pid_t inside = named_child(host, domain), joined = joined_child(inside);
+	struct utsname u;
+
+	wl_ready();
+	wl_wait_verify();
+	link_of(getpid(), now, sizeof(now));
+	WL_CHECK(!strcmp(now, start), "the workload is in %s, not %s where it was", now, start);
+	link_of(inside, a, sizeof(a));
+	link_of(joined, b, sizeof(b));
+	WL_CHECK(strcmp(a, start), "child 'inside' is in %s, the workload's", a);
+	WL_CHECK(!strcmp(a, b), "child 'inside' is in %s, the one that joined it in %s", a, b);
+	if (uname(&u) < 0)
+		wl_fail("uname: %m");
+	WL_CHECK(strcmp(u.nodename, host), "the workload's hostname is '%s'", u.nodename);
+	reap(inside);
+	reap(joined);
+	return 0;
+}
+
 /* A child makes a user and a UTS namespace and names it; we join the UTS one. */
 static void join_owned(const char *host, const char *domain)
 {
@@ -99,16 +179,19 @@ int main(int argc, char **argv)
 {
 	char host[65], domain[65], start[96], now[96], link[96];
 	bool owned = argc > 1 && !strcmp(argv[1], "owned");
+	bool sibs = argc > 1 && !strcmp(argv[1], "siblings");
 	pid_t outside, inside;
 	struct utsname u;
 
 	wl_init("uts");
-	if (argc > 2 || (argc > 1 && !owned))
-		wl_fail("usage: wl-uts [owned]");
+	if (argc > 2 || (argc > 1 && !owned && !sibs))
+		wl_fail("usage: wl-uts [owned|siblings]");
 	link_of(getpid(), start, sizeof(start));
-	outside = idle_child();
 	snprintf(host, sizeof(host), "crf-wl-uts-%d", (int)getpid());
 	snprintf(domain, sizeof(domain), "dom-wl-uts-%d.example", (int)getpid());
+	if (sibs)
+		return siblings(start, host, domain);
+	outside = idle_child();
 	if (owned)
 		join_owned(host, domain);
 	else if (unshare(CLONE_NEWUTS) < 0)
