@@ -923,6 +923,9 @@ mutant cgroup-ns-check plugins/cgroup/cgns.c 'e2e-cgroup-props' \
 mutant cgroup-unsaved-refused plugins/cgroup/props.c 'e2e-cgroup-props' \
 	'a setting crf does not restore (memory.oom_control) is dumped without a word' \
 	'			if (reads_ok(text, u->ok))' '			if (1)'
+mutant cgroup-unsaved-burst plugins/cgroup/props.c 'e2e-cgroup-props' \
+	'a v1 cpu.cfs_burst_us crf does not restore is not refused' \
+	'	{"cpu.cfs_burst_us", "cpu", "0"},' ''
 mutant cgroup-props-write plugins/cgroup/manage.c 'e2e-cgroup-props' \
 	'the saved settings are never written back' \
 	'		r = write_prop(dir, d->props[i]);' '		r = 0;'
