@@ -1246,6 +1246,10 @@ mutant netns-nft plugins/net/netns-check.c 'e2e-netns-lo-kill' \
 mutant netns-rules plugins/net/netns-check.c 'e2e-netns-rule-refused' \
 	'routing rules of its own are not refused (nor restored)' \
 	'	if (strcmp(have->text, fresh->text))' '	if (0)'
+mutant netns-qdisc plugins/net/netns-check.c 'e2e-netns-qdisc-refused' \
+	'a tc qdisc of its own on a link is not refused (nor restored)' \
+	'	if (w->r < 0 || (kind && (!strcmp(kind, "noqueue") || !strcmp(kind, "noop"))))' \
+	'	if (1)'
 mutant netns-veth-master plugins/net/netns-veth.c 'e2e-netns-veth-kill' \
 	'a veth'"'"'s peer is not made a port of its bridge again' \
 	'		if (br)

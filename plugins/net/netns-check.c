@@ -7,7 +7,9 @@
  * Policy routing rules are not restored: the namespace must have a fresh
  * namespace's (the dump makes one to compare).  Nor are neighbour entries:
  * the kernel's own come back with the traffic, one added by hand
- * (permanent) is refused.  iptables-legacy tables are
+ * (permanent) is refused.  Nor are tc qdiscs: a link must have the
+ * kernel's default (noqueue, noop while down) and no ingress or clsact one
+ * (their filters hang below them).  iptables-legacy tables are
  * refused: their rules are in a binary format of x_tables that only
  * iptables-save reads.  TCP connections are refused: the network lock
  * (netlock.c) is taken in crf's own namespace, so a connection in another
@@ -34,6 +36,7 @@
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
 #include <netlink/route/neighbour.h>
+#include <netlink/route/qdisc.h>
 #include <netlink/route/rule.h>
 
 #include <crf/cleanup.h>
@@ -152,6 +155,35 @@ int netns_check_neigh(struct nl_sock *sk, struct nl_cache *links, const char *wh
 		return crf_error_errno(EIO, "%s: listing neighbour entries: %s", what,
 				       nl_geterror(e));
 	nl_cache_foreach(c, neigh_cb, &w);
+	nl_cache_free(c);
+	return w.r;
+}
+
+static void qdisc_cb(struct nl_object *o, void *arg)
+{
+	struct rtnl_tc *tc = TC_CAST(o);
+	struct neigh_walk *w = arg;
+	const char *kind = rtnl_tc_get_kind(tc);
+	char dev[IF_NAMESIZE] = "?";
+
+	if (w->r < 0 || (kind && (!strcmp(kind, "noqueue") || !strcmp(kind, "noop"))))
+		return;
+	rtnl_link_i2name(w->links, rtnl_tc_get_ifindex(tc), dev, sizeof(dev));
+	w->r = crf_error_errno(ENOTSUP,
+			       "%s: link '%s' has a tc qdisc %s (handle %x:): tc qdiscs and "
+			       "filters are not restored",
+			       w->what, dev, kind ? kind : "?", rtnl_tc_get_handle(tc) >> 16);
+}
+
+int netns_check_qdisc(struct nl_sock *sk, struct nl_cache *links, const char *what)
+{
+	struct neigh_walk w = {.links = links, .what = what};
+	struct nl_cache *c = NULL;
+	int e = rtnl_qdisc_alloc_cache(sk, &c);
+
+	if (e < 0)
+		return crf_error_errno(EIO, "%s: listing tc qdiscs: %s", what, nl_geterror(e));
+	nl_cache_foreach(c, qdisc_cb, &w);
 	nl_cache_free(c);
 	return w.r;
 }
