@@ -1246,6 +1246,10 @@ mutant netns-nft plugins/net/netns-check.c 'e2e-netns-lo-kill' \
 mutant netns-rules plugins/net/netns-check.c 'e2e-netns-rule-refused' \
 	'routing rules of its own are not refused (nor restored)' \
 	'	if (strcmp(have->text, fresh->text))' '	if (0)'
+mutant netns-proxy plugins/net/netns-check.c 'e2e-netns-proxy-refused' \
+	'a proxy neighbour entry is not refused (nor restored)' \
+	'	return w.r < 0 ? w.r : check_proxy(links, what);' \
+	'	return w.r < 0 ? w.r : 0 * check_proxy(links, what);'
 mutant netns-qdisc plugins/net/netns-check.c 'e2e-netns-qdisc-refused' \
 	'a tc qdisc of its own on a link is not refused (nor restored)' \
 	'	if (w->r < 0 || (kind && (!strcmp(kind, "noqueue") || !strcmp(kind, "noop"))))' \

@@ -24,6 +24,7 @@
  *             --tcp-established: the network lock is crf's namespace's)
  *   lifetime  an address with a lifetime (refused)
  *   qdisc     a tc qdisc of its own on lo (refused)
+ *   proxy     a proxy neighbour entry on lo (refused)
  *
  * Before the dump it takes a snapshot: ip -d link, ip addr, the routes of
  * every table, the rules, nft list ruleset and the sysctls of the list;
@@ -358,7 +359,7 @@ int main(int argc, char **argv)
 	wl_init("netns");
 	if (argc != 2)
 		wl_fail("usage: wl-netns "
-			"lo|veth|veth-neigh|vxlan|veth-inside|rule|tcp|lifetime|qdisc");
+			"lo|veth|veth-neigh|vxlan|veth-inside|rule|tcp|lifetime|qdisc|proxy");
 	mode = argv[1];
 	if (!strcmp(mode, "veth"))
 		host_udp();
@@ -385,6 +386,8 @@ int main(int argc, char **argv)
 		   "ip addr add 10.77.0.1/24 dev lo valid_lft 1000 preferred_lft 1000");
 	} else if (!strcmp(mode, "qdisc")) {
 		sh("ip link set lo up && tc qdisc add dev lo root pfifo");
+	} else if (!strcmp(mode, "proxy")) {
+		sh("ip link set lo up && ip neigh add proxy 10.77.0.9 dev lo");
 	} else {
 		wl_fail("unknown mode '%s'", mode);
 	}
