@@ -207,18 +207,6 @@ static const struct unsaved {
 	{"net_cls.classid", "net_cls", "0"},
 };
 
-static bool in_hier(const char *ctl, const char *c)
-{
-	for (const char *p = ctl; *p;) {
-		size_t n = strcspn(p, ",");
-
-		if (strlen(c) == n && !strncmp(p, c, n))
-			return true;
-		p += n + (p[n] == ',');
-	}
-	return false;
-}
-
 static bool reads_ok(const char *value, const char *ok)
 {
 	if (*ok == '^') {
@@ -259,7 +247,7 @@ static int check_unsaved(const char *dir, const char *ctl, const char *name)
 			size_t n;
 			int r;
 
-			if (!u->ctl != !*ctl || (u->ctl && !in_hier(ctl, u->ctl)) ||
+			if (!u->ctl != !*ctl || (u->ctl && !cg_v1_has(ctl, u->ctl)) ||
 			    fnmatch(u->pattern, e->d_name, 0))
 				continue;
 			snprintf(file, sizeof(file), "%s/%s", dir, e->d_name);
