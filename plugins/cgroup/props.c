@@ -244,20 +244,16 @@ static int check_unsaved(const char *dir, const char *ctl, const char *name)
 		for (size_t i = 0; i < sizeof(unsaved) / sizeof(unsaved[0]); i++) {
 			const struct unsaved *u = &unsaved[i];
 			_cleanup_free_ char *text = NULL;
-			size_t n;
 			int r;
 
 			if (!u->ctl != !*ctl || (u->ctl && !cg_v1_has(ctl, u->ctl)) ||
 			    fnmatch(u->pattern, e->d_name, 0))
 				continue;
 			snprintf(file, sizeof(file), "%s/%s", dir, e->d_name);
-			r = cg_read_text(file, &text);
+			r = cg_read_value(file, &text);
 			if (r < 0)
 				return crf_log_errno(CRF_LOG_ERROR, -r, "cgroup %s: cannot read %s",
 						     name, file);
-			n = strlen(text);
-			while (n && text[n - 1] == '\n')
-				text[--n] = '\0';
 			if (reads_ok(text, u->ok))
 				continue;
 			for (char *c = text; (c = strchr(c, '\n'));)
@@ -292,10 +288,9 @@ static int read_dir(Crf__Cgroup__Dir *d, const char *ctl, const char *mountinfo)
 	}
 	for (int i = 0; r >= 0 && (prop = cg_prop_name(ctl, i)); i++) {
 		char *text = NULL;
-		size_t n;
 
 		snprintf(file, sizeof(file), "%s/%s", dir, prop);
-		r = cg_read_text(file, &text);
+		r = cg_read_value(file, &text);
 		if (r == -ENOENT) {
 			r = 0;
 			continue;
@@ -303,9 +298,6 @@ static int read_dir(Crf__Cgroup__Dir *d, const char *ctl, const char *mountinfo)
 		if (r < 0)
 			return crf_log_errno(CRF_LOG_ERROR, -r, "cgroup %s: cannot read %s", name,
 					     file);
-		n = strlen(text);
-		while (n && text[n - 1] == '\n')
-			text[--n] = '\0';
 		if (!strcmp(prop, "cpuset.cpus.partition") && strstr(text, "invalid")) {
 			crf_error("cgroup %s: %s is \"%s\": an invalid partition cannot be made "
 				  "again",
