@@ -929,6 +929,9 @@ mutant cgroup-ns-check plugins/cgroup/cgns.c 'e2e-cgroup-props' \
 mutant cgroup-unsaved-refused plugins/cgroup/props.c 'e2e-cgroup-props' \
 	'a setting crf does not restore (memory.oom_control) is dumped without a word' \
 	'			if (reads_ok(text, u->ok))' '			if (1)'
+mutant cgroup-unsaved-burst plugins/cgroup/props.c 'e2e-cgroup-props' \
+	'a v1 cpu.cfs_burst_us crf does not restore is not refused' \
+	'	{"cpu.cfs_burst_us", "cpu", "0"},' ''
 mutant cgroup-props-write plugins/cgroup/manage.c 'e2e-cgroup-props' \
 	'the saved settings are never written back' \
 	'		r = write_prop(dir, d->props[i]);' '		r = 0;'
@@ -1249,6 +1252,14 @@ mutant netns-nft plugins/net/netns-check.c 'e2e-netns-lo-kill' \
 mutant netns-rules plugins/net/netns-check.c 'e2e-netns-rule-refused' \
 	'routing rules of its own are not refused (nor restored)' \
 	'	if (strcmp(have->text, fresh->text))' '	if (0)'
+mutant netns-proxy plugins/net/netns-check.c 'e2e-netns-proxy-refused' \
+	'a proxy neighbour entry is not refused (nor restored)' \
+	'	return w.r < 0 ? w.r : check_proxy(links, what);' \
+	'	return w.r < 0 ? w.r : 0 * check_proxy(links, what);'
+mutant netns-qdisc plugins/net/netns-check.c 'e2e-netns-qdisc-refused' \
+	'a tc qdisc of its own on a link is not refused (nor restored)' \
+	'	if (w->r < 0 || (kind && (!strcmp(kind, "noqueue") || !strcmp(kind, "noop"))))' \
+	'	if (1)'
 mutant netns-veth-master plugins/net/netns-veth.c 'e2e-netns-veth-kill' \
 	'a veth'"'"'s peer is not made a port of its bridge again' \
 	'		if (br)

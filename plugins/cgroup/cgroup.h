@@ -42,6 +42,8 @@ const struct cg_member *cg_find(const struct cg_members *m, const char *controll
 bool cg_same(const struct cg_members *a, const struct cg_members *b);
 /* The whole of a small /proc file, NUL-terminated (dump.c); 0 or -errno. */
 int cg_read_text(const char *path, char **text);
+/* cg_read_text() less its trailing newlines: a cgroup file's value. */
+int cg_read_value(const char *path, char **text);
 /* "v2:/a/b", "cpu,cpuacct:/a": how messages name a cgroup; returns @buf. */
 const char *cg_name(const char *controllers, const char *path, char *buf, size_t len);
 

@@ -49,6 +49,19 @@ int cg_read_text(const char *path, char **text)
 	return 0;
 }
 
+int cg_read_value(const char *path, char **text)
+{
+	int r = cg_read_text(path, text);
+	size_t n;
+
+	if (r < 0)
+		return r;
+	n = strlen(*text);
+	while (n && (*text)[n - 1] == '\n')
+		(*text)[--n] = '\0';
+	return 0;
+}
+
 static int read_members(pid_t pid, pid_t tid, struct cg_members *m)
 {
 	_cleanup_free_ char *text = NULL;

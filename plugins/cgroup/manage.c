@@ -196,17 +196,9 @@ static int locate(const struct cg_restore *rs, const char *ctl, const char *path
 static int read_prop(const char *dir, const char *name, char **out)
 {
 	char file[CG_PATH_MAX + 64];
-	size_t n;
-	int r;
 
 	snprintf(file, sizeof(file), "%s/%s", dir, name);
-	r = cg_read_text(file, out);
-	if (r < 0)
-		return r;
-	n = strlen(*out);
-	while (n && (*out)[n - 1] == '\n')
-		(*out)[--n] = '\0';
-	return 0;
+	return cg_read_value(file, out);
 }
 
 static int write_text(const char *dir, const char *name, const char *text, size_t len)

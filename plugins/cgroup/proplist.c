@@ -50,8 +50,7 @@ static const char *const v1_props[] = {
 	NULL,
 };
 
-/* Does the v1 hierarchy @controllers ("cpu,cpuacct") hold the controller of @prop? */
-static bool v1_has(const char *controllers, const char *prop)
+bool cg_v1_has(const char *controllers, const char *prop)
 {
 	size_t len = strcspn(prop, ".");
 
@@ -71,7 +70,7 @@ const char *cg_prop_name(const char *controllers, int i)
 	int k = 0;
 
 	for (size_t j = 0; v[j]; j++) {
-		if (*controllers && !v1_has(controllers, v[j]))
+		if (*controllers && !cg_v1_has(controllers, v[j]))
 			continue;
 		if (k++ == i)
 			return v[j];

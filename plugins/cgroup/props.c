@@ -177,6 +177,14 @@ static const struct unsaved {
 	{"hugetlb.*.rsvd.max", NULL, "max"},
 	{"io.latency", NULL, ""},
 	{"rdma.max", NULL, ""},
+	{"cpu.max.burst", NULL, "0"},
+	{"cpu.idle", NULL, "0"},
+	{"cpu.uclamp.min", NULL, "0.00"},
+	{"cpu.uclamp.max", NULL, "max"},
+	{"cpuset.cpus.exclusive", NULL, ""},
+	{"memory.swap.high", NULL, "max"},
+	{"memory.zswap.max", NULL, "max"},
+	{"io.bfq.weight", NULL, "default 100"},
 	{"blkio.throttle.*_device", "blkio", ""},
 	{"blkio.weight_device", "blkio", "^default "},
 	{"blkio.bfq.weight_device", "blkio", "^default "},
@@ -184,22 +192,20 @@ static const struct unsaved {
 	{"memory.oom_control", "memory", "~oom_kill_disable 0"},
 	{"memory.kmem.limit_in_bytes", "memory", "9223372036854771712"},
 	{"memory.kmem.tcp.limit_in_bytes", "memory", "9223372036854771712"},
+	{"memory.move_charge_at_immigrate", "memory", "0"},
 	{"cpu.rt_runtime_us", "cpu", "0"},
+	{"cpu.rt_period_us", "cpu", "1000000"},
+	{"cpu.cfs_burst_us", "cpu", "0"},
+	{"cpu.idle", "cpu", "0"},
+	{"cpuset.cpu_exclusive", "cpuset", "0"},
+	{"cpuset.mem_exclusive", "cpuset", "0"},
+	{"cpuset.mem_hardwall", "cpuset", "0"},
+	{"cpuset.memory_migrate", "cpuset", "0"},
+	{"cpuset.sched_load_balance", "cpuset", "1"},
+	{"cpuset.sched_relax_domain_level", "cpuset", "-1"},
 	{"devices.list", "devices", "a *:* rwm"},
 	{"net_cls.classid", "net_cls", "0"},
 };
-
-static bool in_hier(const char *ctl, const char *c)
-{
-	for (const char *p = ctl; *p;) {
-		size_t n = strcspn(p, ",");
-
-		if (strlen(c) == n && !strncmp(p, c, n))
-			return true;
-		p += n + (p[n] == ',');
-	}
-	return false;
-}
 
 static bool reads_ok(const char *value, const char *ok)
 {
@@ -238,20 +244,16 @@ static int check_unsaved(const char *dir, const char *ctl, const char *name)
 		for (size_t i = 0; i < sizeof(unsaved) / sizeof(unsaved[0]); i++) {
 			const struct unsaved *u = &unsaved[i];
 			_cleanup_free_ char *text = NULL;
-			size_t n;
 			int r;
 
-			if (!u->ctl != !*ctl || (u->ctl && !in_hier(ctl, u->ctl)) ||
+			if (!u->ctl != !*ctl || (u->ctl && !cg_v1_has(ctl, u->ctl)) ||
 			    fnmatch(u->pattern, e->d_name, 0))
 				continue;
 			snprintf(file, sizeof(file), "%s/%s", dir, e->d_name);
-			r = cg_read_text(file, &text);
+			r = cg_read_value(file, &text);
 			if (r < 0)
 				return crf_log_errno(CRF_LOG_ERROR, -r, "cgroup %s: cannot read %s",
 						     name, file);
-			n = strlen(text);
-			while (n && text[n - 1] == '\n')
-				text[--n] = '\0';
 			if (reads_ok(text, u->ok))
 				continue;
 			for (char *c = text; (c = strchr(c, '\n'));)
@@ -286,10 +288,9 @@ static int read_dir(Crf__Cgroup__Dir *d, const char *ctl, const char *mountinfo)
 	}
 	for (int i = 0; r >= 0 && (prop = cg_prop_name(ctl, i)); i++) {
 		char *text = NULL;
-		size_t n;
 
 		snprintf(file, sizeof(file), "%s/%s", dir, prop);
-		r = cg_read_text(file, &text);
+		r = cg_read_value(file, &text);
 		if (r == -ENOENT) {
 			r = 0;
 			continue;
@@ -297,9 +298,6 @@ static int read_dir(Crf__Cgroup__Dir *d, const char *ctl, const char *mountinfo)
 		if (r < 0)
 			return crf_log_errno(CRF_LOG_ERROR, -r, "cgroup %s: cannot read %s", name,
 					     file);
-		n = strlen(text);
-		while (n && text[n - 1] == '\n')
-			text[--n] = '\0';
 		if (!strcmp(prop, "cpuset.cpus.partition") && strstr(text, "invalid")) {
 			crf_error("cgroup %s: %s is \"%s\": an invalid partition cannot be made "
 				  "again",

@@ -21,6 +21,11 @@ int cg_prop_index(const char *controllers, const char *name);
 /* The name of setting @i of the hierarchy @controllers, NULL past the end. */
 const char *cg_prop_name(const char *controllers, int i);
 
+/*
+ * Does the v1 hierarchy @controllers ("cpu,cpuacct") hold the controller of
+ * @prop (the part before its first dot: "cpu.shares", or "cpu" itself)?
+ */
+bool cg_v1_has(const char *controllers, const char *prop);
 /* Is @p strictly below @root ("/" holds everything but itself)? */
 bool cg_below(const char *p, const char *root);
 /* An absolute cgroup path without empty, "." or ".." components (validate.c). */

@@ -7,7 +7,9 @@
  * Policy routing rules are not restored: the namespace must have a fresh
  * namespace's (the dump makes one to compare).  Nor are neighbour entries:
  * the kernel's own come back with the traffic, one added by hand
- * (permanent) is refused.  iptables-legacy tables are
+ * (permanent) is refused, and so is a proxy entry.  Nor are tc qdiscs: a
+ * link must have the kernel's default (noqueue, noop while down) and no ingress or clsact one
+ * (their filters hang below them).  iptables-legacy tables are
  * refused: their rules are in a binary format of x_tables that only
  * iptables-save reads.  TCP connections are refused: the network lock
  * (netlock.c) is taken in crf's own namespace, so a connection in another
@@ -27,13 +29,16 @@
 #include <unistd.h>
 
 #include <linux/inet_diag.h>
+#include <linux/neighbour.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/tcp.h>
 
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
 #include <netlink/route/neighbour.h>
+#include <netlink/route/qdisc.h>
 #include <netlink/route/rule.h>
 
 #include <crf/cleanup.h>
@@ -142,6 +147,50 @@ static void neigh_cb(struct nl_object *o, void *arg)
 			       w->what, dst, dev);
 }
 
+/* A proxy neighbour entry (ip neigh add proxy ...): the cache above does not list them. */
+static int check_proxy(struct nl_cache *links, const char *what)
+{
+	_cleanup_close_ int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_ROUTE);
+	struct {
+		struct nlmsghdr h;
+		struct ndmsg n;
+	} req = {
+		.h = {.nlmsg_len = sizeof(req),
+		      .nlmsg_type = RTM_GETNEIGH,
+		      .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+		.n = {.ndm_family = AF_UNSPEC, .ndm_flags = NTF_PROXY},
+	};
+	long b[2048];
+	ssize_t n;
+
+	if (fd < 0 || send(fd, &req, sizeof(req), 0) < 0)
+		return crf_error_errno(errno, "%s: listing proxy neighbour entries", what);
+	while ((n = recv(fd, b, sizeof(b), 0)) > 0) {
+		for (struct nlmsghdr *h = (void *)b; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			struct ndmsg *m = NLMSG_DATA(h);
+			struct rtattr *a = (struct rtattr *)((char *)m + NLMSG_ALIGN(sizeof(*m)));
+			int len = (int)h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
+			char dst[INET6_ADDRSTRLEN] = "?", dev[IF_NAMESIZE] = "?";
+
+			if (h->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (h->nlmsg_type == NLMSG_ERROR)
+				return crf_error_errno(EIO, "%s: listing proxy neighbour entries",
+						       what);
+			if (h->nlmsg_type != RTM_NEWNEIGH || !(m->ndm_flags & NTF_PROXY))
+				continue;
+			for (; RTA_OK(a, len); a = RTA_NEXT(a, len))
+				if (a->rta_type == NDA_DST)
+					inet_ntop(m->ndm_family, RTA_DATA(a), dst, sizeof(dst));
+			rtnl_link_i2name(links, m->ndm_ifindex, dev, sizeof(dev));
+			return crf_error_errno(ENOTSUP,
+					       "%s: proxy neighbour entry %s dev %s: not restored",
+					       what, dst, dev);
+		}
+	}
+	return n < 0 ? crf_error_errno(errno, "%s: listing proxy neighbour entries", what) : 0;
+}
+
 int netns_check_neigh(struct nl_sock *sk, struct nl_cache *links, const char *what)
 {
 	struct neigh_walk w = {.links = links, .what = what};
@@ -152,6 +201,35 @@ int netns_check_neigh(struct nl_sock *sk, struct nl_cache *links, const char *wh
 		return crf_error_errno(EIO, "%s: listing neighbour entries: %s", what,
 				       nl_geterror(e));
 	nl_cache_foreach(c, neigh_cb, &w);
+	nl_cache_free(c);
+	return w.r < 0 ? w.r : check_proxy(links, what);
+}
+
+static void qdisc_cb(struct nl_object *o, void *arg)
+{
+	struct rtnl_tc *tc = TC_CAST(o);
+	struct neigh_walk *w = arg;
+	const char *kind = rtnl_tc_get_kind(tc);
+	char dev[IF_NAMESIZE] = "?";
+
+	if (w->r < 0 || (kind && (!strcmp(kind, "noqueue") || !strcmp(kind, "noop"))))
+		return;
+	rtnl_link_i2name(w->links, rtnl_tc_get_ifindex(tc), dev, sizeof(dev));
+	w->r = crf_error_errno(ENOTSUP,
+			       "%s: link '%s' has a tc qdisc %s (handle %x:): tc qdiscs and "
+			       "filters are not restored",
+			       w->what, dev, kind ? kind : "?", rtnl_tc_get_handle(tc) >> 16);
+}
+
+int netns_check_qdisc(struct nl_sock *sk, struct nl_cache *links, const char *what)
+{
+	struct neigh_walk w = {.links = links, .what = what};
+	struct nl_cache *c = NULL;
+	int e = rtnl_qdisc_alloc_cache(sk, &c);
+
+	if (e < 0)
+		return crf_error_errno(EIO, "%s: listing tc qdiscs: %s", what, nl_geterror(e));
+	nl_cache_foreach(c, qdisc_cb, &w);
 	nl_cache_free(c);
 	return w.r;
 }

@@ -268,6 +268,8 @@ static int read_inside(pid_t pid, int own, Crf__Net__NetNs *ns, const char *what
 	if (r >= 0)
 		r = netns_check_neigh(sk, links, what);
 	if (r >= 0)
+		r = netns_check_qdisc(sk, links, what);
+	if (r >= 0)
 		r = netns_check_legacy(pid, what);
 	if (r >= 0)
 		r = netns_check_tcp(what);

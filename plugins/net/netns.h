@@ -85,6 +85,7 @@ int netns_sysctl_check(const Crf__Net__NetNs *ns, const char *what);
  */
 int netns_check_rules(struct nl_sock *sk, const char *what);
 int netns_check_neigh(struct nl_sock *sk, struct nl_cache *links, const char *what);
+int netns_check_qdisc(struct nl_sock *sk, struct nl_cache *links, const char *what);
 int netns_check_legacy(pid_t pid, const char *what);
 int netns_check_tcp(const char *what);
 int netns_nft_dump(Crf__Net__NetNs *ns, const char *what);

@@ -347,6 +347,26 @@ if has MEM; then
 	kill_tree; rm_dirs
 fi
 
+# Another (a v1 CFS burst): refused by name too, the tree runs on.
+if has CPU; then
+	start
+	if echo 1000 >"$CPU/$N/cpu.cfs_burst_us" 2>/dev/null; then
+		rm -rf "$BASE.burst"
+		if "$CRF" dump -t "${pids[0]}" -D "$BASE.burst" >"$T/out" 2>&1; then
+			fail "cpu.cfs_burst_us: the dump succeeded"
+		elif ! grep -q "cgroup cpu:/$N: cpu.cfs_burst_us reads \"1000\", not as in a new cgroup: crf does not restore this setting" "$T/out"; then
+			fail "cpu.cfs_burst_us: not refused by name"
+		elif ! kill -0 "${pids[0]}" || [[ $(head -1 "$T/st.0") == BAD ]]; then
+			fail "cpu.cfs_burst_us: the tree does not run on"
+		else
+			ok
+		fi
+	else
+		echo "note: cpu.cfs_burst_us not writable here: the refused burst not tried"
+	fi
+	kill_tree; rm_dirs
+fi
+
 # 6. A cpuset the kernel does not take below --cgroup-root's (CPU 1, the parent has only 0):
 # refused before anything is forked, naming the cgroup and the file; nothing left made.
 if has CPUSET && [[ $(nproc) -ge 2 ]]; then

@@ -23,6 +23,8 @@
  *   tcp       a TCP connection over lo inside it (refused with
  *             --tcp-established: the network lock is crf's namespace's)
  *   lifetime  an address with a lifetime (refused)
+ *   qdisc     a tc qdisc of its own on lo (refused)
+ *   proxy     a proxy neighbour entry on lo (refused)
  *
  * Before the dump it takes a snapshot: ip -d link, ip addr, the routes of
  * every table, the rules, nft list ruleset and the sysctls of the list;
@@ -356,7 +358,8 @@ int main(int argc, char **argv)
 {
 	wl_init("netns");
 	if (argc != 2)
-		wl_fail("usage: wl-netns lo|veth|veth-neigh|vxlan|veth-inside|rule|tcp|lifetime");
+		wl_fail("usage: wl-netns "
+			"lo|veth|veth-neigh|vxlan|veth-inside|rule|tcp|lifetime|qdisc|proxy");
 	mode = argv[1];
 	if (!strcmp(mode, "veth"))
 		host_udp();
@@ -381,6 +384,10 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "lifetime")) {
 		sh("ip link set lo up && "
 		   "ip addr add 10.77.0.1/24 dev lo valid_lft 1000 preferred_lft 1000");
+	} else if (!strcmp(mode, "qdisc")) {
+		sh("ip link set lo up && tc qdisc add dev lo root pfifo");
+	} else if (!strcmp(mode, "proxy")) {
+		sh("ip link set lo up && ip neigh add proxy 10.77.0.9 dev lo");
 	} else {
 		wl_fail("unknown mode '%s'", mode);
 	}
