@@ -14,6 +14,8 @@ pkgs=(
 	clang
 	# the format test (scripts/check-format.sh)
 	clang-format
+	# the container tests: a busybox rootfs (tests/lib/busybox-rootfs.sh), runc
+	busybox-static runc
 )
 missing=()
 for p in "${pkgs[@]}"; do
