@@ -1288,6 +1288,9 @@ mutant netns-tcp plugins/net/netns-check.c 'e2e-netns-tcp-refused' \
 		return crf_error_errno(ENOTSUP,' \
 	'	if (0)
 		return crf_error_errno(ENOTSUP,'
+mutant net-inet-proto plugins/net/inet.c 'e2e-udp-lite-refused' \
+	'a UDP-Lite socket is dumped and restored as a UDP one' \
+	'	if (proto != (type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP))' '	if (0)'
 mutant tun-index plugins/devices/tun-link.c 'e2e-tun-kill' \
 	'a tun/tap interface made anew keeps the index the kernel gave it' \
 	'	if (cur != (int)l->ifindex && (r = set_index(' '	if (0 && (r = set_index('

@@ -87,9 +87,9 @@ static void link_putp(struct rtnl_link **l)
 		rtnl_link_put(*l);
 }
 
-#define _cleanup_nl_	  __attribute__((cleanup(nl_closep)))
-#define _cleanup_cache_	  __attribute__((cleanup(cache_freep)))
-#define _cleanup_rtlink_  __attribute__((cleanup(link_putp)))
+#define _cleanup_nl_	 __attribute__((cleanup(nl_closep)))
+#define _cleanup_cache_	 __attribute__((cleanup(cache_freep)))
+#define _cleanup_rtlink_ __attribute__((cleanup(link_putp)))
 
 static int copy_addr(ProtobufCBinaryData *b, struct nl_addr *a)
 {
@@ -143,8 +143,10 @@ static int read_settings(const char *what, struct rtnl_link *k, Crf__Devices__Tu
 	if (r < 0)
 		return r;
 	if (xdp)
-		return crf_error_errno(EOPNOTSUPP, "%s: an XDP program attached, which crf "
-						   "does not save", what);
+		return crf_error_errno(EOPNOTSUPP,
+				       "%s: an XDP program attached, which crf "
+				       "does not save",
+				       what);
 	l->mtu = rtnl_link_get_mtu(k);
 	l->txqlen = rtnl_link_get_txqlen(k);
 	l->ifflags = rtnl_link_get_flags(k) & USER_FLAGS;
@@ -213,7 +215,8 @@ static int read_addrs(const char *what, struct nl_sock *sk, Crf__Devices__TunLin
 			return crf_error_errno(EOPNOTSUPP,
 					       "%s: address %s has a lifetime (%u s left), which "
 					       "crf does not restore",
-					       what, nl_addr2str(rtnl_addr_get_local(a), s, sizeof(s)),
+					       what,
+					       nl_addr2str(rtnl_addr_get_local(a), s, sizeof(s)),
 					       rtnl_addr_get_valid_lifetime(a));
 		if (add_addr(l, a) < 0)
 			return crf_error_errno(ENOMEM, "%s: addresses", what);
@@ -236,11 +239,12 @@ static int check_routes(const char *what, struct nl_sock *sk, int ifindex)
 		for (int i = 0; i < rtnl_route_get_nnexthops(rt); i++)
 			via |= rtnl_route_nh_get_ifindex(rtnl_route_nexthop_n(rt, i)) == ifindex;
 		if (via && rtnl_route_get_protocol(rt) != RTPROT_KERNEL)
-			return crf_error_errno(EOPNOTSUPP,
-					       "%s: route %s (table %u, protocol %u) through it, "
-					       "which crf does not restore",
-					       what, nl_addr2str(rtnl_route_get_dst(rt), s, sizeof(s)),
-					       rtnl_route_get_table(rt), rtnl_route_get_protocol(rt));
+			return crf_error_errno(
+				EOPNOTSUPP,
+				"%s: route %s (table %u, protocol %u) through it, "
+				"which crf does not restore",
+				what, nl_addr2str(rtnl_route_get_dst(rt), s, sizeof(s)),
+				rtnl_route_get_table(rt), rtnl_route_get_protocol(rt));
 	}
 	return 0;
 }
@@ -268,12 +272,14 @@ static int check_neighbours(const char *what, struct nl_sock *sk, int ifindex)
 
 		if (rtnl_neigh_get_ifindex(n) != ifindex || !dst)
 			continue;
-		if ((state & NUD_PERMANENT) || ((state & NUD_NOARP) && !multicast_or_broadcast(dst)))
-			return crf_error_errno(EOPNOTSUPP,
-					       "%s: neighbour %s added by hand (%s), which crf does "
-					       "not restore",
-					       what, nl_addr2str(dst, s, sizeof(s)),
-					       state & NUD_PERMANENT ? "permanent" : "noarp");
+		if ((state & NUD_PERMANENT) ||
+		    ((state & NUD_NOARP) && !multicast_or_broadcast(dst)))
+			return crf_error_errno(
+				EOPNOTSUPP,
+				"%s: neighbour %s added by hand (%s), which crf does "
+				"not restore",
+				what, nl_addr2str(dst, s, sizeof(s)),
+				state & NUD_PERMANENT ? "permanent" : "noarp");
 	}
 	return 0;
 }
@@ -292,7 +298,8 @@ static int check_qdiscs(const char *what, struct nl_sock *sk, int ifindex)
 			return crf_error_errno(EOPNOTSUPP,
 					       "%s: qdisc %s %x: added with tc, which crf does not "
 					       "restore",
-					       what, rtnl_tc_get_kind(tc) ? rtnl_tc_get_kind(tc) : "?",
+					       what,
+					       rtnl_tc_get_kind(tc) ? rtnl_tc_get_kind(tc) : "?",
 					       rtnl_tc_get_handle(tc) >> 16);
 	}
 	return 0;
@@ -432,7 +439,8 @@ static struct nl_addr *build(int family, const ProtobufCBinaryData *b)
 	return nl_addr_build(family, b->data, b->len);
 }
 
-static int add_one(const char *what, struct nl_sock *sk, int ifindex, const Crf__Devices__TunAddr *e)
+static int add_one(const char *what, struct nl_sock *sk, int ifindex,
+		   const Crf__Devices__TunAddr *e)
 {
 	struct rtnl_addr *a = rtnl_addr_alloc();
 	struct nl_addr *local = build((int)e->family, &e->local), *peer = NULL, *brd = NULL;
@@ -490,11 +498,12 @@ static int verify(const char *what, struct nl_sock *sk, const Crf__Devices__TunL
 	if (r >= 0 && (now.mtu != l->mtu || now.txqlen != l->txqlen || now.ifflags != l->ifflags ||
 		       now.group != l->group || now.has_mac != l->has_mac ||
 		       (l->has_mac && memcmp(now.mac.data, l->mac.data, l->mac.len))))
-		r = crf_error_errno(EIO,
-				    "%s: after the restore mtu %u, txqueuelen %u, flags %#x, group %u; "
-				    "at the dump %u, %u, %#x, %u (or another MAC)",
-				    what, now.mtu, now.txqlen, now.ifflags, now.group, l->mtu, l->txqlen,
-				    l->ifflags, l->group);
+		r = crf_error_errno(
+			EIO,
+			"%s: after the restore mtu %u, txqueuelen %u, flags %#x, group %u; "
+			"at the dump %u, %u, %#x, %u (or another MAC)",
+			what, now.mtu, now.txqlen, now.ifflags, now.group, l->mtu, l->txqlen,
+			l->ifflags, l->group);
 	if (r >= 0 && now.n_addrs != l->n_addrs)
 		r = crf_error_errno(EIO, "%s: %zu addresses after the restore, %zu at the dump",
 				    what, now.n_addrs, l->n_addrs);

@@ -80,8 +80,8 @@ static int attach(const char *what, int fd, const Crf__Devices__Tun *t)
 		return crf_error_errno(EEXIST, "%s: the interface there has flags %#x, not %#x",
 				       what, got, t->flags & (SETIFF_FLAGS | IFF_PERSIST));
 	if (existed && existed != t->link->ifindex)
-		return crf_error_errno(EEXIST, "%s: the interface there has index %u, not %u",
-				       what, existed, t->link->ifindex);
+		return crf_error_errno(EEXIST, "%s: the interface there has index %u, not %u", what,
+				       existed, t->link->ifindex);
 	r = existed ? 0 : set_new(what, fd, t);
 	if (r >= 0)
 		r = set_queue(what, fd, t);

@@ -132,11 +132,10 @@ int tun_sysctl_apply(const char *what, const char *name, const Crf__Devices__Tun
 			continue;
 		fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (fd < 0 || write(fd, s->value, len) != (ssize_t)len)
-			return crf_error_errno(errno, "%s: write '%s' to %s", what, s->value,
-					       path);
+			return crf_error_errno(errno, "%s: write '%s' to %s", what, s->value, path);
 		if (read_value(path, now, sizeof(now)) < 0 || strcmp(now, s->value))
-			return crf_error_errno(EIO, "%s: %s is '%s' after writing '%s'", what,
-					       path, now, s->value);
+			return crf_error_errno(EIO, "%s: %s is '%s' after writing '%s'", what, path,
+					       now, s->value);
 	}
 	return 0;
 }

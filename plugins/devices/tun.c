@@ -104,7 +104,8 @@ static int read_tun(const char *what, int fd, const struct ifreq *ifr, Crf__Devi
 	t->flags = (uint16_t)ifr->ifr_flags;
 	t->has_flags = t->has_persist = t->has_sndbuf = t->has_vnet_hdr_sz = true;
 	t->persist = !!(t->flags & IFF_PERSIST);
-	if (ioctl(fd, TUNGETSNDBUF, &t->sndbuf) < 0 || ioctl(fd, TUNGETVNETHDRSZ, &t->vnet_hdr_sz) < 0)
+	if (ioctl(fd, TUNGETSNDBUF, &t->sndbuf) < 0 ||
+	    ioctl(fd, TUNGETVNETHDRSZ, &t->vnet_hdr_sz) < 0)
 		return crf_error_errno(errno, "%s: TUNGETSNDBUF/TUNGETVNETHDRSZ", what);
 	if (ioctl(fd, TUNGETVNETLE, &v) == 0) {
 		t->has_vnet_le = true;

@@ -257,9 +257,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 4; i++) {
 		read_fd(fds[i], &fa[i]);
 		WL_CHECK(!memcmp(&fa[i], &fb[i], sizeof(fa[i])),
-			 "fd %d: flags %#x sndbuf %d hdr %d le %d on '%s', were %#x %d %d %d '%s'", i,
-			 fa[i].flags, fa[i].sndbuf, fa[i].hdrsz, fa[i].le, fa[i].name, fb[i].flags,
-			 fb[i].sndbuf, fb[i].hdrsz, fb[i].le, fb[i].name);
+			 "fd %d: flags %#x sndbuf %d hdr %d le %d on '%s', were %#x %d %d %d '%s'",
+			 i, fa[i].flags, fa[i].sndbuf, fa[i].hdrsz, fa[i].le, fa[i].name,
+			 fb[i].flags, fb[i].sndbuf, fb[i].hdrsz, fb[i].le, fb[i].name);
 	}
 	read_if(TAP, &ia[0]);
 	read_if(TUN, &ia[1]);
