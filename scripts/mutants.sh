@@ -1288,6 +1288,24 @@ mutant netns-tcp plugins/net/netns-check.c 'e2e-netns-tcp-refused' \
 		return crf_error_errno(ENOTSUP,' \
 	'	if (0)
 		return crf_error_errno(ENOTSUP,'
+mutant net-inet-proto plugins/net/inet.c 'e2e-udp-lite-refused' \
+	'a UDP-Lite socket is dumped and restored as a UDP one' \
+	'	if (proto != (type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP))' '	if (0)'
+mutant tun-index plugins/devices/tun-link.c 'e2e-tun-kill' \
+	'a tun/tap interface made anew keeps the index the kernel gave it' \
+	'	if (cur != (int)l->ifindex && (r = set_index(' '	if (0 && (r = set_index('
+mutant tun-sysctl plugins/devices/tun-link.c 'e2e-tun-kill' \
+	'a tun/tap interface made anew loses its per-device sysctls' \
+	'		r = tun_sysctl_apply(what, name, l);' '		r = 0;'
+mutant tun-queue plugins/devices/tun-restore.c 'e2e-tun-kill' \
+	'a restored tun/tap queue loses its sndbuf' \
+	'	int r = set_ptr(what, fd, TUNSETSNDBUF, "TUNSETSNDBUF", t->sndbuf);' '	int r = 0;'
+mutant tun-queued plugins/devices/tun.c 'e2e-tun-queued-refused' \
+	'frames waiting in a tap are dropped by the dump' \
+	'	if (p.revents & POLLIN)' '	if (0)'
+mutant tun-route plugins/devices/tun-link.c 'e2e-tun-route-refused' \
+	'a route added through a tun/tap interface is dropped' \
+	'		if (via && rtnl_route_get_protocol(rt) != RTPROT_KERNEL)' '		if (0)'
 
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a

@@ -205,6 +205,16 @@ int main(int argc, char **argv)
 			wl_fail("SO_ATTACH_FILTER: %s", strerror(errno));
 	}
 	/*
+	 * wl-udp udplite: a UDP-Lite socket beside, which has the type of a UDP
+	 * socket (SOCK_DGRAM) and must not come back as one: refused.
+	 */
+	if (argc > 1 && !strcmp(argv[1], "udplite")) {
+		int l = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDPLITE);
+
+		if (l < 0)
+			wl_fail("socket(IPPROTO_UDPLITE): %s", strerror(errno));
+	}
+	/*
 	 * wl-udp error: a socket connected to a port nobody listens on has sent
 	 * to it, so ECONNREFUSED is pending on it, which the dump refuses; the
 	 * next recv() after the failed dump still reports it.
