@@ -292,8 +292,8 @@ static int sched_read(pid_t pid, const struct sched_out *o)
 
 static int sched_state(pid_t pid, Crf__Core__TaskCore *tc)
 {
-	struct sched_out o = {&tc->sched_policy, &tc->sched_priority, &tc->nice, &tc->affinity,
-			      &tc->has_ioprio, &tc->ioprio};
+	struct sched_out o = {&tc->sched_policy, &tc->sched_priority, &tc->nice,
+			      &tc->affinity,	 &tc->has_ioprio,     &tc->ioprio};
 
 	return sched_read(pid, &o);
 }
@@ -371,8 +371,8 @@ int task_read_thread_regs(pid_t tid, Crf__Core__ThreadCore *th)
 
 int task_thread_sched(pid_t tid, Crf__Core__ThreadCore *th)
 {
-	struct sched_out o = {&th->sched_policy, &th->sched_priority, &th->nice, &th->affinity,
-			      &th->has_ioprio, &th->ioprio};
+	struct sched_out o = {&th->sched_policy, &th->sched_priority, &th->nice,
+			      &th->affinity,	 &th->has_ioprio,     &th->ioprio};
 
 	return sched_read(tid, &o);
 }

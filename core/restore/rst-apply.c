@@ -48,7 +48,7 @@ static int apply_coredump_filter(const Crf__Core__TaskCore *tc)
 
 	if (!tc->has_coredump_filter)
 		return 0;
-	n = snprintf(buf, sizeof(buf), "%x", tc->coredump_filter);
+	n = snprintf(buf, sizeof(buf), "0x%x", tc->coredump_filter);
 	fd = open("/proc/self/coredump_filter", O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, buf, (size_t)n) != n) {
 		int e = errno;
