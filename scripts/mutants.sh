@@ -1291,6 +1291,24 @@ mutant netns-tcp plugins/net/netns-check.c 'e2e-netns-tcp-refused' \
 mutant net-inet-proto plugins/net/inet.c 'e2e-udp-lite-refused' \
 	'a UDP-Lite socket is dumped and restored as a UDP one' \
 	'	if (proto != (type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP))' '	if (0)'
+mutant attrs-ioprio-leader core/restore/rst-apply.c 'e2e-taskmodes-kill' \
+	'a restored process keeps crf'"'"'s I/O priority' \
+	'	if (tc->has_ioprio && syscall(SYS_ioprio_set' '	if (0 && syscall(SYS_ioprio_set'
+mutant attrs-ioprio-thread parasite/restorer-threads.c 'e2e-taskmodes-kill' \
+	'a restored thread keeps the leader'"'"'s I/O priority' \
+	'	if (t->ioprio >= 0 && (r = sys3(__NR_ioprio_set' '	if (0 && (r = sys3(__NR_ioprio_set'
+mutant attrs-coredump-filter core/restore/rst-apply.c 'e2e-taskmodes-kill' \
+	'a restored process has crf'"'"'s core dump filter' \
+	'	if (!tc->has_coredump_filter)' '	if (1)'
+mutant attrs-tsc core/dump/task-attrs-dump.c 'e2e-taskmodes-tsc-refused' \
+	'rdtsc faulting is dropped by the dump' \
+	'	if (tsc != PR_TSC_ENABLE)' '	if (0)'
+mutant attrs-mce core/dump/task-attrs-dump.c 'e2e-taskmodes-mce-refused' \
+	'a machine-check kill policy is dropped by the dump' \
+	'	if (mce >= 0 && mce != PR_MCE_KILL_DEFAULT)' '	if (0)'
+mutant attrs-mdwe core/dump/infect.c 'e2e-taskmodes-mdwe-refused' \
+	'memory-deny-write-execute is refused as an unexplained EACCES' \
+	'	if (ok && ret == -EACCES) {' '	if (0) {'
 mutant tun-index plugins/devices/tun-link.c 'e2e-tun-kill' \
 	'a tun/tap interface made anew keeps the index the kernel gave it' \
 	'	if (cur != (int)l->ifindex && (r = set_index(' '	if (0 && (r = set_index('
