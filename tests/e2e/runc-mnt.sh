@@ -4,7 +4,8 @@
 # A real runc container's mount namespace, dumped and restored by crf's own
 # command line with the options runc's checkpoint gives CRIU (docs/ns-mnt.md
 # "runc"): `runc spec` edited (no terminal, stdio pipes, a host directory
-# bound at /data, every device allowed), busybox sh counting into /data/count.
+# bound at /data, every device allowed; its root read-only, as runc spec has
+# it), busybox sh counting into /data/count.
 #
 #   crf dump -t INIT --external mnt[/data]:/data and one for each cgroup v1
 #     mount runc made (key its place) [runc: also mnt[F]:/dev/null for each
@@ -64,7 +65,6 @@ path, data, loop = sys.argv[1:]
 s = json.load(open(path))
 s['process']['terminal'] = False
 s['process']['args'] = ['sh', '-c', loop]
-s['root']['readonly'] = False
 s['mounts'].append({'destination': '/data', 'type': 'bind', 'source': data,
 		    'options': ['rbind', 'rw']})
 # Every device allowed: devices.list as in a new cgroup (the cgroup plugin
