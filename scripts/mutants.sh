@@ -1236,6 +1236,16 @@ mutant ns-mnt-before-net plugins/ns/kinds.c 'e2e-runc-mnt-exact' \
 	'	/* After net, ipc, cgroup: its sysfs, mqueue, cgroup mounts are theirs (mnt-fs.c). */
 	"mnt",' \
 	''
+mutant ns-mnt-before-ipc plugins/ns/kinds.c 'e2e-runc-mnt-exact' \
+	'the mount namespace is restored before the IPC one: its mqueue is crf'"'"'s IPC namespace'"'"'s' \
+	'	"ipc",
+	"cgroup",' \
+	'	"cgroup",' \
+	'	"mnt",
+	"time",' \
+	'	"mnt",
+	"ipc",
+	"time",'
 mutant cgroup-v1-join-by-path plugins/cgroup/restore.c 'e2e-runc-mnt-exact' \
 	'a v1 cgroup is joined by its path in the restored mount namespace (a container'"'"'s: read-only)' \
 	'	fd = m->procs >= 0 ? dup(m->procs) : open(file, O_WRONLY | O_CLOEXEC);' \

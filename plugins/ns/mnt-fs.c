@@ -52,12 +52,18 @@ static void fs_child(int nsfd, const char *fstype, int out)
 int mnt_fs_of_ns(pid_t pid, const char *kind, const struct mnt_line *m)
 {
 	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, kind);
+	return mnt_fs_of_ns_at(AT_FDCWD, path, m);
+}
+
+int mnt_fs_of_ns_at(int dirfd, const char *path, const struct mnt_line *m)
+{
 	int nsfd, p[2], status, r = 0;
 	dev_t dev = 0;
 	pid_t c;
 
-	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, kind);
-	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	nsfd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 	if (nsfd < 0)
 		return crf_error_errno(errno, "%s", path);
 	if (pipe2(p, O_CLOEXEC) < 0) {
@@ -81,9 +87,9 @@ int mnt_fs_of_ns(pid_t pid, const char *kind, const struct mnt_line *m)
 			;
 		if (n != sizeof(dev))
 			r = crf_error_errno(EIO,
-					    "pid %d: cannot mount %s in its %s namespace to "
-					    "tell whose the one at %s is",
-					    (int)pid, m->fstype, kind, m->mount_point);
+					    "cannot mount %s in namespace %s to tell whose the "
+					    "one at %s is",
+					    m->fstype, path, m->mount_point);
 	}
 	close(p[0]);
 	if (r < 0)

@@ -473,6 +473,21 @@ static const char *bind_dev(const struct mnt_rst *s, const struct mnt_table *t,
 	return buf;
 }
 
+/*
+ * A sysfs or mqueue made anew must be the one of the net or IPC namespace
+ * the process is in now (its own, restored before this one: ns_kinds[]).
+ */
+static int own_ns_fs(const struct mnt_rst *s, const Crf__Ns__MntEntry *e, const struct mnt_line *m)
+{
+	const char *path = strcmp(e->fstype, "sysfs") ? "thread-self/ns/ipc" : "thread-self/ns/net";
+	int r = mnt_fs_of_ns_at(s->proc, path, m);
+
+	if (r == 0)
+		r = fail(s, e, ENOTRECOVERABLE,
+			 "after the restore it is not the one of the namespace the process is in");
+	return r;
+}
+
 /* 6: the table now against the dump's. */
 static int compare(struct mnt_rst *s)
 {
@@ -516,6 +531,9 @@ static int compare(struct mnt_rst *s)
 		else if (e->how == CRF__NS__MNT_HOW__MNT_NEWBIND &&
 			 strcmp(a, bind_dev(s, &t, e, b, sizeof(b))))
 			r = differs(s, e, "device (its filesystem's now)", a, b);
+		if (r >= 0 && e->how == CRF__NS__MNT_HOW__MNT_NEW &&
+		    (!strcmp(e->fstype, "sysfs") || !strcmp(e->fstype, "mqueue")))
+			r = own_ns_fs(s, e, m);
 		if (r < 0)
 			break;
 		if (other && strcmp(m->opts, e->opts))

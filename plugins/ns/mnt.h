@@ -50,6 +50,8 @@ int mnt_tmpfs_fill(int fd, const char *where, struct crf_img *img);
  * @pid's namespace of @kind ("net", "ipc"), 0 when not, or -errno.
  */
 int mnt_fs_of_ns(pid_t pid, const char *kind, const struct mnt_line *m);
+/* The same for the namespace file @path, relative to directory @dirfd. */
+int mnt_fs_of_ns_at(int dirfd, const char *path, const struct mnt_line *m);
 /* 1 when task @pid's namespace of @kind is crf's, 0 when not (or unknown). */
 int mnt_ns_is_crf(pid_t pid, const char *kind);
 /*

@@ -125,10 +125,17 @@ for l in lines:
 print('\n'.join(sorted(out)))
 EOF
 }
-# /dev's listing, and the links its sysfs shows (of its net namespace: lo).
+# /dev's listing, the links its sysfs shows (of its net namespace: lo), and
+# whether its /dev/mqueue is its IPC namespace's (an mqueue mounted there,
+# in a mount namespace of the test's, is the same superblock).
 devs() {
+	local own
 	ls -lan --time-style=+ "/proc/$1/root/dev" | awk '{$2=""; print}'
 	ls "/proc/$1/root/sys/class/net"
+	mkdir -p "$T/mq"
+	own=$(nsenter -t "$1" -i unshare -m --propagation private \
+		sh -c "mount -t mqueue none '$T/mq' && stat -c %d '$T/mq'")
+	[[ $own == "$(stat -c %d "/proc/$1/root/dev/mqueue")" ]] && echo "mqueue: its IPC namespace's"
 }
 
 # runc's options (issue 13): each bind mount and cgroup v1 mount external,
@@ -173,6 +180,8 @@ for ((c = 1; c <= cycles; c++)); do
 	rm -rf "$DIR"
 	mkdir -p "$DIR"
 	t_before=$(table "$PID") d_before=$(devs "$PID") cg_before=$(cat "/proc/$PID/cgroup")
+	[[ $d_before == *"mqueue: its IPC namespace's"* ]] ||
+		fail "dump $c: its /dev/mqueue is not its IPC namespace's"
 	PIPES=()
 	for f in 0 1 2; do PIPES+=("$(readlink "/proc/$PID/fd/$f")"); done
 	t0=$(date +%s.%N)
@@ -215,6 +224,8 @@ for ((c = 1; c <= cycles; c++)); do
 	# A restart would count from 1 again.
 	((now >= at_dump)) || fail "restore $c: the counter went back from $at_dump to $now"
 	t_after=$(table "$PID") d_after=$(devs "$PID") cg_after=$(cat "/proc/$PID/cgroup")
+	[[ $d_after == *"mqueue: its IPC namespace's"* ]] ||
+		fail "restore $c: its /dev/mqueue is not its IPC namespace's"
 	[[ $cg_before == "$cg_after" ]] || fail "restore $c: its cgroups are $cg_after, were $cg_before"
 	if [[ $t_before != "$t_after" ]]; then
 		fail "restore $c: the mount table differs"
