@@ -1212,6 +1212,44 @@ mutant ns-mnt-foreign-fs-as-bind plugins/ns/mnt.c 'e2e-mnt-loop-refused e2e-mnt-
 		return refuse(' \
 	'	if (0)
 		return refuse('
+# runc's container (tests/e2e/runc-mnt.sh): devpts, binds of parts of new filesystems, order
+mutant ns-mnt-devpts-pty-kept plugins/ns/mnt.c 'e2e-mnt-devpts-refused e2e-runc-mnt-pty-refused' \
+	'a devpts of its own with a pty in it is not refused (it comes back empty)' \
+	'			return strcmp(m->fstype, "devpts") ? 0 : devpts_empty(d, m);' \
+	'			return 0;'
+mutant ns-mnt-newbind-root-lost plugins/ns/mnt-restore.c 'e2e-runc-mnt-exact e2e-mnt-kill' \
+	'a bind of a part of a filesystem made in the namespace comes back as a bind of all of it' \
+	'	s->fd[i] = (int)syscall(SYS_open_tree, s->fd[k], strcmp(e->root, "/") ? e->root + 1 : "",' \
+	'	s->fd[i] = (int)syscall(SYS_open_tree, s->fd[k], "",' \
+	'					(strcmp(e->root, "/") ? 0 : AT_EMPTY_PATH));' \
+	'					AT_EMPTY_PATH);'
+mutant ns-mnt-strictatime-lost plugins/ns/mnt-info.c 'e2e-runc-mnt-exact' \
+	'a mount with strictatime (no atime option shown: runc'"'"'s /dev) comes back relatime' \
+	'		*attr |= MOUNT_ATTR_STRICTATIME;' '		*attr |= 0;'
+mutant ns-mnt-before-net plugins/ns/kinds.c 'e2e-runc-mnt-exact' \
+	'the mount namespace is restored before the net one: its sysfs is crf'"'"'s net namespace'"'"'s' \
+	'	"user",
+	"net",' \
+	'	"user",
+	"mnt",
+	"net",' \
+	'	/* After net, ipc, cgroup: its sysfs, mqueue, cgroup mounts are theirs (mnt-fs.c). */
+	"mnt",' \
+	''
+mutant ns-mnt-before-ipc plugins/ns/kinds.c 'e2e-runc-mnt-exact' \
+	'the mount namespace is restored before the IPC one: its mqueue is crf'"'"'s IPC namespace'"'"'s' \
+	'	"ipc",
+	"cgroup",' \
+	'	"cgroup",' \
+	'	"mnt",
+	"time",' \
+	'	"mnt",
+	"ipc",
+	"time",'
+mutant cgroup-v1-join-by-path plugins/cgroup/restore.c 'e2e-runc-mnt-exact' \
+	'a v1 cgroup is joined by its path in the restored mount namespace (a container'"'"'s: read-only)' \
+	'	fd = m->procs >= 0 ? dup(m->procs) : open(file, O_WRONLY | O_CLOEXEC);' \
+	'	fd = open(file, O_WRONLY | O_CLOEXEC);'
 # net: network namespaces (docs/ns-net.md)
 mutant netns-addr-label plugins/net/netns.c 'e2e-netns-lo-kill' \
 	'an IPv4 address'"'"'s label is not saved: the restored address has none' \

@@ -18,6 +18,13 @@ struct cg_move {
 	char *controllers, *path; /* as saved: the hierarchy and the cgroup */
 	char *dir;		  /* found through a mount of the hierarchy */
 	int fd;			  /* cgroup v2, a process: @dir, which it is cloned into, or -1 */
+	/*
+	 * cgroup v1, a process: @dir's cgroup.procs, opened in restore-prepare
+	 * in crf's mount namespace (the process writes it in restore-task,
+	 * in its own restored one, where @dir may be another place or
+	 * read-only: a container's), or -1.
+	 */
+	int procs;
 };
 
 /*

@@ -26,7 +26,7 @@ static int join(const struct cg_move *m, const char *who)
 	int err = 0;
 
 	snprintf(file, sizeof(file), "%s/%s", m->dir, cg_move_file(m));
-	fd = open(file, O_WRONLY | O_CLOEXEC);
+	fd = m->procs >= 0 ? dup(m->procs) : open(file, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, who, strlen(who)) < 0)
 		err = errno;
 	cg_name(m->controllers, m->path, name, sizeof(name));
@@ -108,6 +108,8 @@ int cgroup_restore_cleanup(struct crf_ctx *ctx)
 		free(rs->moves[i].dir);
 		if (rs->moves[i].fd >= 0)
 			close(rs->moves[i].fd);
+		if (rs->moves[i].procs >= 0)
+			close(rs->moves[i].procs);
 	}
 	free(rs->moves);
 	cg_members_free(&rs->self);
