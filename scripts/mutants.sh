@@ -1347,6 +1347,12 @@ mutant attrs-mce core/dump/task-attrs-dump.c 'e2e-taskmodes-mce-refused' \
 mutant attrs-mdwe core/dump/infect.c 'e2e-taskmodes-mdwe-refused' \
 	'memory-deny-write-execute is refused as an unexplained EACCES' \
 	'	if (ok && ret == -EACCES) {' '	if (0) {'
+mutant net-udp-mcast plugins/net/udp.c 'e2e-udp-kill' \
+	'a restored UDP socket is in none of the multicast groups it joined' \
+	'	r = udp_mcast_dump(fd, sk, name);' '	r = 0;'
+mutant net-udp-mcast-filter plugins/net/udp-mcast.c 'e2e-udp-kill' \
+	'a restored multicast membership loses its source filter' \
+	'		if (m->fmode == MCAST_EXCLUDE && !m->n_sources)' '		if (1)'
 mutant tun-index plugins/devices/tun-link.c 'e2e-tun-kill' \
 	'a tun/tap interface made anew keeps the index the kernel gave it' \
 	'	if (cur != (int)l->ifindex && (r = set_index(' '	if (0 && (r = set_index('

@@ -89,7 +89,8 @@ static void check_mode(const char *mode)
 		WL_CHECK(!got && tsc == PR_TSC_SIGSEGV, "PR_GET_TSC %d", tsc);
 	}
 	if (!strcmp(mode, "mce"))
-		WL_CHECK(prctl(PR_MCE_KILL_GET, 0, 0, 0, 0) == PR_MCE_KILL_EARLY, "PR_MCE_KILL_GET");
+		WL_CHECK(prctl(PR_MCE_KILL_GET, 0, 0, 0, 0) == PR_MCE_KILL_EARLY,
+			 "PR_MCE_KILL_GET");
 	if (!strcmp(mode, "mdwe"))
 		WL_CHECK(prctl(PR_GET_MDWE_, 0, 0, 0, 0) == 1, "PR_GET_MDWE");
 	wl_note("the refused dump left mode '%s' as it was", mode);
@@ -107,7 +108,8 @@ int main(int argc, char **argv)
 	fd = open("/proc/self/coredump_filter", O_WRONLY | O_CLOEXEC);
 	WL_CHECK(fd >= 0 && write(fd, "0x7b", 4) == 4, "coredump_filter: %s", strerror(errno));
 	close(fd);
-	WL_CHECK(!pthread_create(&a, NULL, thread, (void *)(long)IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) &&
+	WL_CHECK(!pthread_create(&a, NULL, thread,
+				 (void *)(long)IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) &&
 			 !pthread_create(&b, NULL, thread, (void *)0L),
 		 "pthread_create");
 	while (atomic_load(&stage) < 2)
