@@ -1353,6 +1353,9 @@ mutant net-udp-mcast plugins/net/udp.c 'e2e-udp-kill' \
 mutant net-udp-mcast-filter plugins/net/udp-mcast.c 'e2e-udp-kill' \
 	'a restored multicast membership loses its source filter' \
 	'		if (m->fmode == MCAST_EXCLUDE && !m->n_sources)' '		if (1)'
+mutant ns-mnt-devnode-fd plugins/ns/mnt.c 'e2e-mnt-kill' \
+	'an fd on a device node of a tmpfs made anew is refused again' \
+	'		if (!S_ISCHR(st.st_mode) && (e = new_dev(d, st.st_dev)))' '		if ((e = new_dev(d, st.st_dev)))'
 mutant tun-index plugins/devices/tun-link.c 'e2e-tun-kill' \
 	'a tun/tap interface made anew keeps the index the kernel gave it' \
 	'	if (cur != (int)l->ifindex && (r = set_index(' '	if (0 && (r = set_index('

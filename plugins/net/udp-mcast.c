@@ -87,9 +87,10 @@ static int add_group(Crf__Net__InetSk *sk, uint32_t ifindex, const unsigned char
 	m->group.len = len;
 	for (uint32_t i = 0; i < gf->gf_numsrc; i++) {
 		const struct sockaddr_storage *ss = &gf->gf_slist[i];
-		const void *a = ss->ss_family == AF_INET
-					? (const void *)&((const struct sockaddr_in *)ss)->sin_addr
-					: (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr;
+		const void *a =
+			ss->ss_family == AF_INET
+				? (const void *)&((const struct sockaddr_in *)ss)->sin_addr
+				: (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr;
 		size_t n = ss->ss_family == AF_INET ? 4 : 16;
 
 		m->sources[i].data = malloc(n);
@@ -119,8 +120,8 @@ static void group_sa(struct sockaddr_storage *ss, const unsigned char *g, size_t
 }
 
 /* Ask socket @fd whether it joined group @g on interface @ifindex; save it if so. */
-static int probe(int fd, Crf__Net__InetSk *sk, uint32_t ifindex, const unsigned char *g,
-		 size_t len, const char *name)
+static int probe(int fd, Crf__Net__InetSk *sk, uint32_t ifindex, const unsigned char *g, size_t len,
+		 const char *name)
 {
 	_cleanup_free_ struct group_filter *gf = calloc(1, GF_SIZE(MC_SOURCES_MAX));
 	socklen_t sl = (socklen_t)GF_SIZE(MC_SOURCES_MAX);
@@ -233,8 +234,9 @@ int udp_mcast_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
 			return crf_error_errno(EBADMSG, "%s: a multicast group in the image", name);
 		group_sa(&req.gr_group, m->group.data, len);
 		if (setsockopt(fd, level, MCAST_JOIN_GROUP, &req, sizeof(req)))
-			return crf_error_errno(errno, "%s: joining a multicast group on interface %u (%s)",
-					       name, m->ifindex, if_indextoname(m->ifindex, ifname));
+			return crf_error_errno(
+				errno, "%s: joining a multicast group on interface %u (%s)", name,
+				m->ifindex, if_indextoname(m->ifindex, ifname));
 		/* A join is "exclude nothing": only another filter needs setting. */
 		if (m->fmode == MCAST_EXCLUDE && !m->n_sources)
 			continue;
@@ -247,8 +249,8 @@ int udp_mcast_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
 		gf->gf_numsrc = (uint32_t)m->n_sources;
 		for (size_t s = 0; s < m->n_sources; s++) {
 			if (m->sources[s].len != len)
-				return crf_error_errno(EBADMSG, "%s: a multicast source in the image",
-						       name);
+				return crf_error_errno(EBADMSG,
+						       "%s: a multicast source in the image", name);
 			group_sa(&gf->gf_slist[s], m->sources[s].data, len);
 		}
 		if (setsockopt(fd, level, MCAST_MSFILTER, gf, (socklen_t)GF_SIZE(m->n_sources)))

@@ -545,7 +545,12 @@ static int check_files(const struct mnt_dump *d)
 				(int)d->pid, de->d_name, id, d->desc);
 			break;
 		}
-		if ((e = new_dev(d, st.st_dev)))
+		/*
+		 * A device node there is made again with its number: the fd is
+		 * reopened by path (the files plugin's device kinds), the same
+		 * device.  Any other file would be another inode.
+		 */
+		if (!S_ISCHR(st.st_mode) && (e = new_dev(d, st.st_dev)))
 			r = crf_error_errno(ENOTSUP,
 					    "pid %d: fd %s is on the %s mounted at %s in mount "
 					    "namespace %s, which the restore makes anew: a file "

@@ -60,7 +60,7 @@
 static char base[3000], table[65536], tree_t[65536], tree_inner[8192];
 static bool mask_root;	      /* the root's root field changes (crf restore --root) */
 static const char *block_dev; /* refused-block DEV */
-static int counter_fd = -1, file_fd = -1, tmpfs_fd = -1, pty_fd = -1;
+static int counter_fd = -1, file_fd = -1, tmpfs_fd = -1, pty_fd = -1, null_fd = -1;
 static unsigned long counter;
 
 /* @rel under D, or @rel itself when absolute. */
@@ -524,12 +524,20 @@ static void setup(const char *mode, const char *gone, const char *data, const ch
 	path_of(p, sizeof(p), "t/null");
 	if (mknod(p, S_IFCHR | 0666, makedev(1, 3)) < 0)
 		wl_fail("mknod %s: %m", p);
+
 	mkdir_at("t/inner", 0701);
 	path_of(p, sizeof(p), "t/a");
 	if (chown(p, 1000, 1000) < 0 || chmod(p, 0710) < 0)
 		wl_fail("chown %s: %m", p);
 	do_mount("wl-inner", "t/inner", "tmpfs", 0, "size=64k");
 	make_file("t/inner/x", 0600, 5, 6, 100, 11, t0 + 30);
+	/* Held open (t is nodev, inner is not): a device node on a tmpfs made anew. */
+	path_of(p, sizeof(p), "t/inner/null");
+	if (mknod(p, S_IFCHR | 0666, makedev(1, 3)) < 0)
+		wl_fail("mknod %s: %m", p);
+	null_fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (null_fd < 0)
+		wl_fail("open %s: %m", p);
 	do_mount(NULL, "t/inner", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOEXEC, NULL);
 	do_mount(NULL, "t/inner", NULL, MS_UNBINDABLE, NULL);
 	do_mount(NULL, "t", NULL, MS_SHARED, NULL);
@@ -645,6 +653,13 @@ int main(int argc, char **argv)
 			list_tree(tdir, ".", now, sizeof(now));
 		if (strcmp(now, tree_inner))
 			wl_fail("tmpfs t/inner:\n%s\nwas:\n%s", now, tree_inner);
+	}
+	if (null_fd >= 0) {
+		struct stat st;
+
+		if (fstat(null_fd, &st) < 0 || !S_ISCHR(st.st_mode) ||
+		    st.st_rdev != makedev(1, 3) || write(null_fd, "x", 1) != 1)
+			wl_fail("the fd on the tmpfs's t/null is not /dev/null's device: %m");
 	}
 	if (counter_fd >= 0) {
 		char buf[64], want[64], p[4096];
