@@ -10,7 +10,8 @@
 # from inside.
 #
 # CASE: kill, leave, twice (the harness's modes); vxlan-refused (a vxlan
-# link in the container's netns); block-refused (an ext4 on a loop device
+# link in the container's netns); shared-socket-refused (the init's sockets
+# held by the nested PID namespace's init too); block-refused (an ext4 on a loop device
 # this script makes, mounted in the container: refused at the dump, since
 # crf refuses every block-device mount there).  PIECES (a comma list of
 # +NAME/-NAME, wl-container.h) switches pieces on or off.
@@ -52,6 +53,11 @@ vxlan-refused)
 	PIECES=${PIECES:+$PIECES,}refused-vxlan
 	args+=(--name container-vxlan --expect-dump-fail
 		'pid [0-9]+: net namespace net:\[[0-9]+\]: link .crfctrvx0. \(kind vxlan\) cannot be restored')
+	;;
+shared-socket-refused)
+	PIECES=${PIECES:+$PIECES,}shared-sock
+	args+=(--name container-shared-socket --expect-dump-fail
+		'pid [0-9]+: fd [0-9]+ \(socket:\[[0-9]+\]\): a socket that pid [0-9]+ holds too, in net namespace net:\[[0-9]+\]: crf makes a socket several processes hold before the tree is forked, in its own net namespace')
 	;;
 block-refused)
 	truncate -s 8M "$T/disk" && mkfs.ext4 -q -F "$T/disk" >/dev/null 2>&1 || {

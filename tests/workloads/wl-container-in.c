@@ -409,7 +409,7 @@ static int nested_init(void)
 
 	wl_init("container-nested");
 	ctr_own_log(&P, "/data/nested.log");
-	if (!P.shared && syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
+	if (!P.shared_sock && syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
 		wl_fail("close_range: %m");
 	child = fork();
 	if (child < 0)

@@ -95,6 +95,10 @@ void ctr_pieces(struct ctr_pieces *p, const char *s)
 			p->tcp_host = on;
 			continue;
 		}
+		if (!strcmp(n, "shared-sock")) {
+			p->shared_sock = on;
+			continue;
+		}
 		if (!strcmp(n, "refused-vxlan")) {
 			p->vxlan = "crfctrvx0";
 			continue;

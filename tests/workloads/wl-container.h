@@ -45,12 +45,12 @@ struct ctr_pieces {
 	bool timens;   /* a time namespace with offsets */
 	/*
 	 * fds shared across processes inside: 0-2 of every process on the
-	 * init's descriptions (/dev/null, /data/init.log), the init's sockets
-	 * kept by the nested init, the shell waiting with usleep children (else
-	 * each process opens its own, the nested init closes them, the shell
+	 * init's descriptions (/dev/null, /data/init.log), the shell waiting
+	 * with usleep children (else each process opens its own, the shell
 	 * waits with read -t on a FIFO)
 	 */
 	bool shared;
+	bool shared_sock;  /* the init's sockets kept by the nested init (refused) */
 	const char *vxlan; /* refused-vxlan: a vxlan link inside */
 	const char *block; /* refused-block=DEV: DEV's ext4 mounted at /mnt */
 };
