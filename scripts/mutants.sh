@@ -950,6 +950,23 @@ mutant cgroup-unmake plugins/cgroup/manage.c 'e2e-cgroup-props' \
 	'		for (int i = 0; rmdir(dir) < 0 && errno == EBUSY && i < 200; i++)' \
 	'		for (int i = 0; 0 && errno == EBUSY && i < 200; i++)'
 
+# --- the integrated container test (tests/e2e/container.sh, docs/containers.md) ---
+mutant container-cgns-join-by-path plugins/cgroup/cgns.c 'e2e-container-kill' \
+	'the cgroup namespace handler joins its roots by crf'"'"'s paths, which a process pivoted into its container cannot reach' \
+	'	fd = cg_open_at_mount(rs, file, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "0", 1) < 0)' \
+	'	fd = open(file, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "0", 1) < 0)'
+mutant container-cgroup-join-by-path plugins/cgroup/restore.c 'e2e-container-kill' \
+	'restore-task joins the v1 cgroups by crf'"'"'s paths, which a process pivoted into its container cannot reach' \
+	'	fd = cg_open_at_mount(rs, file, O_WRONLY | O_CLOEXEC);' '	fd = open(file, O_WRONLY | O_CLOEXEC);'
+mutant container-mnt-fds-root plugins/cgroup/mntfd.c 'e2e-container-kill e2e-cgroup-props' \
+	'a cgroup mount'"'"'s own root (a cgroup namespace root "/") is opened as an absolute path' \
+	'	for (rest = file + len; *rest == '"'"'/'"'"'; rest++)' '	for (rest = file + len; 0; rest++)'
+mutant container-shared-socket plugins/files/kinds.c 'e2e-container-shared-socket-refused' \
+	'a socket two processes of a net namespace not crf'"'"'s hold is let through (and made in crf'"'"'s)' \
+	'		if (strcmp(link, self))' '		if (0)'
+
 # --- fd kinds through the registry (issue 10) ---
 mutant registry-restore-any-plugin core/lib/registry.c 'e2e-vendor-eventfd' \
 	'the restore takes the first enabled handler of the kind, not the recorded plugin'"'"'s' \

@@ -268,6 +268,8 @@ static int read_self(struct cg_restore *rs)
 		r = cg_parse(cg, &rs->self);
 	if (r >= 0)
 		r = cg_read_text("/proc/self/mountinfo", &rs->mountinfo);
+	if (r >= 0)
+		r = cg_mnt_fds_open(rs);
 	if (r < 0)
 		return crf_log_errno(CRF_LOG_ERROR, -r, "reading crf's own cgroups and mounts");
 	return 0;
