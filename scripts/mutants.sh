@@ -1241,8 +1241,18 @@ mutant netns-route-table plugins/net/netns-route.c 'e2e-netns-lo-kill' \
 	'	if (w->r < 0 || (rtnl_route_get_flags(r) & RTM_F_CLONED))' \
 	'	if (w->r < 0 || (rtnl_route_get_flags(r) & RTM_F_CLONED) || rtnl_route_get_table(r) == 100)'
 mutant netns-sysctl plugins/net/netns-sysctl.c 'e2e-netns-lo-kill' \
-	'net.core.somaxconn is not saved' \
-	'	"core/somaxconn",' '	"core/somaxconn-not",'
+	'the sysctls are not written at restore (only checked)' \
+	'	if (r == 0 && !strcmp(cur, s->value))
+		return 0;' \
+	'	if (1)
+		return 0;'
+mutant netns-sysctl-same plugins/net/netns-sysctl.c 'e2e-netns-lo-kill' \
+	'only the sysctls that differ from a fresh namespace'"'"'s are saved: conf/lo/forwarding 0 comes back 1 (copied from all/)' \
+	'	*differ += !same;' '	if (same)
+		return 0;'
+mutant netns-sysctl-ro plugins/net/netns-sysctl.c 'e2e-netns-sysctl-ro-refused' \
+	'a read-only sysctl that differs from a fresh namespace'"'"'s is not refused' \
+	'		if (ref && !same)' '		if (0)'
 mutant netns-nft plugins/net/netns-check.c 'e2e-netns-lo-kill' \
 	'the nftables ruleset is not replayed at restore' \
 	'	if (!ns->nft_ruleset)
@@ -1282,6 +1292,15 @@ mutant netns-neigh plugins/net/netns-check.c 'e2e-netns-neigh-refused' \
 	'a permanent neighbour entry is not refused (nor restored)' \
 	'	if (w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))' \
 	'	if (1 || w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))'
+mutant netns-xfrm-policy plugins/net/netns-xfrm.c 'e2e-netns-xfrm-refused' \
+	'an IPsec (xfrm) policy in the namespace is not refused (nor restored)' \
+	'		r = first_of(fd, XFRM_MSG_GETPOLICY,' '		r = first_of(fd, XFRM_MSG_GETSA,'
+mutant netns-xfrm-default plugins/net/netns-xfrm.c 'e2e-netns-xfrm-default-refused' \
+	'a default xfrm policy of block is not refused (nor restored)' \
+	'	if (r < (int)sizeof(d))' '	if (1)'
+mutant netns-xfrm-hthresh plugins/net/netns-xfrm.c 'e2e-netns-xfrm-hthresh-refused' \
+	'xfrm policy hash thresholds of its own are not refused (nor restored)' \
+	'		if (t->lbits != want || t->rbits != want)' '		if (0)'
 mutant netns-tcp plugins/net/netns-check.c 'e2e-netns-tcp-refused' \
 	'a TCP connection in the namespace is dumped, its network lock taken in crf'"'"'s namespace' \
 	'	if (r > 0)

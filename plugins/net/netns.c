@@ -274,6 +274,8 @@ static int read_inside(pid_t pid, int own, Crf__Net__NetNs *ns, const char *what
 	if (r >= 0)
 		r = netns_check_tcp(what);
 	if (r >= 0)
+		r = netns_check_xfrm(what);
+	if (r >= 0)
 		r = netns_sysctl_dump(ns, what);
 	if (r >= 0)
 		r = netns_nft_dump(ns, what);
