@@ -1261,11 +1261,16 @@ mutant netns-nft plugins/net/netns-check.c 'e2e-netns-lo-kill' \
 		return 0;'
 mutant netns-rules plugins/net/netns-check.c 'e2e-netns-rule-refused' \
 	'routing rules of its own are not refused (nor restored)' \
-	'	if (strcmp(have->text, fresh->text))' '	if (0)'
+	'	if (have->over || have->raw_len != fresh->raw_len ||' '	if (0 &&'
+mutant netns-rules-raw plugins/net/netns-check.c 'e2e-netns-rule-hidden-refused' \
+	'the routing rules are compared by the text libnl prints, which has no uid range' \
+	'	if (have->over || have->raw_len != fresh->raw_len ||
+	    memcmp(have->raw, fresh->raw, have->raw_len))' \
+	'	if (strcmp(have->text, fresh->text))'
 mutant netns-proxy plugins/net/netns-check.c 'e2e-netns-proxy-refused' \
 	'a proxy neighbour entry is not refused (nor restored)' \
-	'	return w.r < 0 ? w.r : check_proxy(links, what);' \
-	'	return w.r < 0 ? w.r : 0 * check_proxy(links, what);'
+	'	return r < 0 ? r : check_proxy(links, what);' \
+	'	return r < 0 ? r : 0 * check_proxy(links, what);'
 mutant netns-qdisc plugins/net/netns-check.c 'e2e-netns-qdisc-refused' \
 	'a tc qdisc of its own on a link is not refused (nor restored)' \
 	'	if (w->r < 0 || (kind && (!strcmp(kind, "noqueue") || !strcmp(kind, "noop"))))' \
@@ -1288,10 +1293,18 @@ mutant netns-veth-queues plugins/net/netns-veth.c 'e2e-netns-veth-kill' \
 mutant netns-veth-inside plugins/net/netns-veth.c 'e2e-netns-veth-inside-refused' \
 	'a veth with both ends in the namespace is not refused as such' \
 	'	if (rtnl_link_get_link_netnsid(l, &link_nsid) < 0)' '	if (0)'
-mutant netns-neigh plugins/net/netns-check.c 'e2e-netns-neigh-refused' \
+mutant netns-neigh plugins/net/netns-neigh.c 'e2e-netns-neigh-refused' \
 	'a permanent neighbour entry is not refused (nor restored)' \
-	'	if (w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))' \
-	'	if (1 || w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))'
+	'	if (n->state & NUD_PERMANENT)' '	if (0)'
+mutant netns-neigh-noarp plugins/net/netns-neigh.c 'e2e-netns-noarp-refused e2e-netns-veth-kill' \
+	'a noarp neighbour entry added by hand is taken for one the kernel makes' \
+	'	if ((n->state & NUD_NOARP) && !kernel_noarp(n, links, addrs))' '	if (0)'
+mutant netns-neigh-managed plugins/net/netns-neigh.c 'e2e-netns-managed-refused' \
+	'a managed neighbour entry is not refused (nor restored)' \
+	'	if (n->flags_ext & NTF_EXT_MANAGED)' '	if (0)'
+mutant netns-neigh-extern plugins/net/netns-neigh.c 'e2e-netns-extern-refused' \
+	'an extern_learn neighbour entry is not refused (nor restored)' \
+	'	if (n->flags & NTF_EXT_LEARNED)' '	if (0)'
 mutant netns-xfrm-policy plugins/net/netns-xfrm.c 'e2e-netns-xfrm-refused' \
 	'an IPsec (xfrm) policy in the namespace is not refused (nor restored)' \
 	'		r = first_of(fd, XFRM_MSG_GETPOLICY,' '		r = first_of(fd, XFRM_MSG_GETSA,'

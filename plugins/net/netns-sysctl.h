@@ -9,13 +9,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SYSCTL_TREE_MAX (4u << 20)
+#define SYSCTL_TREE_MAX	 (4u << 20)
 #define SYSCTL_VALUE_MAX 4096
-#define SYSCTL_PATH_MAX 256
+#define SYSCTL_PATH_MAX	 256
 
 /* An entry's kind. */
-#define SYSCTL_WRITABLE 'w'
-#define SYSCTL_READONLY 'r'
+#define SYSCTL_WRITABLE	  'w'
+#define SYSCTL_READONLY	  'r'
 #define SYSCTL_UNREADABLE 'e' /* value: why (stable_secret is EIO while unset) */
 
 struct sysctl_ent {

@@ -44,17 +44,16 @@ static void describe(const struct nlmsghdr *h, char *buf, size_t len)
 
 		addr_text(sa->family, &sa->saddr, s, sizeof(s));
 		addr_text(sa->family, &sa->id.daddr, d, sizeof(d));
-		snprintf(buf, len, "xfrm state src %s dst %s proto %u spi %#x", s, d,
-			 sa->id.proto, ntohl(sa->id.spi));
+		snprintf(buf, len, "xfrm state src %s dst %s proto %u spi %#x", s, d, sa->id.proto,
+			 ntohl(sa->id.spi));
 	} else if (h->nlmsg_type == XFRM_MSG_NEWPOLICY &&
 		   h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct xfrm_userpolicy_info))) {
 		const struct xfrm_userpolicy_info *p = NLMSG_DATA(h);
 
 		addr_text(p->sel.family, &p->sel.saddr, s, sizeof(s));
 		addr_text(p->sel.family, &p->sel.daddr, d, sizeof(d));
-		snprintf(buf, len, "xfrm policy src %s/%u dst %s/%u dir %s", s,
-			 p->sel.prefixlen_s, d, p->sel.prefixlen_d,
-			 p->dir < 3 ? dirs[p->dir] : "?");
+		snprintf(buf, len, "xfrm policy src %s/%u dst %s/%u dir %s", s, p->sel.prefixlen_s,
+			 d, p->sel.prefixlen_d, p->dir < 3 ? dirs[p->dir] : "?");
 	}
 }
 
@@ -153,8 +152,8 @@ static int check_hthresh(int fd, const char *what)
 	if (r < (int)sizeof(uint32_t))
 		return r < 0 ? r : 0;
 	len = r - (int)sizeof(uint32_t);
-	for (struct nlattr *a = (void *)p; len >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) &&
-					   a->nla_len <= len;
+	for (struct nlattr *a = (void *)p;
+	     len >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) && a->nla_len <= len;
 	     len -= NLA_ALIGN(a->nla_len), a = (void *)((char *)a + NLA_ALIGN(a->nla_len))) {
 		const struct xfrmu_spdhthresh *t = (const void *)(a + 1);
 		unsigned int want = a->nla_type == XFRMA_SPD_IPV4_HTHRESH ? 32 : 128;

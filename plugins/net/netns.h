@@ -85,6 +85,8 @@ int netns_sysctl_check(const Crf__Net__NetNs *ns, const char *what);
  */
 int netns_check_rules(struct nl_sock *sk, const char *what);
 int netns_check_neigh(struct nl_sock *sk, struct nl_cache *links, const char *what);
+/* netns-neigh.c: entries a fresh namespace with the same links would not have. */
+int netns_check_neigh_entries(struct nl_sock *sk, struct nl_cache *links, const char *what);
 int netns_check_qdisc(struct nl_sock *sk, struct nl_cache *links, const char *what);
 int netns_check_legacy(pid_t pid, const char *what);
 int netns_check_tcp(const char *what);

@@ -20,7 +20,12 @@
  *   vxlan     a vxlan link in it (refused: kind vxlan)
  *   veth-inside  a veth pair both of whose ends are in it (refused)
  *   veth-neigh   veth's setup and a permanent neighbour entry (refused)
+ *   veth-noarp, veth-managed, veth-extern  veth's setup and a neighbour
+ *             entry added by hand: noarp to a unicast address, managed,
+ *             stale with extern_learn (refused)
  *   rule      a routing rule of its own (refused)
+ *   rule-hidden  the main table's rule replaced by one with a uid range
+ *             (refused)
  *   tcp       a TCP connection over lo inside it (refused with
  *             --tcp-established: the network lock is crf's namespace's)
  *   lifetime  an address with a lifetime (refused)
@@ -434,7 +439,8 @@ int main(int argc, char **argv)
 	wl_init("netns");
 	if (argc != 2)
 		wl_fail("usage: wl-netns "
-			"lo|veth|veth-neigh|vxlan|veth-inside|rule|tcp|lifetime|qdisc|proxy|sysctl-"
+			"lo|veth|veth-neigh|veth-noarp|veth-managed|veth-extern|vxlan|veth-inside|"
+			"rule|rule-hidden|tcp|lifetime|qdisc|proxy|sysctl-"
 			"ro");
 	mode = argv[1];
 	if (!strcmp(mode, "veth"))
@@ -455,10 +461,24 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "veth-neigh")) {
 		setup_veth();
 		sh("ip neigh add 10.88.0.9 lladdr 02:00:00:00:88:09 dev eth0 nud permanent");
+	} else if (!strcmp(mode, "veth-noarp")) {
+		setup_veth();
+		sh("ip neigh add 10.88.0.10 lladdr 02:00:00:00:88:0a dev eth0 nud noarp");
+	} else if (!strcmp(mode, "veth-managed")) {
+		setup_veth();
+		sh("ip neigh add 10.88.0.11 dev eth0 managed");
+	} else if (!strcmp(mode, "veth-extern")) {
+		setup_veth();
+		sh("ip neigh add 10.88.0.12 lladdr 02:00:00:00:88:0c dev eth0 nud stale "
+		   "extern_learn");
 	} else if (!strcmp(mode, "veth-inside")) {
 		sh("ip link set lo up && ip link add crfva type veth peer name crfvb");
 	} else if (!strcmp(mode, "rule")) {
 		sh("ip rule add from 10.77.0.0/24 table 100 priority 100");
+	} else if (!strcmp(mode, "rule-hidden")) {
+		/* The same as the default one, but for what libnl does not print. */
+		sh("ip rule del pref 32766 && "
+		   "ip rule add pref 32766 uidrange 1-2 lookup main protocol kernel");
 	} else if (!strcmp(mode, "tcp")) {
 		setup_tcp();
 	} else if (!strcmp(mode, "lifetime")) {
