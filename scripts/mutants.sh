@@ -1305,6 +1305,12 @@ mutant netns-neigh-managed plugins/net/netns-neigh.c 'e2e-netns-managed-refused'
 mutant netns-neigh-extern plugins/net/netns-neigh.c 'e2e-netns-extern-refused' \
 	'an extern_learn neighbour entry is not refused (nor restored)' \
 	'	if (n->flags & NTF_EXT_LEARNED)' '	if (0)'
+mutant netns-link-attrs plugins/net/netns-link.c 'e2e-netns-link-gso-refused e2e-netns-link-altname-refused' \
+	'a link'"'"'s attributes the restore does not set (gso_max_size, alternative names...) are not compared with a new link'"'"'s' \
+	'		if (skipped(t, veth) || same(l->tb[t], ref->tb[t]))' '		if (1)'
+mutant netns-link-flags plugins/net/netns-link.c 'e2e-netns-link-multicast-refused' \
+	'a link'"'"'s flags are not compared with a new link'"'"'s (multicast on lo comes back off)' \
+	'	if (fl != fr)' '	if (0)'
 mutant netns-xfrm-policy plugins/net/netns-xfrm.c 'e2e-netns-xfrm-refused' \
 	'an IPsec (xfrm) policy in the namespace is not refused (nor restored)' \
 	'		r = first_of(fd, XFRM_MSG_GETPOLICY,' '		r = first_of(fd, XFRM_MSG_GETSA,'

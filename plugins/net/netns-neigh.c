@@ -54,8 +54,8 @@ static void bcast_cb(struct nl_object *o, void *arg)
 	int plen = rtnl_addr_get_prefixlen(a);
 	uint32_t dst, local, mask;
 
-	if (rtnl_addr_get_ifindex(a) != w->n->ifindex || rtnl_addr_get_family(a) != AF_INET ||
-	    !l || nl_addr_get_len(l) != 4)
+	if (rtnl_addr_get_ifindex(a) != w->n->ifindex || rtnl_addr_get_family(a) != AF_INET || !l ||
+	    nl_addr_get_len(l) != 4)
 		return;
 	memcpy(&dst, w->n->dst, 4);
 	if (b && nl_addr_get_len(b) == 4 && !memcmp(nl_addr_get_binary_addr(b), &dst, 4))
@@ -129,8 +129,8 @@ static int refuse(const struct neigh *n, const char *reason, struct nl_cache *li
 	if (n->len == 4 || n->len == 16)
 		inet_ntop(n->len == 4 ? AF_INET : AF_INET6, n->dst, dst, sizeof(dst));
 	rtnl_link_i2name(links, n->ifindex, dev, sizeof(dev));
-	return crf_error_errno(ENOTSUP, "%s: neighbour entry %s dev %s %s: not restored", what,
-			       dst, dev, reason);
+	return crf_error_errno(ENOTSUP, "%s: neighbour entry %s dev %s %s: not restored", what, dst,
+			       dev, reason);
 }
 
 static int walk(int fd, struct nl_cache *links, struct nl_cache *addrs, const char *what)

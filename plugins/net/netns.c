@@ -262,6 +262,8 @@ static int read_inside(pid_t pid, int own, Crf__Net__NetNs *ns, const char *what
 	nl_cache_foreach(links, link_cb, &w);
 	r = w.r == -ENOMEM ? crf_error_errno(ENOMEM, "%s", what) : w.r;
 	if (r >= 0)
+		r = netns_check_link_attrs(what);
+	if (r >= 0)
 		r = netns_routes_dump(sk, links, ns, what);
 	if (r >= 0)
 		r = netns_check_rules(sk, what);

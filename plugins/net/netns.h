@@ -90,6 +90,8 @@ int netns_check_neigh_entries(struct nl_sock *sk, struct nl_cache *links, const 
 int netns_check_qdisc(struct nl_sock *sk, struct nl_cache *links, const char *what);
 int netns_check_legacy(pid_t pid, const char *what);
 int netns_check_tcp(const char *what);
+/* netns-link.c: every attribute of a link the restore does not set is a new link's. */
+int netns_check_link_attrs(const char *what);
 /* netns-xfrm.c: IPsec states, policies, default policies, hash thresholds (refused). */
 int netns_check_xfrm(const char *what);
 int netns_nft_dump(Crf__Net__NetNs *ns, const char *what);

@@ -31,6 +31,9 @@
  *   lifetime  an address with a lifetime (refused)
  *   qdisc     a tc qdisc of its own on lo (refused)
  *   proxy     a proxy neighbour entry on lo (refused)
+ *   link-gso, link-multicast, link-altname  lo with an attribute the
+ *             restore does not set: gso_max_size, the multicast flag, an
+ *             alternative name (refused)
  *   xfrm      an IPsec (xfrm) policy (refused)
  *   xfrm-default  a default xfrm policy of block (refused)
  *   xfrm-hthresh  xfrm policy hash thresholds of its own (refused)
@@ -486,6 +489,12 @@ int main(int argc, char **argv)
 		   "ip addr add 10.77.0.1/24 dev lo valid_lft 1000 preferred_lft 1000");
 	} else if (!strcmp(mode, "qdisc")) {
 		sh("ip link set lo up && tc qdisc add dev lo root pfifo");
+	} else if (!strcmp(mode, "link-gso")) {
+		sh("ip link set lo up gso_max_size 32768");
+	} else if (!strcmp(mode, "link-multicast")) {
+		sh("ip link set lo up multicast on");
+	} else if (!strcmp(mode, "link-altname")) {
+		sh("ip link set lo up && ip link property add dev lo altname crfloalt");
 	} else if (!strcmp(mode, "xfrm")) {
 		sh("ip link set lo up && "
 		   "ip xfrm policy add src 10.77.0.0/24 dst 10.78.0.0/24 dir out");
