@@ -257,7 +257,8 @@ static bool same(const struct rtattr *a, const struct rtattr *b)
 {
 	if (!a || !b)
 		return a == b;
-	return RTA_PAYLOAD(a) == RTA_PAYLOAD(b) && !memcmp(RTA_DATA(a), RTA_DATA(b), RTA_PAYLOAD(a));
+	return RTA_PAYLOAD(a) == RTA_PAYLOAD(b) &&
+	       !memcmp(RTA_DATA(a), RTA_DATA(b), RTA_PAYLOAD(a));
 }
 
 static int differs(const struct link_msg *l, const struct link_msg *ref, const char *attr,
@@ -331,8 +332,8 @@ static int check_all(struct dump *have, struct dump *fresh, const char *what)
 int netns_check_link_attrs(const char *what)
 {
 	size_t size = 2 * DUMP_MAX + 64;
-	unsigned char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
-				0);
+	unsigned char *p =
+		mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct dump have, fresh;
 	int r;
 

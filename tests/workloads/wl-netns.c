@@ -18,6 +18,7 @@
  *             holds a UDP socket on 10.88.0.1: after the restore the
  *             process sends it a datagram across the veth, and it answers
  *   vxlan     a vxlan link in it (refused: kind vxlan)
+ *   bridge    a bridge in it (refused: kind bridge)
  *   veth-inside  a veth pair both of whose ends are in it (refused)
  *   veth-neigh   veth's setup and a permanent neighbour entry (refused)
  *   veth-noarp, veth-managed, veth-extern  veth's setup and a neighbour
@@ -442,7 +443,8 @@ int main(int argc, char **argv)
 	wl_init("netns");
 	if (argc != 2)
 		wl_fail("usage: wl-netns "
-			"lo|veth|veth-neigh|veth-noarp|veth-managed|veth-extern|vxlan|veth-inside|"
+			"lo|veth|veth-neigh|veth-noarp|veth-managed|veth-extern|vxlan|bridge|veth-"
+			"inside|"
 			"rule|rule-hidden|tcp|lifetime|qdisc|proxy|sysctl-"
 			"ro");
 	mode = argv[1];
@@ -464,6 +466,8 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "veth-neigh")) {
 		setup_veth();
 		sh("ip neigh add 10.88.0.9 lladdr 02:00:00:00:88:09 dev eth0 nud permanent");
+	} else if (!strcmp(mode, "bridge")) {
+		sh("ip link set lo up && ip link add crfbr1 type bridge");
 	} else if (!strcmp(mode, "veth-noarp")) {
 		setup_veth();
 		sh("ip neigh add 10.88.0.10 lladdr 02:00:00:00:88:0a dev eth0 nud noarp");
