@@ -1311,6 +1311,9 @@ mutant netns-link-attrs plugins/net/netns-link.c 'e2e-netns-link-gso-refused e2e
 mutant netns-link-flags plugins/net/netns-link.c 'e2e-netns-link-multicast-refused' \
 	'a link'"'"'s flags are not compared with a new link'"'"'s (multicast on lo comes back off)' \
 	'	if (fl != fr)' '	if (0)'
+mutant netns-link-peer plugins/net/netns.c 'e2e-netns-peer-gso-refused' \
+	'a veth peer'"'"'s attributes are not compared with a new veth'"'"'s' \
+	'	return r < 0 ? r : netns_check_peer_attrs(ns, what);' '	return r;'
 mutant netns-xfrm-policy plugins/net/netns-xfrm.c 'e2e-netns-xfrm-refused' \
 	'an IPsec (xfrm) policy in the namespace is not refused (nor restored)' \
 	'		r = first_of(fd, XFRM_MSG_GETPOLICY,' '		r = first_of(fd, XFRM_MSG_GETSA,'

@@ -8,7 +8,8 @@
  * noarp, alternative names, an XDP program, the link mode, proto_down,
  * the IPv6 token, ...) is compared, as the kernel sends it, with a fresh
  * namespace's lo and with a veth made there: a child unshares a
- * namespace, makes the veth and lists both.  Left out: what changes by
+ * namespace, makes the veth and lists both.  A veth's peer, in crf's
+ * namespace, is compared with the new veth too (its bridge is restored).  Left out: what changes by
  * itself (operational state, carrier and its counts, statistics), what
  * is checked elsewhere (master, qdisc, promiscuity through the flags),
  * what names the peer (IFLA_LINK, IFLA_LINK_NETNSID, the link info), and
@@ -329,7 +330,40 @@ static int check_all(struct dump *have, struct dump *fresh, const char *what)
 	return r;
 }
 
-int netns_check_link_attrs(const char *what)
+/*
+ * With @ns, the veths' peers, in crf's namespace (the caller is back in
+ * it): each compared with a new veth, as the links inside are.
+ */
+static int check_peers(struct dump *have, struct dump *fresh, const Crf__Net__NetNs *ns,
+		       const char *what)
+{
+	_cleanup_free_ struct link_msg *l = malloc(sizeof(*l)), *ref = malloc(sizeof(*ref));
+	int r = 0;
+
+	if (!l || !ref)
+		return crf_error_errno(ENOMEM, "%s: links", what);
+	if (!find(fresh, "veth", ref))
+		return crf_error_errno(EIO, "%s: no veth in the fresh namespace", what);
+	for (size_t i = 0; r >= 0 && i < ns->n_links; i++) {
+		const Crf__Net__NsLink *ln = ns->links[i];
+
+		if (!ln->peer || !ln->has_peer_ifindex)
+			continue;
+		for (size_t at = 0; at < have->len;) {
+			const struct nlmsghdr *h = (const void *)(have->buf + at);
+
+			parse(h, l);
+			at += NLMSG_ALIGN(h->nlmsg_len);
+			if (l->ifi->ifi_index == (int)ln->peer_ifindex) {
+				r = compare(l, ref, what);
+				break;
+			}
+		}
+	}
+	return r;
+}
+
+static int check(const Crf__Net__NetNs *ns, const char *what)
 {
 	size_t size = 2 * DUMP_MAX + 64;
 	unsigned char *p =
@@ -343,11 +377,24 @@ int netns_check_link_attrs(const char *what)
 	fresh = (struct dump){.buf = p + DUMP_MAX, .cap = DUMP_MAX};
 	r = list_links(&have);
 	if (r < 0)
-		r = crf_error_errno(-r, "%s: listing its links", what);
+		r = crf_error_errno(-r, "%s: listing links", what);
 	if (r >= 0)
 		r = list_fresh(&fresh, what);
 	if (r >= 0)
-		r = check_all(&have, &fresh, what);
+		r = ns ? check_peers(&have, &fresh, ns, what) : check_all(&have, &fresh, what);
 	munmap(p, size);
 	return r;
+}
+
+int netns_check_link_attrs(const char *what)
+{
+	return check(NULL, what);
+}
+
+int netns_check_peer_attrs(const Crf__Net__NetNs *ns, const char *what)
+{
+	for (size_t i = 0; i < ns->n_links; i++)
+		if (ns->links[i]->peer)
+			return check(ns, what);
+	return 0;
 }

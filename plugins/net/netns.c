@@ -305,7 +305,9 @@ static int read_ns(pid_t pid, Crf__Net__NetNs *ns, const char *what)
 	r = read_inside(pid, own, ns, what);
 	if (setns(own, CLONE_NEWNET) < 0)
 		return crf_error_errno(errno, "%s: going back to crf's own net namespace", what);
-	return r < 0 ? r : netns_veth_peers(ns, what);
+	if (r >= 0)
+		r = netns_veth_peers(ns, what);
+	return r < 0 ? r : netns_check_peer_attrs(ns, what);
 }
 
 void netns_image(char *buf, size_t len, uint64_t id)

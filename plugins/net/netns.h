@@ -92,6 +92,8 @@ int netns_check_legacy(pid_t pid, const char *what);
 int netns_check_tcp(const char *what);
 /* netns-link.c: every attribute of a link the restore does not set is a new link's. */
 int netns_check_link_attrs(const char *what);
+/* The same, for the veths' peers in @ns, from crf's namespace. */
+int netns_check_peer_attrs(const Crf__Net__NetNs *ns, const char *what);
 /* netns-xfrm.c: IPsec states, policies, default policies, hash thresholds (refused). */
 int netns_check_xfrm(const char *what);
 int netns_nft_dump(Crf__Net__NetNs *ns, const char *what);

@@ -24,6 +24,8 @@
  *   veth-noarp, veth-managed, veth-extern  veth's setup and a neighbour
  *             entry added by hand: noarp to a unicast address, managed,
  *             stale with extern_learn (refused)
+ *   veth-peer-gso  veth's setup, the host's end with a gso_max_size of its
+ *             own (refused)
  *   rule      a routing rule of its own (refused)
  *   rule-hidden  the main table's rule replaced by one with a uid range
  *             (refused)
@@ -443,7 +445,8 @@ int main(int argc, char **argv)
 	wl_init("netns");
 	if (argc != 2)
 		wl_fail("usage: wl-netns "
-			"lo|veth|veth-neigh|veth-noarp|veth-managed|veth-extern|vxlan|bridge|veth-"
+			"lo|veth|veth-neigh|veth-noarp|veth-managed|veth-peer-gso|veth-extern|"
+			"vxlan|bridge|veth-"
 			"inside|"
 			"rule|rule-hidden|tcp|lifetime|qdisc|proxy|sysctl-"
 			"ro");
@@ -471,6 +474,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "veth-noarp")) {
 		setup_veth();
 		sh("ip neigh add 10.88.0.10 lladdr 02:00:00:00:88:0a dev eth0 nud noarp");
+	} else if (!strcmp(mode, "veth-peer-gso")) {
+		setup_veth();
+		sh_host("ip link set crfwlh0 gso_max_size 32768", NULL, NULL);
 	} else if (!strcmp(mode, "veth-managed")) {
 		setup_veth();
 		sh("ip neigh add 10.88.0.11 dev eth0 managed");
