@@ -88,7 +88,7 @@ static void read_file(struct sysctl_tree *t, int dfd, const char *name, const ch
 		put(t, SYSCTL_UNREADABLE, path, strerror(errno));
 		return;
 	}
-	if (len == sizeof(value) - 1) {
+	if (len >= sizeof(value) - 1) {
 		t->err = E2BIG;
 		return;
 	}
