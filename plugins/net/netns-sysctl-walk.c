@@ -54,12 +54,10 @@ static int rank(const char *dir, const char *name)
 	return !strcmp(name, "all") ? 0 : !strcmp(name, "default") ? 1 : 2;
 }
 
-static const char *sort_dir;
-
-static int by_order(const void *a, const void *b)
+static int by_order(const void *a, const void *b, void *dir)
 {
 	const char *x = *(char *const *)a, *y = *(char *const *)b;
-	int rx = rank(sort_dir, x), ry = rank(sort_dir, y);
+	int rx = rank(dir, x), ry = rank(dir, y);
 
 	return rx != ry ? rx - ry : strcmp(x, y);
 }
@@ -124,9 +122,8 @@ static void walk_dir(struct sysctl_tree *t, int dfd, const char *dir, int depth)
 		names = grown;
 		n++;
 	}
-	sort_dir = dir;
 	if (names)
-		qsort(names, n, sizeof(*names), by_order);
+		qsort_r(names, n, sizeof(*names), by_order, (void *)dir);
 	/* Files first, then directories. */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; !t->err && i < n; i++) {
