@@ -1314,6 +1314,10 @@ mutant netns-link-flags plugins/net/netns-link.c 'e2e-netns-link-multicast-refus
 mutant netns-link-peer plugins/net/netns.c 'e2e-netns-peer-gso-refused' \
 	'a veth peer'"'"'s attributes are not compared with a new veth'"'"'s' \
 	'	return r < 0 ? r : netns_check_peer_attrs(ns, what);' '	return r;'
+mutant netns-sysctl-userns plugins/net/netns-sysctl-walk.c 'e2e-netns-userns-kill' \
+	'the sysctls are read from crf'"'"'s user namespace, not the net namespace owner'"'"'s (ping_group_range reads otherwise)' \
+	'		if ((userns >= 0 && setns(userns, CLONE_NEWUSER) < 0) ||' \
+	'		if ((userns >= 0 && 0) ||'
 mutant netns-xfrm-policy plugins/net/netns-xfrm.c 'e2e-netns-xfrm-refused' \
 	'an IPsec (xfrm) policy in the namespace is not refused (nor restored)' \
 	'		r = first_of(fd, XFRM_MSG_GETPOLICY,' '		r = first_of(fd, XFRM_MSG_GETSA,'

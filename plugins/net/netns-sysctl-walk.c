@@ -15,10 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/nsfs.h>
 
 #include <crf/cleanup.h>
 #include <crf/log.h>
@@ -233,25 +236,37 @@ const struct sysctl_ent *sysctl_tree_find(const struct sysctl_tree *t, const cha
 	return t->n ? bsearch(&key, t->ents, t->n, sizeof(*t->ents), by_path) : NULL;
 }
 
-int sysctl_tree_here(struct sysctl_tree *t, const char *what)
+/*
+ * The user namespace that owns the calling thread's net namespace, as an
+ * fd, where it is not crf's own (else -1 in *@fd).  The uids and gids in
+ * a value (ping_group_range) read as that namespace sees them, which is
+ * how the restore, from inside it, reads and writes them.
+ */
+static int owner_userns(int *fd, const char *what)
 {
-	int r = tree_map(t);
+	_cleanup_close_ int net = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	struct stat a, b;
 
-	if (r < 0)
-		return crf_error_errno(-r, "%s: sysctls", what);
-	walk(t);
-	if (t->err)
-		return crf_error_errno(t->err, "%s: reading /proc/sys/net", what);
-	r = index_tree(t, false);
-	return r < 0 ? crf_error_errno(-r, "%s: sysctls", what) : 0;
+	*fd = -1;
+	if (net < 0 || stat("/proc/self/ns/user", &b) < 0)
+		return crf_error_errno(errno, "%s: its user namespace", what);
+	*fd = ioctl(net, NS_GET_USERNS);
+	if (*fd < 0 || fstat(*fd, &a) < 0)
+		return crf_error_errno(errno, "%s: NS_GET_USERNS", what);
+	if (a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
+		close(*fd);
+		*fd = -1;
+	}
+	return 0;
 }
 
 /*
- * A fresh namespace's tree, read by a child that unshares one: the
- * dumping thread stays where it is.  The child writes into a shared
- * mapping; its length and error go in the mapping's last bytes.
+ * Read by a child (@fresh: after it unshares a net namespace), in the
+ * owner's user namespace (@userns, or -1): the dumping thread stays
+ * where it is.  The child writes into the shared mapping; its length and
+ * error go in the mapping's last bytes.
  */
-int sysctl_tree_fresh(struct sysctl_tree *t, const char *what)
+static int tree_child(struct sysctl_tree *t, int userns, bool fresh, const char *what)
 {
 	struct sysctl_tree *tail;
 	int r = tree_map(t), status;
@@ -267,19 +282,33 @@ int sysctl_tree_fresh(struct sysctl_tree *t, const char *what)
 	if (pid == 0) {
 		struct sysctl_tree c = *t;
 
-		if (unshare(CLONE_NEWNET) < 0)
+		if ((userns >= 0 && setns(userns, CLONE_NEWUSER) < 0) ||
+		    (fresh && unshare(CLONE_NEWNET) < 0)) {
+			tail->err = errno;
 			_exit(1);
+		}
 		walk(&c);
 		tail->len = c.len;
 		tail->err = c.err;
 		_exit(0);
 	}
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
-		return crf_error_errno(EIO, "%s: reading a fresh net namespace's sysctls", what);
-	if (tail->err)
-		return crf_error_errno(tail->err, "%s: a fresh net namespace's /proc/sys/net",
-				       what);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || tail->err)
+		return crf_error_errno(tail->err ? tail->err : EIO, "%s: reading %s /proc/sys/net",
+				       what, fresh ? "a fresh net namespace's" : "its");
 	t->len = tail->len;
-	r = index_tree(t, true);
+	r = index_tree(t, fresh);
 	return r < 0 ? crf_error_errno(-r, "%s: sysctls", what) : 0;
+}
+
+int sysctl_trees(struct sysctl_tree *here, struct sysctl_tree *fresh, const char *what)
+{
+	int userns, r = owner_userns(&userns, what);
+
+	if (r >= 0)
+		r = tree_child(here, userns, false, what);
+	if (r >= 0)
+		r = tree_child(fresh, userns, true, what);
+	if (userns >= 0)
+		close(userns);
+	return r;
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The sysctls of a network namespace: every readable file under
- * /proc/sys/net, read in one pass from inside (the dumping thread is in
- * the namespace), and compared with a fresh namespace's (read by a child
- * that unshares one, netns-sysctl-walk.c).
+ * /proc/sys/net, read in one pass from inside (by a child of the dumping
+ * thread, which is in the namespace, in the user namespace that owns it),
+ * and compared with a fresh namespace's (read by a child that unshares
+ * one there, netns-sysctl-walk.c).
  *
  * Every writable value is saved, not only those that differ from a fresh
  * namespace's: a write to conf/all/ or conf/default/ (and ip_forward) is
@@ -133,10 +134,7 @@ int netns_sysctl_dump(Crf__Net__NetNs *ns, const char *what)
 	int r;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = sysctl_tree_here(&here, what);
-
-	if (r >= 0)
-		r = sysctl_tree_fresh(&fresh, what);
+	r = sysctl_trees(&here, &fresh, what);
 	for (size_t i = 0; r >= 0 && i < here.n; i++)
 		r = dump_one(ns, &here.ents[i], fresh_of(&fresh, here.ents[i].path), &differ, what);
 	if (r >= 0)

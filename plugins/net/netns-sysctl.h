@@ -33,13 +33,13 @@ struct sysctl_tree {
 };
 
 /*
- * The calling thread's namespace's tree (in walk order, which is the
- * order to write in), or a fresh namespace's (sorted by path, for
- * sysctl_tree_find), read by a child that unshares one.  0 or the error,
- * logged.
+ * The calling thread's net namespace's tree (in walk order, which is the
+ * order to write in) in *@here, and a fresh namespace's (sorted by path,
+ * for sysctl_tree_find) in *@fresh, each read by a child in the user
+ * namespace that owns the thread's net namespace (the second unshares a
+ * net namespace there).  0 or the error, logged.
  */
-int sysctl_tree_here(struct sysctl_tree *t, const char *what);
-int sysctl_tree_fresh(struct sysctl_tree *t, const char *what);
+int sysctl_trees(struct sysctl_tree *here, struct sysctl_tree *fresh, const char *what);
 const struct sysctl_ent *sysctl_tree_find(const struct sysctl_tree *t, const char *path);
 void sysctl_tree_free(struct sysctl_tree *t);
 

@@ -40,6 +40,9 @@
  *   xfrm      an IPsec (xfrm) policy (refused)
  *   xfrm-default  a default xfrm policy of block (refused)
  *   xfrm-hthresh  xfrm policy hash thresholds of its own (refused)
+ *   userns    lo with an address and sysctls, in a net namespace a user
+ *             namespace of its own owns (ping_group_range, whose gids read
+ *             as the reader's user namespace sees them, is its default)
  *   sysctl-ro a read-only sysctl that differs from a fresh namespace's:
  *             tcp_ehash_entries, the host's tcp_child_ehash_entries (set
  *             for our namespace, then back) at its making (refused)
@@ -398,6 +401,30 @@ static void check_tcp(void)
 }
 
 /*
+ * A user namespace of our own, root in it mapped to root, made before the
+ * net namespace, which it then owns: what its sysctls read (the gids of
+ * ping_group_range) is what that namespace sees.
+ */
+static void own_userns(void)
+{
+	char path[64];
+	int fd;
+
+	if (unshare(CLONE_NEWUSER) < 0)
+		wl_fail("unshare(CLONE_NEWUSER): %m");
+	for (int i = 0; i < 3; i++) {
+		static const char *const files[] = {"setgroups", "uid_map", "gid_map"};
+		const char *text = i ? "0 0 1" : "deny";
+
+		snprintf(path, sizeof(path), "/proc/self/%s", files[i]);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+			wl_fail("%s: %m", path);
+		close(fd);
+	}
+}
+
+/*
  * The host's tcp_child_ehash_entries, the size of the TCP hash table of a
  * namespace it makes: 128 for ours (@set), then back as it was, through
  * the fd opened in the host's namespace.  Ours then has a read-only
@@ -455,6 +482,8 @@ int main(int argc, char **argv)
 		host_udp();
 	if (!strcmp(mode, "sysctl-ro"))
 		child_ehash(true);
+	if (!strcmp(mode, "userns"))
+		own_userns();
 	if (unshare(CLONE_NEWNET) < 0)
 		wl_fail("unshare(CLONE_NEWNET): %m");
 	if (!strcmp(mode, "sysctl-ro"))
@@ -469,6 +498,11 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "veth-neigh")) {
 		setup_veth();
 		sh("ip neigh add 10.88.0.9 lladdr 02:00:00:00:88:09 dev eth0 nud permanent");
+	} else if (!strcmp(mode, "userns")) {
+		sh("ip link set lo up && ip addr add 10.77.0.1/24 dev lo");
+		/* ping_group_range left as it is: "1 0", which reads "65534 0" in here. */
+		write_sysctl("core/somaxconn", "555");
+		write_sysctl("ipv4/conf/lo/arp_announce", "2");
 	} else if (!strcmp(mode, "bridge")) {
 		sh("ip link set lo up && ip link add crfbr1 type bridge");
 	} else if (!strcmp(mode, "veth-noarp")) {
