@@ -1296,8 +1296,18 @@ mutant netns-route-table plugins/net/netns-route.c 'e2e-netns-lo-kill' \
 	'	if (w->r < 0 || (rtnl_route_get_flags(r) & RTM_F_CLONED))' \
 	'	if (w->r < 0 || (rtnl_route_get_flags(r) & RTM_F_CLONED) || rtnl_route_get_table(r) == 100)'
 mutant netns-sysctl plugins/net/netns-sysctl.c 'e2e-netns-lo-kill' \
-	'net.core.somaxconn is not saved' \
-	'	"core/somaxconn",' '	"core/somaxconn-not",'
+	'the sysctls are not written at restore (only checked)' \
+	'	if (r == 0 && !strcmp(cur, s->value))
+		return 0;' \
+	'	if (1)
+		return 0;'
+mutant netns-sysctl-same plugins/net/netns-sysctl.c 'e2e-netns-lo-kill' \
+	'only the sysctls that differ from a fresh namespace'"'"'s are saved: conf/lo/forwarding 0 comes back 1 (copied from all/)' \
+	'	*differ += !same;' '	if (same)
+		return 0;'
+mutant netns-sysctl-ro plugins/net/netns-sysctl.c 'e2e-netns-sysctl-ro-refused' \
+	'a read-only sysctl that differs from a fresh namespace'"'"'s is not refused' \
+	'		if (ref && !same)' '		if (0)'
 mutant netns-nft plugins/net/netns-check.c 'e2e-netns-lo-kill' \
 	'the nftables ruleset is not replayed at restore' \
 	'	if (!ns->nft_ruleset)
@@ -1306,11 +1316,16 @@ mutant netns-nft plugins/net/netns-check.c 'e2e-netns-lo-kill' \
 		return 0;'
 mutant netns-rules plugins/net/netns-check.c 'e2e-netns-rule-refused' \
 	'routing rules of its own are not refused (nor restored)' \
-	'	if (strcmp(have->text, fresh->text))' '	if (0)'
+	'	if (have->over || have->raw_len != fresh->raw_len ||' '	if (0 &&'
+mutant netns-rules-raw plugins/net/netns-check.c 'e2e-netns-rule-hidden-refused' \
+	'the routing rules are compared by the text libnl prints, which has no uid range' \
+	'	if (have->over || have->raw_len != fresh->raw_len ||
+	    memcmp(have->raw, fresh->raw, have->raw_len))' \
+	'	if (strcmp(have->text, fresh->text))'
 mutant netns-proxy plugins/net/netns-check.c 'e2e-netns-proxy-refused' \
 	'a proxy neighbour entry is not refused (nor restored)' \
-	'	return w.r < 0 ? w.r : check_proxy(links, what);' \
-	'	return w.r < 0 ? w.r : 0 * check_proxy(links, what);'
+	'	return r < 0 ? r : check_proxy(links, what);' \
+	'	return r < 0 ? r : 0 * check_proxy(links, what);'
 mutant netns-qdisc plugins/net/netns-check.c 'e2e-netns-qdisc-refused' \
 	'a tc qdisc of its own on a link is not refused (nor restored)' \
 	'	if (w->r < 0 || (kind && (!strcmp(kind, "noqueue") || !strcmp(kind, "noop"))))' \
@@ -1333,10 +1348,40 @@ mutant netns-veth-queues plugins/net/netns-veth.c 'e2e-netns-veth-kill' \
 mutant netns-veth-inside plugins/net/netns-veth.c 'e2e-netns-veth-inside-refused' \
 	'a veth with both ends in the namespace is not refused as such' \
 	'	if (rtnl_link_get_link_netnsid(l, &link_nsid) < 0)' '	if (0)'
-mutant netns-neigh plugins/net/netns-check.c 'e2e-netns-neigh-refused' \
+mutant netns-neigh plugins/net/netns-neigh.c 'e2e-netns-neigh-refused' \
 	'a permanent neighbour entry is not refused (nor restored)' \
-	'	if (w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))' \
-	'	if (1 || w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))'
+	'	if (n->state & NUD_PERMANENT)' '	if (0)'
+mutant netns-neigh-noarp plugins/net/netns-neigh.c 'e2e-netns-noarp-refused e2e-netns-veth-kill' \
+	'a noarp neighbour entry added by hand is taken for one the kernel makes' \
+	'	if ((n->state & NUD_NOARP) && !kernel_noarp(n, links, addrs))' '	if (0)'
+mutant netns-neigh-managed plugins/net/netns-neigh.c 'e2e-netns-managed-refused' \
+	'a managed neighbour entry is not refused (nor restored)' \
+	'	if (n->flags_ext & NTF_EXT_MANAGED)' '	if (0)'
+mutant netns-neigh-extern plugins/net/netns-neigh.c 'e2e-netns-extern-refused' \
+	'an extern_learn neighbour entry is not refused (nor restored)' \
+	'	if (n->flags & NTF_EXT_LEARNED)' '	if (0)'
+mutant netns-link-attrs plugins/net/netns-link.c 'e2e-netns-link-gso-refused e2e-netns-link-altname-refused' \
+	'a link'"'"'s attributes the restore does not set (gso_max_size, alternative names...) are not compared with a new link'"'"'s' \
+	'		if (skipped(t, veth) || same(l->tb[t], ref->tb[t]))' '		if (1)'
+mutant netns-link-flags plugins/net/netns-link.c 'e2e-netns-link-multicast-refused' \
+	'a link'"'"'s flags are not compared with a new link'"'"'s (multicast on lo comes back off)' \
+	'	if (fl != fr)' '	if (0)'
+mutant netns-link-peer plugins/net/netns.c 'e2e-netns-peer-gso-refused' \
+	'a veth peer'"'"'s attributes are not compared with a new veth'"'"'s' \
+	'	return r < 0 ? r : netns_check_peer_attrs(ns, what);' '	return r;'
+mutant netns-sysctl-userns plugins/net/netns-sysctl-walk.c 'e2e-netns-userns-kill' \
+	'the sysctls are read from crf'"'"'s user namespace, not the net namespace owner'"'"'s (ping_group_range reads otherwise)' \
+	'		if ((userns >= 0 && setns(userns, CLONE_NEWUSER) < 0) ||' \
+	'		if ((userns >= 0 && 0) ||'
+mutant netns-xfrm-policy plugins/net/netns-xfrm.c 'e2e-netns-xfrm-refused' \
+	'an IPsec (xfrm) policy in the namespace is not refused (nor restored)' \
+	'		r = first_of(fd, XFRM_MSG_GETPOLICY,' '		r = first_of(fd, XFRM_MSG_GETSA,'
+mutant netns-xfrm-default plugins/net/netns-xfrm.c 'e2e-netns-xfrm-default-refused' \
+	'a default xfrm policy of block is not refused (nor restored)' \
+	'	if (r < (int)sizeof(d))' '	if (1)'
+mutant netns-xfrm-hthresh plugins/net/netns-xfrm.c 'e2e-netns-xfrm-hthresh-refused' \
+	'xfrm policy hash thresholds of its own are not refused (nor restored)' \
+	'		if (t->lbits != want || t->rbits != want)' '		if (0)'
 mutant netns-tcp plugins/net/netns-check.c 'e2e-netns-tcp-refused' \
 	'a TCP connection in the namespace is dumped, its network lock taken in crf'"'"'s namespace' \
 	'	if (r > 0)
