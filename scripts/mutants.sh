@@ -1114,7 +1114,7 @@ mutant ns-ipc-qbytes plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'	ds.msg_qbytes = q->qbytes;' ''
 mutant ns-ipc-id plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'SysV message queues come back at the ids the kernel hands out' \
-	'	int id, r = next_id("msg", q->perm->id);' '	int id, r = 0;'
+	'	int id, r = ns_ipc_next_id("msg", q->perm->id);' '	int id, r = 0;'
 mutant ns-ipc-creator plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'SysV objects come back made by crf (cuid, cgid 0)' \
 	'	if (setegid(p->cgid) < 0 || seteuid(p->cuid) < 0) {' '	if (0) {'
@@ -1127,7 +1127,10 @@ mutant ns-ipc-sem-values plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'	if (semctl(id, 0, IPC_STAT, &ds) < 0)'
 mutant ns-ipc-sysctls plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'the ipc sysctls of a restored namespace are a new one'"'"'s' \
-	'		r = write_sysctl(ns->sysctls[i]->name, ns->sysctls[i]->value);' '		r = 0;'
+	'		if (!shm_sysctl(ns->sysctls[i]->name))
+			r = write_sysctl(ns->sysctls[i]->name, ns->sysctls[i]->value);' \
+	'		if (!shm_sysctl(ns->sysctls[i]->name))
+			r = 0;'
 mutant ns-ipc-inherited plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'a restored IPC namespace is made again in every process that inherited it' \
 	'	if (ni->inherited)
@@ -1140,13 +1143,40 @@ mutant ns-ipc-owner plugins/ns/ipc.c 'e2e-ipc-owned-refused' \
 		r = read_ns' '	r = 0;
 	if (r >= 0)
 		r = read_ns'
-mutant ns-ipc-shm-let-through plugins/ns/ipc.c 'e2e-ipc-shm-refused' \
-	'SysV shared memory in an IPC namespace is not refused (and not restored)' \
-	'	int r = list_ids("shm", &ids, &n);
-
-	if (r < 0 || !n)' '	int r = list_ids("shm", &ids, &n);
-
-	if (r < 0 || 1)'
+mutant ns-ipc-shm-contents plugins/ns/ipc-shm.c 'e2e-ipc-shm-kill' \
+	'a SysV segment of an IPC namespace comes back with every byte zero' \
+	'			memcpy(p + d->offset, d->data.data, d->data.len);' '			(void)p;'
+mutant ns-ipc-shm-holes-read plugins/ns/ipc-shm.c 'e2e-ipc-shm-leave' \
+	'the dump reads every page of a SysV segment, holes too (the running program'"'"'s segment grows)' \
+	'		r = save_one(ctx, nsid, ns->shms[i], at[i], no_swap());' \
+	'		r = save_one(ctx, nsid, ns->shms[i], at[i], false);'
+mutant ns-ipc-shm-lock plugins/ns/ipc-shm.c 'e2e-ipc-shm-kill' \
+	'a SysV segment locked with SHM_LOCK comes back unlocked' \
+	'	if (s->locked && shmctl(id, SHM_LOCK, NULL) < 0)' '	if (0 && shmctl(id, SHM_LOCK, NULL) < 0)'
+mutant ns-ipc-shm-owner plugins/ns/ipc-shm.c 'e2e-ipc-shm-kill' \
+	'a SysV segment comes back owned by its creator, not its owner' \
+	'	ds.shm_perm.uid = s->perm->uid;' ''
+mutant ns-ipc-shm-id plugins/ns/ipc-shm.c 'e2e-ipc-shm-kill' \
+	'SysV segments of an IPC namespace come back at the ids the kernel hands out' \
+	'	int id, r = ns_ipc_next_id("shm", s->perm->id);' '	int id, r = 0;'
+mutant ns-ipc-shm-limits-first plugins/ns/ipc-restore.c 'e2e-ipc-shm-kill' \
+	'kernel.shm_rmid_forced and the shm limits are written before the segments (an unattached one is destroyed)' \
+	'		if (!shm_sysctl(ns->sysctls[i]->name))
+			r = write_sysctl' '		if (1)
+			r = write_sysctl' \
+	'		if (shm_sysctl(ns->sysctls[i]->name))
+			r = write_sysctl' '		if (0)
+			r = write_sysctl'
+mutant ns-ipc-shm-dest-let-through plugins/ns/ipc-shm.c 'e2e-ipc-shm-dest-refused' \
+	'a SysV segment removed while attached, in an IPC namespace, is not refused (and comes back not removed)' \
+	'	if (ds->shm_perm.mode & SHM_DEST)' '	if (0)'
+mutant ns-ipc-shm-forced-let-through plugins/ns/ipc-shm.c 'e2e-ipc-shm-forced-refused' \
+	'an unattached SysV segment under shm_rmid_forced is not refused (its creator is not restored)' \
+	'	if (rmid_forced && !ds->shm_nattch)' '	if (0)'
+mutant mem-sysv-ns-as-crfs plugins/mem/sysv.c 'e2e-ipc-shm-kill' \
+	'mem looks a segment of the task'"'"'s IPC namespace up in crf'"'"'s' \
+	'	if (ns)
+		return ns_segment(pid, v, shmid);' ''
 mutant ns-ipc-mqueue-let-through plugins/ns/ipc.c 'e2e-ipc-mqueue-refused' \
 	'POSIX message queues in an IPC namespace are not refused (and not restored)' \
 	'		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))' '		if (0)'

@@ -53,6 +53,7 @@ CRF_PLUGIN(
 	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__user_ns__descriptor,
 			       &crf__ns__pid_for_children__descriptor, &crf__ns__mnt_entry__descriptor,
 			       &crf__ns__mnt_node__descriptor, &crf__ns__uts_ns__descriptor,
-			       &crf__ns__time_ns__descriptor, &crf__ns__ipc_ns__descriptor),
+			       &crf__ns__time_ns__descriptor, &crf__ns__ipc_ns__descriptor,
+			       &crf__ns__ipc_shm_data__descriptor),
 );
 /* clang-format on */

@@ -15,8 +15,20 @@
  * queue size, messages (read in order, their types and bytes) and values;
  * a child forked before the unshare still in the first namespace, one
  * forked after it in the workload's.
- * shm: a SysV shared memory segment too; mqueue: a POSIX message queue
- * (its fd closed): both refused at the dump, the state intact after it.
+ * shm: SysV shared memory segments too (kernel.shm_rmid_forced left 0): one
+ * with a key, owner 1000:1001, mode 0640, SHM_LOCKED, 3 pages and 100 bytes
+ * of which the first and the last are written (the two between holes),
+ * attached by the workload and by child 'inside'; a private one at id 777
+ * made by 1234:2345, mode 0604, 4 pages with only the third written,
+ * attached by no one.  After the restore each at its id with its key,
+ * owner, creator, mode, size, lock, attachments (the workload's at the
+ * same address), every byte, and (where the host has no swap) only the
+ * written pages in memory; kernel.shmmax lowered below the first one's size
+ * after it was made.
+ * shm-dest: a segment removed (IPC_RMID) while attached; shm-forced: an
+ * unattached one while kernel.shm_rmid_forced is 1: both refused.
+ * mqueue: a POSIX message queue (its fd closed): refused at the dump, the
+ * state intact after it.
  * owned: the IPC namespace is unshared with a user namespace, which owns
  * it (no object in it): refused, as its objects' ids would be restored
  * as crf's user namespace sees them.
@@ -40,7 +52,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *const sysctls[][2] = {
+static const char *sysctls[][2] = {
 	{"kernel/msgmnb", "20000"},	 {"kernel/msgmax", "4000"},
 	{"kernel/msgmni", "77"},	 {"kernel/sem", "100\t3200\t16\t64"},
 	{"kernel/shm_rmid_forced", "1"}, {"kernel/shmmax", "123456789"},
@@ -117,6 +129,148 @@ static void setup(void)
 	sds.sem_perm.mode = 0604;
 	if (semctl(sem, 0, IPC_SET, &sds) < 0)
 		wl_fail("semctl IPC_SET: %m");
+}
+
+#define KEY_SHM	 0x5eed03
+#define SHM_PRIV 777
+#define SHM_TAIL 100
+
+static char *shm_at;
+static int shm_priv = -1;
+static long page;
+
+static void fill_page(char *p, size_t len, int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (char)(seed + i * 7 + (i >> 8));
+}
+
+static bool is_page(const char *p, size_t len, int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != (char)(seed + i * 7 + (i >> 8)))
+			return false;
+	return true;
+}
+
+static bool is_zero(const char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static void shm_setup(const char *mode)
+{
+	struct shmid_ds ds;
+	char id[16], *p;
+
+	page = sysconf(_SC_PAGESIZE);
+	if (!strcmp(mode, "shm-forced")) {
+		if (shmget(KEY_SHM, 8192, IPC_CREAT | 0600) < 0)
+			wl_fail("shmget: %m");
+		return;
+	}
+	shm = shmget(KEY_SHM, 3 * page + SHM_TAIL, IPC_CREAT | 0600);
+	shm_at = shm < 0 ? (void *)-1 : shmat(shm, NULL, 0);
+	if (shm_at == (void *)-1 || shmctl(shm, IPC_STAT, &ds) < 0)
+		wl_fail("shmget/shmat: %m");
+	if (!strcmp(mode, "shm-dest")) {
+		if (shmctl(shm, IPC_RMID, NULL) < 0)
+			wl_fail("IPC_RMID: %m");
+		return;
+	}
+	fill_page(shm_at, page, 1);
+	fill_page(shm_at + 3 * page, SHM_TAIL, 2);
+	ds.shm_perm.uid = 1000;
+	ds.shm_perm.gid = 1001;
+	ds.shm_perm.mode = 0640;
+	if (shmctl(shm, IPC_SET, &ds) < 0 || shmctl(shm, SHM_LOCK, NULL) < 0)
+		wl_fail("shmctl IPC_SET/SHM_LOCK: %m");
+	snprintf(id, sizeof(id), "%d", SHM_PRIV);
+	set("kernel/shm_next_id", id);
+	if (setegid(2345) < 0 || seteuid(1234) < 0)
+		wl_fail("seteuid: %m");
+	shm_priv = shmget(IPC_PRIVATE, 4 * page, 0604);
+	if (seteuid(0) < 0 || setegid(0) < 0)
+		wl_fail("seteuid back: %m");
+	if (shm_priv != SHM_PRIV)
+		wl_fail("shmget at id %d: %d %m", SHM_PRIV, shm_priv);
+	p = shmat(shm_priv, NULL, 0);
+	if (p == (void *)-1)
+		wl_fail("shmat %d: %m", shm_priv);
+	fill_page(p + 2 * page, page, 3);
+	shmdt(p);
+}
+
+/* The rss column of /proc/sysvipc/shm for segment @id. */
+static unsigned long long shm_rss(int id)
+{
+	char line[512];
+	FILE *f = fopen("/proc/sysvipc/shm", "re");
+	unsigned long long rss = ~0ull;
+	int key, sid;
+
+	if (!f)
+		wl_fail("/proc/sysvipc/shm: %m");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%d %d %*o %*u %*d %*d %*u %*u %*u %*u %*u %*u %*u %*u %llu", &key,
+			   &sid, &rss) == 3 &&
+		    sid == id)
+			break;
+	fclose(f);
+	return rss;
+}
+
+static bool host_has_swap(void)
+{
+	char buf[4096];
+	int n = wl_read_file("/proc/swaps", buf, sizeof(buf));
+
+	return n < 0 || strchr(buf, '\n') != strrchr(buf, '\n');
+}
+
+static void shm_check(void)
+{
+	struct shmid_ds ds;
+	char *p;
+
+	WL_CHECK(shmget(KEY_SHM, 0, 0) == shm, "the segment of key 0x%x is id %d, not %d", KEY_SHM,
+		 shmget(KEY_SHM, 0, 0), shm);
+	WL_CHECK(shmctl(shm, IPC_STAT, &ds) == 0, "segment %d: %m", shm);
+	WL_CHECK(ds.shm_perm.uid == 1000 && ds.shm_perm.gid == 1001 && ds.shm_perm.cuid == 0 &&
+			 (ds.shm_perm.mode & 0777) == 0640 && (ds.shm_perm.mode & SHM_LOCKED) &&
+			 !(ds.shm_perm.mode & SHM_DEST) &&
+			 ds.shm_segsz == (size_t)(3 * page + SHM_TAIL) && ds.shm_nattch == 2,
+		 "segment %d: %u:%u by %u, mode %o, %zu bytes, %lu attached", shm, ds.shm_perm.uid,
+		 ds.shm_perm.gid, ds.shm_perm.cuid, ds.shm_perm.mode, ds.shm_segsz,
+		 (unsigned long)ds.shm_nattch);
+	WL_CHECK(shmctl(shm_priv, IPC_STAT, &ds) == 0, "segment %d: %m", shm_priv);
+	WL_CHECK(ds.shm_perm.__key == 0 && ds.shm_perm.cuid == 1234 && ds.shm_perm.cgid == 2345 &&
+			 ds.shm_perm.uid == 1234 && (ds.shm_perm.mode & 0777) == 0604 &&
+			 !(ds.shm_perm.mode & SHM_LOCKED) && ds.shm_segsz == (size_t)(4 * page) &&
+			 ds.shm_nattch == 0,
+		 "segment %d: key %d, by %u:%u, mode %o, %zu bytes, %lu attached", shm_priv,
+		 ds.shm_perm.__key, ds.shm_perm.cuid, ds.shm_perm.cgid, ds.shm_perm.mode,
+		 ds.shm_segsz, (unsigned long)ds.shm_nattch);
+	/* Before anything reads a hole. */
+	if (!host_has_swap()) {
+		WL_CHECK(shm_rss(shm) == (unsigned long long)(2 * page),
+			 "segment %d holds %llu bytes, not its 2 written pages", shm, shm_rss(shm));
+		WL_CHECK(shm_rss(shm_priv) == (unsigned long long)page,
+			 "segment %d holds %llu bytes, not its 1 written page", shm_priv,
+			 shm_rss(shm_priv));
+	}
+	WL_CHECK(is_page(shm_at, page, 1) && is_zero(shm_at + page, 2 * page) &&
+			 is_page(shm_at + 3 * page, SHM_TAIL, 2),
+		 "segment %d: its bytes differ", shm);
+	p = shmat(shm_priv, NULL, SHM_RDONLY);
+	WL_CHECK(p != (void *)-1, "shmat %d: %m", shm_priv);
+	WL_CHECK(is_zero(p, 2 * page) && is_page(p + 2 * page, page, 3) &&
+			 is_zero(p + 3 * page, page),
+		 "segment %d: its bytes differ", shm_priv);
+	shmdt(p);
 }
 
 static void check_sysctls(void)
@@ -247,8 +401,14 @@ int main(int argc, char **argv)
 	pid_t back = -1, joined = -1;
 	int start_fd;
 
-	if (argc > 2 || (*mode && strcmp(mode, "shm") && strcmp(mode, "mqueue") && !owned && !sibs))
-		wl_fail("usage: wl-ipc [shm|mqueue|owned|siblings]");
+	bool shm_mode = !strncmp(mode, "shm", 3);
+
+	if (argc > 2 || (*mode && strcmp(mode, "shm") && strcmp(mode, "shm-dest") &&
+			 strcmp(mode, "shm-forced") && strcmp(mode, "mqueue") && !owned && !sibs))
+		wl_fail("usage: wl-ipc [shm|shm-dest|shm-forced|mqueue|owned|siblings]");
+	/* Unattached segments live on only without shm_rmid_forced. */
+	if (!strcmp(mode, "shm") || !strcmp(mode, "shm-dest"))
+		sysctls[4][1] = "0";
 	link_of(getpid(), start, sizeof(start));
 	outside = fork();
 	if (outside < 0)
@@ -263,8 +423,13 @@ int main(int argc, char **argv)
 		wl_fail("unshare(CLONE_NEWIPC): %m");
 	if (!owned)
 		setup();
-	if (!strcmp(mode, "shm") && (shm = shmget(0x5eed03, 8192, IPC_CREAT | 0600)) < 0)
-		wl_fail("shmget: %m");
+	if (shm_mode)
+		shm_setup(mode);
+	/* Below the first segment's size: the restore must set it after the segments. */
+	if (!strcmp(mode, "shm")) {
+		sysctls[5][1] = "8192";
+		set("kernel/shmmax", "8192");
+	}
 	if (!strcmp(mode, "mqueue")) {
 		struct mq_attr a = {.mq_maxmsg = 4, .mq_msgsize = 64};
 		mqd_t m = mq_open("/crf-wl-ipc", O_CREAT | O_RDWR, 0600, &a);
@@ -310,8 +475,8 @@ int main(int argc, char **argv)
 	}
 	check_sysctls();
 	check_objects();
-	if (shm >= 0)
-		WL_CHECK(shmget(0x5eed03, 0, 0) == shm, "the shm segment is gone");
+	if (!strcmp(mode, "shm"))
+		shm_check();
 	if (!strcmp(mode, "mqueue")) {
 		mqd_t m = mq_open("/crf-wl-ipc", O_RDONLY);
 
