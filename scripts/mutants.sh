@@ -1177,9 +1177,33 @@ mutant mem-sysv-ns-as-crfs plugins/mem/sysv.c 'e2e-ipc-shm-kill' \
 	'mem looks a segment of the task'"'"'s IPC namespace up in crf'"'"'s' \
 	'	if (ns)
 		return ns_segment(pid, v, shmid);' ''
-mutant ns-ipc-mqueue-let-through plugins/ns/ipc.c 'e2e-ipc-mqueue-refused' \
-	'POSIX message queues in an IPC namespace are not refused (and not restored)' \
-	'		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))' '		if (0)'
+mutant ns-ipc-mq-prio plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-kill' \
+	'POSIX messages come back all of priority 0, in the order they were saved' \
+	'		if (mq_send(mqd, (const char *)q->msgs[i]->data.data, q->msgs[i]->data.len,
+			    q->msgs[i]->prio) < 0)
+			r = crf_error_errno(errno, "pid %d: namespace %s: message %zu of %s",' \
+	'		if (mq_send(mqd, (const char *)q->msgs[i]->data.data, q->msgs[i]->data.len,
+			    0) < 0)
+			r = crf_error_errno(errno, "pid %d: namespace %s: message %zu of %s","
+mutant ns-ipc-mq-first-lost plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-leave e2e-ipc-mqueue-kill' \
+	'the dump puts every POSIX message back but the first (and does not notice)' \
+	'	for (size_t i = 0; i < q->n_msgs; i++)
+		if (mq_send(mqd,' '	for (size_t i = 1; i < q->n_msgs; i++)
+		if (mq_send(mqd,' \
+	'	if (r >= 0 && (mq_getattr(mqd, &a) < 0 || a.mq_curmsgs != cur))' \
+	'	if (r >= 0 && mq_getattr(mqd, &a) < 0)'
+mutant ns-ipc-mq-sizes plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-kill' \
+	'POSIX queues come back with the default mq_maxmsg and mq_msgsize' \
+	'O_NONBLOCK | O_CLOEXEC, 0600, &a);' 'O_NONBLOCK | O_CLOEXEC, 0600, NULL);'
+mutant ns-ipc-mq-mode plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-kill' \
+	'POSIX queues come back owned by root, mode 0600' \
+	'	if (r >= 0 && (fchown(mqd, q->uid, q->gid) < 0 || fchmod(mqd, q->mode) < 0))' \
+	'	if (0)'
+mutant ns-ipc-mq-notify-let-through plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-notify-refused' \
+	'a POSIX queue with an mq_notify registration is not refused (nor the registration restored)' \
+	'	if (r >= 0 && pid)
+		return' '	if (0)
+		return'
 mutant special-uts-match tests/plugins/special.c 'e2e-special-uts-kind-off-refused' \
 	'the test plugin'"'"'s UTS handler no longer matches: ns claims its namespace by name' \
 	'	return obj->data && uts_read(obj->pid, &u) >= 0 &&' '	return !obj->data && uts_read(obj->pid, &u) >= 0 &&'

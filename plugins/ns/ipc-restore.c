@@ -105,6 +105,8 @@ static int check_ns(const char *img, const Crf__Ns__IpcNs *ns)
 						       "type <= 0 or text over %d bytes",
 						       img, i, k, MSG_MAX_SIZE);
 	}
+	for (size_t i = 0; r >= 0 && i < ns->n_mqueues; i++)
+		r = ns_ipc_mq_check(img, i, ns->mqueues[i]);
 	for (size_t i = 0; r >= 0 && i < ns->n_shms; i++)
 		if (ns->shms[i]->perm->id < 0 || !ns->shms[i]->size ||
 		    ns->shms[i]->size > NS_IPC_SHM_MAX)
@@ -283,6 +285,8 @@ static int restore_ns(struct crf_ctx *ctx, const struct crf_object *obj, uint64_
 		r = restore_sems(obj, ns->sems[i]);
 	for (size_t i = 0; r >= 0 && i < ns->n_shms; i++)
 		r = ns_ipc_shm_restore(ctx, obj, nsid, ns->shms[i]);
+	for (size_t i = 0; r >= 0 && i < ns->n_mqueues; i++)
+		r = ns_ipc_mq_restore(obj, ns->mqueues[i]);
 	for (size_t i = 0; r >= 0 && i < ns->n_sysctls; i++)
 		if (shm_sysctl(ns->sysctls[i]->name))
 			r = write_sysctl(ns->sysctls[i]->name, ns->sysctls[i]->value);

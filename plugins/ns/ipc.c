@@ -208,28 +208,16 @@ static int read_shms(struct reader *rd)
 	return r;
 }
 
-/* POSIX message queues: listed from an mqueue filesystem of this namespace. */
-static int refuse_mqueue(struct reader *rd)
+/* POSIX message queues: listed from an mqueue filesystem of this namespace (ipc-mq.c). */
+static int read_mqueues(struct reader *rd)
 {
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *e;
 	char dir[] = "/tmp";
 
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 	    mount("mqueue", dir, "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		return crf_error_errno(errno, "pid %d: namespace %s: an mqueue filesystem of it",
 				       (int)rd->obj->pid, rd->obj->desc);
-	d = opendir(dir);
-	if (!d)
-		return crf_error_errno(errno, "pid %d: namespace %s: its mqueue filesystem",
-				       (int)rd->obj->pid, rd->obj->desc);
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			return crf_error_errno(ENOTSUP,
-					       "pid %d: namespace %s: POSIX message queue /%s, "
-					       "which crf does not restore yet",
-					       (int)rd->obj->pid, rd->obj->desc, e->d_name);
-	return 0;
+	return ns_ipc_mq_read(rd->obj, dir, rd->ns);
 }
 
 static int read_msgs(struct reader *rd, Crf__Ns__IpcMsgQueue *q, int id, size_t qnum)
@@ -355,7 +343,7 @@ static _Noreturn void dump_child(const struct crf_object *obj, int nsfd, int out
 	if (r >= 0)
 		r = read_sems(&rd);
 	if (r >= 0)
-		r = refuse_mqueue(&rd);
+		r = read_mqueues(&rd);
 	if (r < 0)
 		_exit(CHILD_LOGGED);
 	len = crf__ns__ipc_ns__get_packed_size(&ns);
@@ -453,8 +441,8 @@ int ns_ipc_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 		r = crf_img_write(img, &ns->base);
 	if (r >= 0)
 		crf_info("namespace %s: %zu message queues, %zu semaphore sets, %zu shared "
-			 "memory segments",
-			 obj->desc, ns->n_queues, ns->n_sems, ns->n_shms);
+			 "memory segments, %zu POSIX message queues",
+			 obj->desc, ns->n_queues, ns->n_sems, ns->n_shms, ns->n_mqueues);
 	if (ns)
 		crf__ns__ipc_ns__free_unpacked(ns, NULL);
 	return r < 0 ? r : crf_img_close(TAKE_PTR(img));

@@ -9,7 +9,7 @@
 
 #include "ipc.pb-c.h"
 
-#define NS_IPC_SHM_CHUNK (1u << 20)	  /* bytes of one IpcShmData record, at most */
+#define NS_IPC_SHM_CHUNK (1u << 20)   /* bytes of one IpcShmData record, at most */
 #define NS_IPC_SHM_MAX	 (1ull << 40) /* the largest segment an image may name */
 
 /* ipc-shm.c, the dump: what crf cannot restore of segment @ds (id @id): 0, or -ENOTSUP (logged). */
@@ -28,6 +28,17 @@ int ns_ipc_shm_save(struct crf_ctx *ctx, const struct crf_object *obj, int nsfd,
 /* ipc-shm.c, the restore, inside the new namespace: segment @s with its contents. */
 int ns_ipc_shm_restore(struct crf_ctx *ctx, const struct crf_object *obj, uint64_t nsid,
 		       const Crf__Ns__IpcShm *s);
+
+/*
+ * ipc-mq.c, the dump, in the child inside the namespace: every POSIX
+ * message queue of the mqueue filesystem at @dir, its messages read and put
+ * back.  0 or -errno (logged).
+ */
+int ns_ipc_mq_read(const struct crf_object *obj, const char *dir, Crf__Ns__IpcNs *ns);
+/* ipc-mq.c: check what the restore trusts in @q (@img, @i for messages). */
+int ns_ipc_mq_check(const char *img, size_t i, const Crf__Ns__IpcMqueue *q);
+/* ipc-mq.c, the restore, inside the new namespace: queue @q with its messages. */
+int ns_ipc_mq_restore(const struct crf_object *obj, const Crf__Ns__IpcMqueue *q);
 
 /* ipc-restore.c: @get(@p, @arg) with the effective uid and gid @p's creator's. */
 int ns_ipc_as_creator(const Crf__Ns__IpcPerm *p, int (*get)(const Crf__Ns__IpcPerm *p, void *a),

@@ -27,8 +27,14 @@
  * after it was made.
  * shm-dest: a segment removed (IPC_RMID) while attached; shm-forced: an
  * unattached one while kernel.shm_rmid_forced is 1: both refused.
- * mqueue: a POSIX message queue (its fd closed): refused at the dump, the
- * state intact after it.
+ * mqueue: POSIX message queues too (their fds closed): /crf-wl-ipc (4
+ * messages of 64 bytes at most, owner 1000:1001, mode 0640 beyond the
+ * umask) with messages of priorities 3, 1, 3, 7 (one empty), and an empty
+ * /crf-wl-ipc-empty (2 of 4000, mode 0606).  After the dump (leave-running
+ * too) and the restore: each with its sizes, owner, mode, and its messages
+ * in order with their priorities and bytes.
+ * mqueue-notify: a queue registered with mq_notify (its fd open, as the
+ * registration needs): refused.
  * owned: the IPC namespace is unshared with a user namespace, which owns
  * it (no object in it): refused, as its objects' ids would be restored
  * as crf's user namespace sees them.
@@ -49,6 +55,7 @@
 #include <sys/msg.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -273,6 +280,78 @@ static void shm_check(void)
 	shmdt(p);
 }
 
+static const struct {
+	unsigned prio;
+	const char *text;
+} mq_msgs[] = {{3, "kept"}, {1, "low"}, {3, "kept too"}, {7, ""}};
+/* In the order mq_receive gives them: highest priority first, then by arrival. */
+static const size_t mq_order[] = {3, 0, 2, 1};
+
+static void mq_setup(void)
+{
+	struct mq_attr a = {.mq_maxmsg = 4, .mq_msgsize = 64},
+		       b = {.mq_maxmsg = 2, .mq_msgsize = 4000};
+	mqd_t m = mq_open("/crf-wl-ipc", O_CREAT | O_RDWR, 0600, &a);
+	mqd_t e = mq_open("/crf-wl-ipc-empty", O_CREAT | O_RDWR, 0606, &b);
+
+	if (m == (mqd_t)-1 || e == (mqd_t)-1)
+		wl_fail("mq_open: %m");
+	for (size_t i = 0; i < sizeof(mq_msgs) / sizeof(mq_msgs[0]); i++)
+		if (mq_send(m, mq_msgs[i].text, strlen(mq_msgs[i].text), mq_msgs[i].prio) < 0)
+			wl_fail("mq_send: %m");
+	/* Modes set past the umask, which a restore must not apply either. */
+	if (fchown(m, 1000, 1001) < 0 || fchmod(m, 0640) < 0 || fchmod(e, 0606) < 0)
+		wl_fail("fchown/fchmod of a queue: %m");
+	mq_close(m);
+	mq_close(e);
+}
+
+static void mq_notify_setup(void)
+{
+	struct sigevent ev = {.sigev_notify = SIGEV_NONE};
+	struct mq_attr a = {.mq_maxmsg = 4, .mq_msgsize = 64};
+	mqd_t m = mq_open("/crf-wl-ipc", O_CREAT | O_RDWR, 0600, &a);
+
+	/* The fd stays open: closing it would drop the registration. */
+	if (m == (mqd_t)-1)
+		wl_fail("mq_open: %m");
+	if (mq_notify(m, &ev) < 0)
+		wl_fail("mq_notify: %m");
+}
+
+static void mq_check_one(const char *name, long maxmsg, long msgsize, uid_t uid, gid_t gid,
+			 mode_t mode, long cur)
+{
+	mqd_t m = mq_open(name, O_RDONLY | O_NONBLOCK);
+	struct mq_attr a;
+	struct stat st;
+
+	WL_CHECK(m != (mqd_t)-1, "POSIX message queue %s: %m", name);
+	WL_CHECK(mq_getattr(m, &a) == 0 && fstat(m, &st) == 0, "%s: %m", name);
+	WL_CHECK(a.mq_maxmsg == maxmsg && a.mq_msgsize == msgsize && a.mq_curmsgs == cur &&
+			 st.st_uid == uid && st.st_gid == gid && (st.st_mode & 07777) == mode,
+		 "%s: %ld of %ld bytes, %ld queued, %u:%u mode %o", name, (long)a.mq_maxmsg,
+		 (long)a.mq_msgsize, (long)a.mq_curmsgs, st.st_uid, st.st_gid, st.st_mode);
+	for (long i = 0; i < cur; i++) {
+		char buf[64];
+		unsigned prio;
+		ssize_t n = mq_receive(m, buf, sizeof(buf), &prio);
+		size_t k = mq_order[i];
+
+		WL_CHECK(n == (ssize_t)strlen(mq_msgs[k].text) && prio == mq_msgs[k].prio &&
+				 !memcmp(buf, mq_msgs[k].text, (size_t)n),
+			 "%s: message %ld is '%.*s' of priority %u, not '%s' of %u (%m)", name, i,
+			 (int)(n < 0 ? 0 : n), buf, prio, mq_msgs[k].text, mq_msgs[k].prio);
+	}
+	mq_close(m);
+}
+
+static void mq_check(void)
+{
+	mq_check_one("/crf-wl-ipc", 4, 64, 1000, 1001, 0640, 4);
+	mq_check_one("/crf-wl-ipc-empty", 2, 4000, 0, 0, 0606, 0);
+}
+
 static void check_sysctls(void)
 {
 	char path[96], now[128];
@@ -404,8 +483,10 @@ int main(int argc, char **argv)
 	bool shm_mode = !strncmp(mode, "shm", 3);
 
 	if (argc > 2 || (*mode && strcmp(mode, "shm") && strcmp(mode, "shm-dest") &&
-			 strcmp(mode, "shm-forced") && strcmp(mode, "mqueue") && !owned && !sibs))
-		wl_fail("usage: wl-ipc [shm|shm-dest|shm-forced|mqueue|owned|siblings]");
+			 strcmp(mode, "shm-forced") && strcmp(mode, "mqueue") &&
+			 strcmp(mode, "mqueue-notify") && !owned && !sibs))
+		wl_fail("usage: wl-ipc [shm|shm-dest|shm-forced|mqueue|mqueue-notify|owned|"
+			"siblings]");
 	/* Unattached segments live on only without shm_rmid_forced. */
 	if (!strcmp(mode, "shm") || !strcmp(mode, "shm-dest"))
 		sysctls[4][1] = "0";
@@ -430,14 +511,10 @@ int main(int argc, char **argv)
 		sysctls[5][1] = "8192";
 		set("kernel/shmmax", "8192");
 	}
-	if (!strcmp(mode, "mqueue")) {
-		struct mq_attr a = {.mq_maxmsg = 4, .mq_msgsize = 64};
-		mqd_t m = mq_open("/crf-wl-ipc", O_CREAT | O_RDWR, 0600, &a);
-
-		if (m == (mqd_t)-1 || mq_send(m, "kept", 4, 3) < 0)
-			wl_fail("mq_open: %m");
-		mq_close(m);
-	}
+	if (!strcmp(mode, "mqueue"))
+		mq_setup();
+	if (!strcmp(mode, "mqueue-notify"))
+		mq_notify_setup();
 	if (sibs) {
 		int here = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
 
@@ -477,11 +554,8 @@ int main(int argc, char **argv)
 	check_objects();
 	if (!strcmp(mode, "shm"))
 		shm_check();
-	if (!strcmp(mode, "mqueue")) {
-		mqd_t m = mq_open("/crf-wl-ipc", O_RDONLY);
-
-		WL_CHECK(m != (mqd_t)-1, "the POSIX message queue is gone: %m");
-	}
+	if (!strcmp(mode, "mqueue"))
+		mq_check();
 	kill(outside, SIGKILL);
 	kill(inside, SIGKILL);
 	waitpid(outside, NULL, 0);
