@@ -1179,12 +1179,10 @@ mutant mem-sysv-ns-as-crfs plugins/mem/sysv.c 'e2e-ipc-shm-kill' \
 		return ns_segment(pid, v, shmid);' ''
 mutant ns-ipc-mq-prio plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-kill' \
 	'POSIX messages come back all of priority 0, in the order they were saved' \
-	'		if (mq_send(mqd, (const char *)q->msgs[i]->data.data, q->msgs[i]->data.len,
-			    q->msgs[i]->prio) < 0)
+	'			    q->msgs[i]->prio) < 0)
 			r = crf_error_errno(errno, "pid %d: namespace %s: message %zu of %s",' \
-	'		if (mq_send(mqd, (const char *)q->msgs[i]->data.data, q->msgs[i]->data.len,
-			    0) < 0)
-			r = crf_error_errno(errno, "pid %d: namespace %s: message %zu of %s","
+	'			    0) < 0)
+			r = crf_error_errno(errno, "pid %d: namespace %s: message %zu of %s",'
 mutant ns-ipc-mq-first-lost plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-leave e2e-ipc-mqueue-kill' \
 	'the dump puts every POSIX message back but the first (and does not notice)' \
 	'	for (size_t i = 0; i < q->n_msgs; i++)
