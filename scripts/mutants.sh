@@ -1202,6 +1202,9 @@ mutant ns-ipc-mq-notify-let-through plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-notify-r
 	'	if (r >= 0 && pid)
 		return' '	if (0)
 		return'
+mutant files-mqueue-as-file plugins/files/fdtable.c 'e2e-ipc-mqueue-fd-refused e2e-ipc-mqueue-host-refused' \
+	'an open POSIX message queue is taken for a regular file (reopened by its name in crf'"'"'s root)' \
+	'	if (S_ISREG(st->st_mode) && is_mqueue(d, fd))' '	if (0)'
 mutant special-uts-match tests/plugins/special.c 'e2e-special-uts-kind-off-refused' \
 	'the test plugin'"'"'s UTS handler no longer matches: ns claims its namespace by name' \
 	'	return obj->data && uts_read(obj->pid, &u) >= 0 &&' '	return !obj->data && uts_read(obj->pid, &u) >= 0 &&'

@@ -69,7 +69,8 @@ static int notify_pid(struct mq_reader *rd, const char *name, int *pid)
 	text[n] = '\0';
 	if (!strstr(text, "NOTIFY_PID:") ||
 	    sscanf(strstr(text, "NOTIFY_PID:"), "NOTIFY_PID:%d", pid) != 1)
-		return crf_error_errno(EIO, "pid %d: namespace %s: POSIX message queue /%s: '%.80s'",
+		return crf_error_errno(EIO,
+				       "pid %d: namespace %s: POSIX message queue /%s: '%.80s'",
 				       (int)rd->obj->pid, rd->obj->desc, name, text);
 	return 0;
 }
@@ -111,8 +112,9 @@ static int take_and_put_back(struct mq_reader *rd, const char *name, mqd_t mqd,
 		if (!m) {
 			e = n < 0 ? errno : ENOMEM;
 			if (n >= 0 && mq_send(mqd, buf, (size_t)n, prio) < 0)
-				r = crf_error_errno(errno, "pid %d: namespace %s: POSIX message "
-							   "queue /%s: a message lost",
+				r = crf_error_errno(errno,
+						    "pid %d: namespace %s: POSIX message "
+						    "queue /%s: a message lost",
 						    (int)rd->obj->pid, rd->obj->desc, name);
 			break;
 		}
@@ -132,7 +134,8 @@ static int take_and_put_back(struct mq_reader *rd, const char *name, mqd_t mqd,
 		r = crf_error_errno(EIO,
 				    "pid %d: namespace %s: POSIX message queue /%s holds %ld "
 				    "messages after the dump, not %ld",
-				    (int)rd->obj->pid, rd->obj->desc, name, (long)a.mq_curmsgs, cur);
+				    (int)rd->obj->pid, rd->obj->desc, name, (long)a.mq_curmsgs,
+				    cur);
 	return r;
 }
 

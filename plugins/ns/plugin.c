@@ -44,6 +44,7 @@ CRF_PLUGIN(
 		{.cls = CRF_OBJ_NS, .name = "mnt", .dump = mnt_dump, .restore = mnt_restore},
 		{ .cls = CRF_OBJ_NS, .name = "uts", .dump = ns_uts_dump, .restore = ns_uts_restore },
 		{ .cls = CRF_OBJ_NS, .name = "ipc", .dump = ns_ipc_dump, .restore = ns_ipc_restore },
+		{ .cls = CRF_OBJ_FD, .name = "mqueue", .dump = ns_mqfd_dump },
 		{ .cls = CRF_OBJ_NS, .name = "time", .dump = ns_time_dump,
 		  .restore = ns_time_restore },
 		{ .cls = CRF_OBJ_NS, .name = "time_for_children", .dump = ns_time_dump,

@@ -33,6 +33,10 @@
  * /crf-wl-ipc-empty (2 of 4000, mode 0606).  After the dump (leave-running
  * too) and the restore: each with its sizes, owner, mode, and its messages
  * in order with their priorities and bytes.
+ * mqueue-fd: as mqueue, and fds kept open on both (read-only non-blocking,
+ * write-only); mqueue-host: an fd on a queue of the first IPC namespace
+ * (crf's, unlinked at once so that nothing is left behind): both refused,
+ * the queues intact after it.
  * mqueue-notify: a queue registered with mq_notify (its fd open, as the
  * registration needs): refused.
  * owned: the IPC namespace is unshared with a user namespace, which owns
@@ -346,6 +350,16 @@ static void mq_check_one(const char *name, long maxmsg, long msgsize, uid_t uid,
 	mq_close(m);
 }
 
+static mqd_t mq_rd = -1, mq_wr = -1;
+
+static void mq_fd_setup(void)
+{
+	mq_rd = mq_open("/crf-wl-ipc", O_RDONLY | O_NONBLOCK);
+	mq_wr = mq_open("/crf-wl-ipc-empty", O_WRONLY);
+	if (mq_rd == (mqd_t)-1 || mq_wr == (mqd_t)-1)
+		wl_fail("mq_open: %m");
+}
+
 static void mq_check(void)
 {
 	mq_check_one("/crf-wl-ipc", 4, 64, 1000, 1001, 0640, 4);
@@ -484,9 +498,10 @@ int main(int argc, char **argv)
 
 	if (argc > 2 || (*mode && strcmp(mode, "shm") && strcmp(mode, "shm-dest") &&
 			 strcmp(mode, "shm-forced") && strcmp(mode, "mqueue") &&
-			 strcmp(mode, "mqueue-notify") && !owned && !sibs))
-		wl_fail("usage: wl-ipc [shm|shm-dest|shm-forced|mqueue|mqueue-notify|owned|"
-			"siblings]");
+			 strcmp(mode, "mqueue-notify") && strcmp(mode, "mqueue-fd") &&
+			 strcmp(mode, "mqueue-host") && !owned && !sibs))
+		wl_fail("usage: wl-ipc [shm|shm-dest|shm-forced|mqueue|mqueue-fd|mqueue-host|"
+			"mqueue-notify|owned|siblings]");
 	/* Unattached segments live on only without shm_rmid_forced. */
 	if (!strcmp(mode, "shm") || !strcmp(mode, "shm-dest"))
 		sysctls[4][1] = "0";
@@ -497,6 +512,13 @@ int main(int argc, char **argv)
 	if (outside == 0)
 		for (;;)
 			pause();
+	if (!strcmp(mode, "mqueue-host")) {
+		struct mq_attr a = {.mq_maxmsg = 2, .mq_msgsize = 16};
+
+		mq_rd = mq_open("/crf-wl-ipc-host", O_CREAT | O_EXCL | O_RDWR, 0600, &a);
+		if (mq_rd == (mqd_t)-1 || mq_unlink("/crf-wl-ipc-host") < 0)
+			wl_fail("mq_open /crf-wl-ipc-host: %m");
+	}
 	start_fd = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
 	if (start_fd < 0)
 		wl_fail("open /proc/self/ns/ipc: %m");
@@ -511,8 +533,11 @@ int main(int argc, char **argv)
 		sysctls[5][1] = "8192";
 		set("kernel/shmmax", "8192");
 	}
-	if (!strcmp(mode, "mqueue"))
+	if (!strcmp(mode, "mqueue") || !strcmp(mode, "mqueue-fd"))
 		mq_setup();
+	if (!strcmp(mode, "mqueue-fd"))
+		mq_fd_setup();
+
 	if (!strcmp(mode, "mqueue-notify"))
 		mq_notify_setup();
 	if (sibs) {
@@ -554,7 +579,7 @@ int main(int argc, char **argv)
 	check_objects();
 	if (!strcmp(mode, "shm"))
 		shm_check();
-	if (!strcmp(mode, "mqueue"))
+	if (!strcmp(mode, "mqueue") || !strcmp(mode, "mqueue-fd"))
 		mq_check();
 	kill(outside, SIGKILL);
 	kill(inside, SIGKILL);
