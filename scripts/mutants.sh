@@ -1202,9 +1202,24 @@ mutant ns-ipc-mq-notify-let-through plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-notify-r
 	'	if (r >= 0 && pid)
 		return' '	if (0)
 		return'
-mutant files-mqueue-as-file plugins/files/fdtable.c 'e2e-ipc-mqueue-fd-refused e2e-ipc-mqueue-host-refused' \
+mutant files-mqueue-as-file plugins/files/fdtable.c 'e2e-ipc-mqueue-fd-kill e2e-ipc-mqueue-host-refused' \
 	'an open POSIX message queue is taken for a regular file (reopened by its name in crf'"'"'s root)' \
 	'	if (S_ISREG(st->st_mode) && is_mqueue(d, fd))' '	if (0)'
+mutant ns-ipc-mqfd-nonblock plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-fd-kill' \
+	'an open POSIX queue comes back blocking' \
+	'	m = mq_open(fi->path, (int)(fi->flags & MQ_FLAGS) | O_CLOEXEC);' \
+	'	m = mq_open(fi->path, (int)(fi->flags & O_ACCMODE) | O_CLOEXEC);'
+mutant ns-ipc-mqfd-shared-let-through plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-fd-shared-refused' \
+	'an open POSIX queue shared by two processes is not refused at the dump (the restore fails)' \
+	'	if (r > 0)
+		return crf_error_errno(ENOTSUP,' '	if (0)
+		return crf_error_errno(ENOTSUP,'
+mutant ns-ipc-mqfd-unlinked-let-through plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-unlinked-refused' \
+	'an open POSIX queue unlinked since is not refused' \
+	'	if (id.dev != st.st_dev || id.ino != st.st_ino)' '	if (0)'
+mutant ns-ipc-mqfd-other-ns plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-host-refused' \
+	'an open POSIX queue of crf'"'"'s namespace held by a task in another is not told apart' \
+	'	if (id.fs != st.st_dev)' '	if (0)'
 mutant special-uts-match tests/plugins/special.c 'e2e-special-uts-kind-off-refused' \
 	'the test plugin'"'"'s UTS handler no longer matches: ns claims its namespace by name' \
 	'	return obj->data && uts_read(obj->pid, &u) >= 0 &&' '	return !obj->data && uts_read(obj->pid, &u) >= 0 &&'

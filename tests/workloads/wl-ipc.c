@@ -33,10 +33,14 @@
  * /crf-wl-ipc-empty (2 of 4000, mode 0606).  After the dump (leave-running
  * too) and the restore: each with its sizes, owner, mode, and its messages
  * in order with their priorities and bytes.
- * mqueue-fd: as mqueue, and fds kept open on both (read-only non-blocking,
- * write-only); mqueue-host: an fd on a queue of the first IPC namespace
- * (crf's, unlinked at once so that nothing is left behind): both refused,
- * the queues intact after it.
+ * mqueue-fd: as mqueue, and the workload alone (after its children were
+ * forked) keeps fds open on both (read-only non-blocking, write-only): after
+ * the restore each on its queue with its flags.  mqueue-fd-shared: the same
+ * fds open before child 'inside' is forked (one description for two
+ * processes); mqueue-unlinked: an fd on a queue unlinked since;
+ * mqueue-host: an fd on a queue of the first IPC namespace (crf's,
+ * unlinked at once so that nothing is left behind): all refused, the
+ * queues intact after it.
  * mqueue-notify: a queue registered with mq_notify (its fd open, as the
  * registration needs): refused.
  * owned: the IPC namespace is unshared with a user namespace, which owns
@@ -360,8 +364,31 @@ static void mq_fd_setup(void)
 		wl_fail("mq_open: %m");
 }
 
+static void mq_fd_check_one(mqd_t fd, const char *name, int flags)
+{
+	mqd_t m = mq_open(name, O_RDONLY | O_NONBLOCK);
+	struct stat a, b;
+	struct mq_attr at;
+	int now = fcntl(fd, F_GETFL);
+
+	WL_CHECK(m != (mqd_t)-1 && fstat(m, &a) == 0 && fstat(fd, &b) == 0 &&
+			 mq_getattr(fd, &at) == 0,
+		 "fd %d, %s: %m", fd, name);
+	WL_CHECK(a.st_dev == b.st_dev && a.st_ino == b.st_ino, "fd %d is not on queue %s", fd,
+		 name);
+	WL_CHECK((now & (O_ACCMODE | O_NONBLOCK)) == flags &&
+			 (at.mq_flags & O_NONBLOCK) == (flags & O_NONBLOCK),
+		 "fd %d on %s: flags %#o (mq_flags %#lo), not %#o", fd, name, now,
+		 (unsigned long)at.mq_flags, flags);
+	mq_close(m);
+}
+
 static void mq_check(void)
 {
+	if (mq_rd >= 0) {
+		mq_fd_check_one(mq_rd, "/crf-wl-ipc", O_RDONLY | O_NONBLOCK);
+		mq_fd_check_one(mq_wr, "/crf-wl-ipc-empty", O_WRONLY);
+	}
 	mq_check_one("/crf-wl-ipc", 4, 64, 1000, 1001, 0640, 4);
 	mq_check_one("/crf-wl-ipc-empty", 2, 4000, 0, 0, 0606, 0);
 }
@@ -499,9 +526,10 @@ int main(int argc, char **argv)
 	if (argc > 2 || (*mode && strcmp(mode, "shm") && strcmp(mode, "shm-dest") &&
 			 strcmp(mode, "shm-forced") && strcmp(mode, "mqueue") &&
 			 strcmp(mode, "mqueue-notify") && strcmp(mode, "mqueue-fd") &&
+			 strcmp(mode, "mqueue-fd-shared") && strcmp(mode, "mqueue-unlinked") &&
 			 strcmp(mode, "mqueue-host") && !owned && !sibs))
-		wl_fail("usage: wl-ipc [shm|shm-dest|shm-forced|mqueue|mqueue-fd|mqueue-host|"
-			"mqueue-notify|owned|siblings]");
+		wl_fail("usage: wl-ipc [shm|shm-dest|shm-forced|mqueue|mqueue-fd|mqueue-fd-shared|"
+			"mqueue-unlinked|mqueue-host|mqueue-notify|owned|siblings]");
 	/* Unattached segments live on only without shm_rmid_forced. */
 	if (!strcmp(mode, "shm") || !strcmp(mode, "shm-dest"))
 		sysctls[4][1] = "0";
@@ -533,10 +561,16 @@ int main(int argc, char **argv)
 		sysctls[5][1] = "8192";
 		set("kernel/shmmax", "8192");
 	}
-	if (!strcmp(mode, "mqueue") || !strcmp(mode, "mqueue-fd"))
+	if (!strncmp(mode, "mqueue-fd", 9) || !strcmp(mode, "mqueue"))
 		mq_setup();
-	if (!strcmp(mode, "mqueue-fd"))
+	if (!strcmp(mode, "mqueue-fd-shared"))
 		mq_fd_setup();
+	if (!strcmp(mode, "mqueue-unlinked")) {
+		mq_setup();
+		mq_fd_setup();
+		if (mq_unlink("/crf-wl-ipc") < 0)
+			wl_fail("mq_unlink: %m");
+	}
 
 	if (!strcmp(mode, "mqueue-notify"))
 		mq_notify_setup();
@@ -555,6 +589,8 @@ int main(int argc, char **argv)
 	if (inside == 0)
 		for (;;)
 			pause();
+	if (!strcmp(mode, "mqueue-fd"))
+		mq_fd_setup();
 	wl_ready();
 	wl_wait_verify();
 	link_of(getpid(), now, sizeof(now));
@@ -579,7 +615,7 @@ int main(int argc, char **argv)
 	check_objects();
 	if (!strcmp(mode, "shm"))
 		shm_check();
-	if (!strcmp(mode, "mqueue") || !strcmp(mode, "mqueue-fd"))
+	if (!strncmp(mode, "mqueue-fd", 9) || !strcmp(mode, "mqueue"))
 		mq_check();
 	kill(outside, SIGKILL);
 	kill(inside, SIGKILL);
