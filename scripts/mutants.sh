@@ -1179,10 +1179,8 @@ mutant mem-sysv-ns-as-crfs plugins/mem/sysv.c 'e2e-ipc-shm-kill' \
 		return ns_segment(pid, v, shmid);' ''
 mutant ns-ipc-mq-prio plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-kill' \
 	'POSIX messages come back all of priority 0, in the order they were saved' \
-	'			    q->msgs[i]->prio) < 0)
-			r = crf_error_errno(errno, "pid %d: namespace %s: message %zu of %s",' \
-	'			    0) < 0)
-			r = crf_error_errno(errno, "pid %d: namespace %s: message %zu of %s",'
+	'			    q->msgs[i]->data.len, q->msgs[i]->prio) < 0)' \
+	'			    q->msgs[i]->data.len, 0) < 0)'
 mutant ns-ipc-mq-first-lost plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-leave e2e-ipc-mqueue-kill' \
 	'the dump puts every POSIX message back but the first (and does not notice)' \
 	'	for (size_t i = 0; i < q->n_msgs; i++)
@@ -1207,8 +1205,8 @@ mutant files-mqueue-as-file plugins/files/fdtable.c 'e2e-ipc-mqueue-fd-kill e2e-
 	'	if (S_ISREG(st->st_mode) && is_mqueue(d, fd))' '	if (0)'
 mutant ns-ipc-mqfd-nonblock plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-fd-kill' \
 	'an open POSIX queue comes back blocking' \
-	'	m = mq_open(fi->path, (int)(fi->flags & MQ_FLAGS) | O_CLOEXEC);' \
-	'	m = mq_open(fi->path, (int)(fi->flags & O_ACCMODE) | O_CLOEXEC);'
+	'	m = mq_open(fi->path, (int)(fi->flags & MQ_FLAGS));' \
+	'	m = mq_open(fi->path, (int)(fi->flags & O_ACCMODE));'
 mutant ns-ipc-mqfd-shared-let-through plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-fd-shared-refused' \
 	'an open POSIX queue shared by two processes is not refused at the dump (the restore fails)' \
 	'	if (r > 0)
@@ -1220,6 +1218,9 @@ mutant ns-ipc-mqfd-unlinked-let-through plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-un
 mutant ns-ipc-mqfd-other-ns plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-host-refused' \
 	'an open POSIX queue of crf'"'"'s namespace held by a task in another is not told apart' \
 	'	if (id.fs != st.st_dev)' '	if (0)'
+mutant ns-ipc-mqfd-cloexec-let-through plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-fd-cloexec-refused' \
+	'an open POSIX queue opened with O_CLOEXEC is not refused (its fd comes back close-on-exec, maybe wrongly)' \
+	'	if (r & O_CLOEXEC)' '	if (0)'
 mutant special-uts-match tests/plugins/special.c 'e2e-special-uts-kind-off-refused' \
 	'the test plugin'"'"'s UTS handler no longer matches: ns claims its namespace by name' \
 	'	return obj->data && uts_read(obj->pid, &u) >= 0 &&' '	return !obj->data && uts_read(obj->pid, &u) >= 0 &&'

@@ -253,9 +253,10 @@ int ns_ipc_mq_restore(const struct crf_object *obj, const Crf__Ns__IpcMqueue *q)
 				       "messages of %lld bytes)",
 				       (int)obj->pid, obj->desc, name, (long long)q->maxmsg,
 				       (long long)q->msgsize);
+	/* An empty message unpacks with no data pointer. */
 	for (size_t i = 0; r >= 0 && i < q->n_msgs; i++)
-		if (mq_send(mqd, (const char *)q->msgs[i]->data.data, q->msgs[i]->data.len,
-			    q->msgs[i]->prio) < 0)
+		if (mq_send(mqd, q->msgs[i]->data.len ? (const char *)q->msgs[i]->data.data : "",
+			    q->msgs[i]->data.len, q->msgs[i]->prio) < 0)
 			r = crf_error_errno(errno, "pid %d: namespace %s: message %zu of %s",
 					    (int)obj->pid, obj->desc, i, name);
 	if (r >= 0 && (fchown(mqd, q->uid, q->gid) < 0 || fchmod(mqd, q->mode) < 0))

@@ -9,7 +9,8 @@
  * Restored: an fd on a named queue of the task's IPC namespace when that
  * namespace is not crf's (its queues are saved with it), reopened in the
  * task at restore-task by mq_open with its name, its access mode and
- * O_NONBLOCK.  At the dump a child of crf that joined the namespace mounts
+ * O_NONBLOCK (without O_CLOEXEC, which mq_open would keep in the file's
+ * flags, where F_GETFL shows it).  At the dump a child of crf that joined the namespace mounts
  * its mqueue filesystem (in a mount namespace of its own) and opens the
  * queue by the fd's name: the fd must be on that filesystem and that inode.
  *
@@ -17,7 +18,11 @@
  * (the host's: crf does not save a queue it cannot attribute to the tree),
  * or of any namespace but the task's (one it left since it opened it);
  * a queue unlinked since (or replaced under its name); status flags other
- * than the access mode and O_NONBLOCK; a description another process holds
+ * than the access mode and O_NONBLOCK; a queue opened with O_CLOEXEC (the
+ * file keeps it, and /proc's fdinfo ORs it into what it shows of the fd's
+ * close-on-exec, which the files plugin reads: the fd's own cannot be told;
+ * the kernel makes every mqueue fd close-on-exec anyway, and a program that
+ * wants it so need not ask); a description another process holds
  * too (an fd inherited across fork, or passed): the files plugin makes a
  * shared description in restore-prepare, before the restored namespace
  * exists.  Every process's fds on the queue's inode are compared with
@@ -182,13 +187,27 @@ int ns_mqfd_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 				       "pid %d's fd %d too, which crf does not restore yet (one "
 				       "description for two processes)",
 				       (int)obj->pid, (int)obj->id, fi->path, (int)other, ofd);
-	return r;
+	if (r < 0)
+		return r;
+	/* mq_open keeps O_CLOEXEC in the file's flags, and fdinfo ORs the fd's in. */
+	r = fcntl(fi->copy, F_GETFL);
+	if (r < 0)
+		return crf_error_errno(errno, "pid %d: fd %d: F_GETFL", (int)obj->pid,
+				       (int)obj->id);
+	if (r & O_CLOEXEC)
+		return crf_error_errno(ENOTSUP,
+				       "pid %d: fd %d: POSIX message queue %s was opened with "
+				       "O_CLOEXEC, which its file keeps and fdinfo shows as the "
+				       "fd's: whether the fd is close-on-exec cannot be read",
+				       (int)obj->pid, (int)obj->id, fi->path);
+	return 0;
 }
 
 int ns_mqfd_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 {
 	const struct crf_fd_info *fi = obj->data;
 	mqd_t m;
+	int r;
 
 	if (!fi || !good_name(fi->path) || (fi->flags & ~(unsigned)MQ_KEEP))
 		return crf_error_errno(EBADMSG, "pid %d: fd %d: not a POSIX message queue's record",
@@ -198,9 +217,16 @@ int ns_mqfd_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 				       "pid %d: fd %d: POSIX message queue %s: a description of "
 				       "several processes, which crf does not restore",
 				       (int)obj->pid, (int)obj->id, fi->path);
-	m = mq_open(fi->path, (int)(fi->flags & MQ_FLAGS) | O_CLOEXEC);
+	m = mq_open(fi->path, (int)(fi->flags & MQ_FLAGS));
 	if (m == (mqd_t)-1)
 		return crf_error_errno(errno, "pid %d: fd %d: POSIX message queue %s",
 				       (int)obj->pid, (int)obj->id, fi->path);
+	/* The kernel makes it close-on-exec; the files plugin sets the task's. */
+	if (fcntl(m, F_SETFD, FD_CLOEXEC) < 0) {
+		r = crf_error_errno(errno, "pid %d: fd %d: FD_CLOEXEC", (int)obj->pid,
+				    (int)obj->id);
+		mq_close(m);
+		return r;
+	}
 	return (int)m;
 }

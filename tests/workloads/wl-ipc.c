@@ -34,10 +34,12 @@
  * too) and the restore: each with its sizes, owner, mode, and its messages
  * in order with their priorities and bytes.
  * mqueue-fd: as mqueue, and the workload alone (after its children were
- * forked) keeps fds open on both (read-only non-blocking, write-only): after
- * the restore each on its queue with its flags.  mqueue-fd-shared: the same
- * fds open before child 'inside' is forked (one description for two
- * processes); mqueue-unlinked: an fd on a queue unlinked since;
+ * forked) keeps fds open on both (read-only non-blocking; write-only, made
+ * not close-on-exec): after the restore each on its queue with the same
+ * F_GETFL and F_GETFD.  mqueue-fd-shared: the same fds open before child
+ * 'inside' is forked (one description for two processes);
+ * mqueue-fd-cloexec: the write one opened with O_CLOEXEC; mqueue-unlinked:
+ * an fd on a queue unlinked since;
  * mqueue-host: an fd on a queue of the first IPC namespace (crf's,
  * unlinked at once so that nothing is left behind): all refused, the
  * queues intact after it.
@@ -355,13 +357,19 @@ static void mq_check_one(const char *name, long maxmsg, long msgsize, uid_t uid,
 }
 
 static mqd_t mq_rd = -1, mq_wr = -1;
+static int mq_rd_fl, mq_wr_fl;
 
-static void mq_fd_setup(void)
+/* mq_open makes both close-on-exec; the write one is made not. */
+static void mq_fd_setup(bool cloexec)
 {
 	mq_rd = mq_open("/crf-wl-ipc", O_RDONLY | O_NONBLOCK);
-	mq_wr = mq_open("/crf-wl-ipc-empty", O_WRONLY);
+	mq_wr = mq_open("/crf-wl-ipc-empty", O_WRONLY | (cloexec ? O_CLOEXEC : 0));
 	if (mq_rd == (mqd_t)-1 || mq_wr == (mqd_t)-1)
 		wl_fail("mq_open: %m");
+	mq_rd_fl = fcntl(mq_rd, F_GETFL);
+	mq_wr_fl = fcntl(mq_wr, F_GETFL);
+	if (fcntl(mq_wr, F_SETFD, 0) < 0)
+		wl_fail("F_SETFD: %m");
 }
 
 static void mq_fd_check_one(mqd_t fd, const char *name, int flags)
@@ -376,8 +384,7 @@ static void mq_fd_check_one(mqd_t fd, const char *name, int flags)
 		 "fd %d, %s: %m", fd, name);
 	WL_CHECK(a.st_dev == b.st_dev && a.st_ino == b.st_ino, "fd %d is not on queue %s", fd,
 		 name);
-	WL_CHECK((now & (O_ACCMODE | O_NONBLOCK)) == flags &&
-			 (at.mq_flags & O_NONBLOCK) == (flags & O_NONBLOCK),
+	WL_CHECK(now == flags && (at.mq_flags & O_NONBLOCK) == (flags & O_NONBLOCK),
 		 "fd %d on %s: flags %#o (mq_flags %#lo), not %#o", fd, name, now,
 		 (unsigned long)at.mq_flags, flags);
 	mq_close(m);
@@ -386,8 +393,11 @@ static void mq_fd_check_one(mqd_t fd, const char *name, int flags)
 static void mq_check(void)
 {
 	if (mq_rd >= 0) {
-		mq_fd_check_one(mq_rd, "/crf-wl-ipc", O_RDONLY | O_NONBLOCK);
-		mq_fd_check_one(mq_wr, "/crf-wl-ipc-empty", O_WRONLY);
+		WL_CHECK(fcntl(mq_rd, F_GETFD) == FD_CLOEXEC && fcntl(mq_wr, F_GETFD) == 0,
+			 "the queues' fds' close-on-exec: %d %d, not 1 0", fcntl(mq_rd, F_GETFD),
+			 fcntl(mq_wr, F_GETFD));
+		mq_fd_check_one(mq_rd, "/crf-wl-ipc", mq_rd_fl);
+		mq_fd_check_one(mq_wr, "/crf-wl-ipc-empty", mq_wr_fl);
 	}
 	mq_check_one("/crf-wl-ipc", 4, 64, 1000, 1001, 0640, 4);
 	mq_check_one("/crf-wl-ipc-empty", 2, 4000, 0, 0, 0606, 0);
@@ -523,13 +533,15 @@ int main(int argc, char **argv)
 
 	bool shm_mode = !strncmp(mode, "shm", 3);
 
-	if (argc > 2 || (*mode && strcmp(mode, "shm") && strcmp(mode, "shm-dest") &&
-			 strcmp(mode, "shm-forced") && strcmp(mode, "mqueue") &&
-			 strcmp(mode, "mqueue-notify") && strcmp(mode, "mqueue-fd") &&
-			 strcmp(mode, "mqueue-fd-shared") && strcmp(mode, "mqueue-unlinked") &&
-			 strcmp(mode, "mqueue-host") && !owned && !sibs))
+	if (argc > 2 ||
+	    (*mode && strcmp(mode, "shm") && strcmp(mode, "shm-dest") &&
+	     strcmp(mode, "shm-forced") && strcmp(mode, "mqueue") &&
+	     strcmp(mode, "mqueue-notify") && strcmp(mode, "mqueue-fd") &&
+	     strcmp(mode, "mqueue-fd-shared") && strcmp(mode, "mqueue-unlinked") &&
+	     strcmp(mode, "mqueue-fd-cloexec") && strcmp(mode, "mqueue-host") && !owned && !sibs))
 		wl_fail("usage: wl-ipc [shm|shm-dest|shm-forced|mqueue|mqueue-fd|mqueue-fd-shared|"
-			"mqueue-unlinked|mqueue-host|mqueue-notify|owned|siblings]");
+			"mqueue-fd-cloexec|mqueue-unlinked|mqueue-host|mqueue-notify|owned|"
+			"siblings]");
 	/* Unattached segments live on only without shm_rmid_forced. */
 	if (!strcmp(mode, "shm") || !strcmp(mode, "shm-dest"))
 		sysctls[4][1] = "0";
@@ -564,10 +576,10 @@ int main(int argc, char **argv)
 	if (!strncmp(mode, "mqueue-fd", 9) || !strcmp(mode, "mqueue"))
 		mq_setup();
 	if (!strcmp(mode, "mqueue-fd-shared"))
-		mq_fd_setup();
+		mq_fd_setup(false);
 	if (!strcmp(mode, "mqueue-unlinked")) {
 		mq_setup();
-		mq_fd_setup();
+		mq_fd_setup(false);
 		if (mq_unlink("/crf-wl-ipc") < 0)
 			wl_fail("mq_unlink: %m");
 	}
@@ -589,8 +601,8 @@ int main(int argc, char **argv)
 	if (inside == 0)
 		for (;;)
 			pause();
-	if (!strcmp(mode, "mqueue-fd"))
-		mq_fd_setup();
+	if (!strcmp(mode, "mqueue-fd") || !strcmp(mode, "mqueue-fd-cloexec"))
+		mq_fd_setup(!strcmp(mode, "mqueue-fd-cloexec"));
 	wl_ready();
 	wl_wait_verify();
 	link_of(getpid(), now, sizeof(now));
