@@ -222,7 +222,7 @@ static int fill(struct crf_ctx *ctx, uint64_t nsid, const Crf__Ns__IpcShm *s, ch
 					    "segment's %llu bytes or out of order",
 					    name, (unsigned long long)d->offset, d->data.len,
 					    (unsigned long long)s->size);
-		else
+		else if (d->data.len)
 			memcpy(p + d->offset, d->data.data, d->data.len);
 		end = d->offset + d->data.len;
 		protobuf_c_message_free_unpacked(m, NULL);
