@@ -1131,7 +1131,7 @@ mutant ns-ipc-qbytes plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'	ds.msg_qbytes = q->qbytes;' ''
 mutant ns-ipc-id plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'SysV message queues come back at the ids the kernel hands out' \
-	'	int id, r = next_id("msg", q->perm->id);' '	int id, r = 0;'
+	'	int id, r = ns_ipc_next_id("msg", q->perm->id);' '	int id, r = 0;'
 mutant ns-ipc-creator plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'SysV objects come back made by crf (cuid, cgid 0)' \
 	'	if (setegid(p->cgid) < 0 || seteuid(p->cuid) < 0) {' '	if (0) {'
@@ -1144,7 +1144,10 @@ mutant ns-ipc-sem-values plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'	if (semctl(id, 0, IPC_STAT, &ds) < 0)'
 mutant ns-ipc-sysctls plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'the ipc sysctls of a restored namespace are a new one'"'"'s' \
-	'		r = write_sysctl(ns->sysctls[i]->name, ns->sysctls[i]->value);' '		r = 0;'
+	'		if (!shm_sysctl(ns->sysctls[i]->name))
+			r = write_sysctl(ns->sysctls[i]->name, ns->sysctls[i]->value);' \
+	'		if (!shm_sysctl(ns->sysctls[i]->name))
+			r = 0;'
 mutant ns-ipc-inherited plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'a restored IPC namespace is made again in every process that inherited it' \
 	'	if (ni->inherited)
@@ -1157,16 +1160,84 @@ mutant ns-ipc-owner plugins/ns/ipc.c 'e2e-ipc-owned-refused' \
 		r = read_ns' '	r = 0;
 	if (r >= 0)
 		r = read_ns'
-mutant ns-ipc-shm-let-through plugins/ns/ipc.c 'e2e-ipc-shm-refused' \
-	'SysV shared memory in an IPC namespace is not refused (and not restored)' \
-	'	int r = list_ids("shm", &ids, &n);
-
-	if (r < 0 || !n)' '	int r = list_ids("shm", &ids, &n);
-
-	if (r < 0 || 1)'
-mutant ns-ipc-mqueue-let-through plugins/ns/ipc.c 'e2e-ipc-mqueue-refused' \
-	'POSIX message queues in an IPC namespace are not refused (and not restored)' \
-	'		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))' '		if (0)'
+mutant ns-ipc-shm-contents plugins/ns/ipc-shm.c 'e2e-ipc-shm-kill' \
+	'a SysV segment of an IPC namespace comes back with every byte zero' \
+	'			memcpy(p + d->offset, d->data.data, d->data.len);' '			(void)p;'
+mutant ns-ipc-shm-holes-read plugins/ns/ipc-shm.c 'e2e-ipc-shm-leave' \
+	'the dump reads every page of a SysV segment, holes too (the running program'"'"'s segment grows)' \
+	'		r = save_one(ctx, nsid, ns->shms[i], at[i], no_swap());' \
+	'		r = save_one(ctx, nsid, ns->shms[i], at[i], false);'
+mutant ns-ipc-shm-lock plugins/ns/ipc-shm.c 'e2e-ipc-shm-kill' \
+	'a SysV segment locked with SHM_LOCK comes back unlocked' \
+	'	if (s->locked && shmctl(id, SHM_LOCK, NULL) < 0)' '	if (0 && shmctl(id, SHM_LOCK, NULL) < 0)'
+mutant ns-ipc-shm-owner plugins/ns/ipc-shm.c 'e2e-ipc-shm-kill' \
+	'a SysV segment comes back owned by its creator, not its owner' \
+	'	ds.shm_perm.uid = s->perm->uid;' ''
+mutant ns-ipc-shm-id plugins/ns/ipc-shm.c 'e2e-ipc-shm-kill' \
+	'SysV segments of an IPC namespace come back at the ids the kernel hands out' \
+	'	int id, r = ns_ipc_next_id("shm", s->perm->id);' '	int id, r = 0;'
+mutant ns-ipc-shm-limits-first plugins/ns/ipc-restore.c 'e2e-ipc-shm-kill' \
+	'kernel.shm_rmid_forced and the shm limits are written before the segments (an unattached one is destroyed)' \
+	'		if (!shm_sysctl(ns->sysctls[i]->name))
+			r = write_sysctl' '		if (1)
+			r = write_sysctl' \
+	'		if (shm_sysctl(ns->sysctls[i]->name))
+			r = write_sysctl' '		if (0)
+			r = write_sysctl'
+mutant ns-ipc-shm-dest-let-through plugins/ns/ipc-shm.c 'e2e-ipc-shm-dest-refused' \
+	'a SysV segment removed while attached, in an IPC namespace, is not refused (and comes back not removed)' \
+	'	if (ds->shm_perm.mode & SHM_DEST)' '	if (0)'
+mutant ns-ipc-shm-forced-let-through plugins/ns/ipc-shm.c 'e2e-ipc-shm-forced-refused' \
+	'an unattached SysV segment under shm_rmid_forced is not refused (its creator is not restored)' \
+	'	if (rmid_forced && !ds->shm_nattch)' '	if (0)'
+mutant mem-sysv-ns-as-crfs plugins/mem/sysv.c 'e2e-ipc-shm-kill' \
+	'mem looks a segment of the task'"'"'s IPC namespace up in crf'"'"'s' \
+	'	if (ns)
+		return ns_segment(pid, v, shmid);' ''
+mutant ns-ipc-mq-prio plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-kill' \
+	'POSIX messages come back all of priority 0, in the order they were saved' \
+	'			    q->msgs[i]->data.len, q->msgs[i]->prio) < 0)' \
+	'			    q->msgs[i]->data.len, 0) < 0)'
+mutant ns-ipc-mq-first-lost plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-leave e2e-ipc-mqueue-kill' \
+	'the dump puts every POSIX message back but the first (and does not notice)' \
+	'	for (size_t i = 0; i < q->n_msgs; i++)
+		if (mq_send(mqd,' '	for (size_t i = 1; i < q->n_msgs; i++)
+		if (mq_send(mqd,' \
+	'	if (r >= 0 && (mq_getattr(mqd, &a) < 0 || a.mq_curmsgs != cur))' \
+	'	if (r >= 0 && mq_getattr(mqd, &a) < 0)'
+mutant ns-ipc-mq-sizes plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-kill' \
+	'POSIX queues come back with the default mq_maxmsg and mq_msgsize' \
+	'O_NONBLOCK | O_CLOEXEC, 0600, &a);' 'O_NONBLOCK | O_CLOEXEC, 0600, NULL);'
+mutant ns-ipc-mq-mode plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-kill' \
+	'POSIX queues come back owned by root, mode 0600' \
+	'	if (r >= 0 && (fchown(mqd, q->uid, q->gid) < 0 || fchmod(mqd, q->mode) < 0))' \
+	'	if (0)'
+mutant ns-ipc-mq-notify-let-through plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-notify-refused' \
+	'a POSIX queue with an mq_notify registration is not refused (nor the registration restored)' \
+	'	if (r >= 0 && pid)
+		return' '	if (0)
+		return'
+mutant files-mqueue-as-file plugins/files/fdtable.c 'e2e-ipc-mqueue-fd-kill e2e-ipc-mqueue-host-refused' \
+	'an open POSIX message queue is taken for a regular file (reopened by its name in crf'"'"'s root)' \
+	'	if (S_ISREG(st->st_mode) && is_mqueue(d, fd))' '	if (0)'
+mutant ns-ipc-mqfd-nonblock plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-fd-kill' \
+	'an open POSIX queue comes back blocking' \
+	'	m = mq_open(fi->path, (int)(fi->flags & MQ_FLAGS));' \
+	'	m = mq_open(fi->path, (int)(fi->flags & O_ACCMODE));'
+mutant ns-ipc-mqfd-shared-let-through plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-fd-shared-refused' \
+	'an open POSIX queue shared by two processes is not refused at the dump (the restore fails)' \
+	'	if (r > 0)
+		return crf_error_errno(ENOTSUP,' '	if (0)
+		return crf_error_errno(ENOTSUP,'
+mutant ns-ipc-mqfd-unlinked-let-through plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-unlinked-refused' \
+	'an open POSIX queue unlinked since is not refused' \
+	'	if (id.dev != st.st_dev || id.ino != st.st_ino)' '	if (0)'
+mutant ns-ipc-mqfd-other-ns plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-host-refused' \
+	'an open POSIX queue of crf'"'"'s namespace held by a task in another is not told apart' \
+	'	if (id.fs != st.st_dev)' '	if (0)'
+mutant ns-ipc-mqfd-cloexec-let-through plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-fd-cloexec-refused' \
+	'an open POSIX queue opened with O_CLOEXEC is not refused (its fd comes back close-on-exec, maybe wrongly)' \
+	'	if (r & O_CLOEXEC)' '	if (0)'
 mutant special-uts-match tests/plugins/special.c 'e2e-special-uts-kind-off-refused' \
 	'the test plugin'"'"'s UTS handler no longer matches: ns claims its namespace by name' \
 	'	return obj->data && uts_read(obj->pid, &u) >= 0 &&' '	return !obj->data && uts_read(obj->pid, &u) >= 0 &&'
