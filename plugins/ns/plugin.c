@@ -31,6 +31,8 @@ CRF_PLUGIN(
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = ns_probe,
 		[CRF_STAGE_DUMP_TASK_DATA] = ns_dump_task_data,
+		[CRF_STAGE_DUMP_FINISH] = ns_dump_finish,
+		[CRF_STAGE_DUMP_CLEANUP] = ns_dump_cleanup,
 		[CRF_STAGE_RESTORE_PREPARE] = ns_restore_prepare,
 		[CRF_STAGE_RESTORE_PREMAP] = ns_restore_premap,
 		[CRF_STAGE_RESTORE_TASK] = ns_userns_restore_task,

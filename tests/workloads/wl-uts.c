@@ -109,6 +109,7 @@ static pid_t joined_child(pid_t of)
 	if (pid == 0) {
 		if (setns(fd, CLONE_NEWUTS) < 0)
 			_exit(1);
+		close(fd);
 		for (;;)
 			pause();
 	}
