@@ -420,6 +420,20 @@ mutant share-restore-check plugins/ns/share.c 'e2e-nsjoin-mnt-kill' \
 mutant ns-outside plugins/ns/outside.c 'e2e-nsjoin-uts-outside-refused e2e-nsjoin-net-outside-refused' \
 	'a namespace of the tree that a process outside it is in too is not refused' \
 	'		if (!root || ns_external_id(kind, id))' '		if (1)'
+mutant ns-outside-mount plugins/ns/outside.c 'e2e-nsext-net' \
+	'a namespace of the tree held by a mount outside it (ip netns add) is not refused' \
+	'		owner = claimed(root, &kind);' '		owner = 0;'
+mutant ns-outside-fd plugins/ns/outside.c 'e2e-nsjoin-ipc-outside-fd-refused' \
+	'a namespace of the tree an outside process holds an fd of is not refused' \
+	'		root = claimed(link, &kind);' '		root = 0;'
+mutant ns-external-join plugins/ns/external.c 'e2e-nsext-net' \
+	'a process of an external namespace does not join the one crf restore --inherit-fd gives' \
+	'	if (setns(e->fd, nstype_of(ni->kind)) < 0)' '	if (0)'
+mutant ns-external-nofd plugins/ns/external.c 'e2e-nsext-net' \
+	'a restore of an external namespace without its --inherit-fd is not refused before the fork' \
+	'		if (!ext[i].met)
+			r = crf_error_errno(ENOENT,' '		if (0)
+			r = crf_error_errno(ENOENT,'
 mutant pidfc-init plugins/ns/userns-pid.c 'e2e-pidns-nested-unshare-kill' \
 	'a process'"'"'s pid_for_children (its child'"'"'s namespace) is not joined again' \
 	'	if (fc.init && !after_user)' '	if (0)'

@@ -148,6 +148,8 @@ static int write_claim(struct crf_ctx *ctx, pid_t pid, struct crf_img **img, con
 		return r;
 	c.has_owned_by_user = r > 0;
 	c.owned_by_user = r > 0;
+	if (!strcmp(o->plugin, "ns") && !strcmp(o->kind->name, "external"))
+		c.external_key = (char *)ns_external_key(kind, c.id);
 	return crf_img_write(*img, &c.base);
 }
 
@@ -291,6 +293,12 @@ static int check_claim(struct crf_ctx *ctx, pid_t pid, const Crf__Ns__NsClaim *c
 	char desc[192];
 
 	claim_object(c, pid, false, &ni, desc, sizeof(desc), &obj);
+	if (c->external_key) {
+		int r = ns_external_need(c->kind, c->id, c->external_key);
+
+		if (r < 0)
+			return r;
+	}
 	return crf_kind_check(ctx, &obj, c->claim_plugin);
 }
 
@@ -341,6 +349,8 @@ int ns_restore_prepare(struct crf_ctx *ctx)
 
 	if (r >= 0)
 		r = crf_imgdir_each_task(crf_ctx_images(ctx), "ns", check_task, ctx);
+	if (r >= 0)
+		r = ns_external_check(ctx);
 	if (r < 0)
 		return r;
 	s = calloc(1, sizeof(*s));

@@ -125,8 +125,23 @@ int ns_dump_finish(struct crf_ctx *ctx);
 /* Dump-cleanup: share.c's dump state freed. */
 int ns_dump_cleanup(struct crf_ctx *ctx);
 void ns_share_dump_cleanup(void);
-/* external.c: namespace @id of @kind was named by --external at this dump. */
+/*
+ * external.c (crf dump --external KIND[INODE]:KEY, crf restore --inherit-fd
+ * fd[N]:KEY): the handler "external" (ns_external_match, _dump, _restore);
+ * dump-prepare reads the list (ns_external_load), dump-finish checks each
+ * was met; ns_external_id/_key: namespace @id of @kind is one (its key, or
+ * NULL).  Restore-prepare: ns_external_need() each external claim, then
+ * ns_external_check() that each has its fd, of its kind, and no fd is extra.
+ */
+int ns_external_load(struct crf_ctx *ctx);
+bool ns_external_match(const struct crf_object *obj);
+int ns_external_dump(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_external_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_external_dump_finish(void);
 bool ns_external_id(const char *kind, uint64_t id);
+const char *ns_external_key(const char *kind, uint64_t id);
+int ns_external_need(const char *kind, uint64_t id, const char *key);
+int ns_external_check(struct crf_ctx *ctx);
 /* time.c: time namespace @id (of the dump) joined, by @fd (kept). */
 int ns_time_joined(uint64_t id, int fd);
 

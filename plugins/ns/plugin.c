@@ -30,6 +30,7 @@ CRF_PLUGIN(
 		       "claim (net, cgroup); PID namespaces are the core's",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = ns_probe,
+		[CRF_STAGE_DUMP_PREPARE] = ns_external_load,
 		[CRF_STAGE_DUMP_TASK_DATA] = ns_dump_task_data,
 		[CRF_STAGE_DUMP_FINISH] = ns_dump_finish,
 		[CRF_STAGE_DUMP_CLEANUP] = ns_dump_cleanup,
@@ -39,6 +40,9 @@ CRF_PLUGIN(
 		[CRF_STAGE_RESTORE_CLEANUP] = ns_restore_cleanup,
 	),
 	.kinds = CRF_KINDS(
+		/* First: by @match, a namespace named by --external (external.c). */
+		{.cls = CRF_OBJ_NS, .name = "external", .match = ns_external_match,
+		 .dump = ns_external_dump, .restore = ns_external_restore},
 		{.cls = CRF_OBJ_NS, .name = "user", .dump = ns_userns_dump,
 		 .restore = ns_userns_restore},
 		{.cls = CRF_OBJ_NS, .name = "pid_for_children", .dump = ns_pidfc_dump,
@@ -51,7 +55,7 @@ CRF_PLUGIN(
 		{ .cls = CRF_OBJ_NS, .name = "time_for_children", .dump = ns_time_dump,
 		  .restore = ns_timefc_restore }),
 	/* crf dump/restore --external mnt[A]:B ("A:B" words), crf restore --root DIR. */
-	.config_keys = CRF_STRINGS("external-mnt", "root"),
+	.config_keys = CRF_STRINGS("external-mnt", "root", "external-ns", "inherit-fd"),
 	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__user_ns__descriptor,
 			       &crf__ns__pid_for_children__descriptor, &crf__ns__mnt_entry__descriptor,
 			       &crf__ns__mnt_node__descriptor, &crf__ns__uts_ns__descriptor,

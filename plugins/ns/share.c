@@ -55,8 +55,12 @@ static const struct {
 	const char *kind;
 	int nstype;
 } joinable[] = {
-	{"mnt", CLONE_NEWNS},	  {"net", CLONE_NEWNET},	 {"uts", CLONE_NEWUTS},
-	{"ipc", CLONE_NEWIPC},	  {"cgroup", CLONE_NEWCGROUP}, {"time", CLONE_NEWTIME},
+	{"mnt", CLONE_NEWNS},
+	{"net", CLONE_NEWNET},
+	{"uts", CLONE_NEWUTS},
+	{"ipc", CLONE_NEWIPC},
+	{"cgroup", CLONE_NEWCGROUP},
+	{"time", CLONE_NEWTIME},
 	{"time_for_children", CLONE_NEWTIME},
 };
 
@@ -107,7 +111,7 @@ static struct {
 		uint64_t id;
 		pid_t pid;
 		bool tfc_only; /* its time_for_children, not its time */
-	} *roots;
+	} * roots;
 	size_t n_roots;
 } dump;
 
@@ -311,10 +315,11 @@ static int wait_made(pid_t pid, const struct entry *e, const char *kind, const c
 	snprintf(path, sizeof(path), "%d", (int)e->pid);
 	while ((state = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE)) == MAKING) {
 		if (faccessat(proc_fd, path, F_OK, 0) < 0 || now_ms() > deadline)
-			return crf_error_errno(ETIMEDOUT,
-					       "pid %d: %s namespace %s: pid %d, which restores it, "
-					       "is gone or did not in %d s",
-					       (int)pid, kind, desc, (int)e->pid, WAIT_MS / 1000);
+			return crf_error_errno(
+				ETIMEDOUT,
+				"pid %d: %s namespace %s: pid %d, which restores it, "
+				"is gone or did not in %d s",
+				(int)pid, kind, desc, (int)e->pid, WAIT_MS / 1000);
 		nanosleep(&step, NULL);
 	}
 	if (state != MADE)
@@ -323,8 +328,10 @@ static int wait_made(pid_t pid, const struct entry *e, const char *kind, const c
 	snprintf(path, sizeof(path), "%d/fd/%d", (int)e->pid, e->fd);
 	state = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
 	if (state < 0)
-		return crf_error_errno(errno, "pid %d: %s namespace %s: /proc/%s of pid %d, which "
-				       "restored it", (int)pid, kind, desc, path, (int)e->pid);
+		return crf_error_errno(errno,
+				       "pid %d: %s namespace %s: /proc/%s of pid %d, which "
+				       "restored it",
+				       (int)pid, kind, desc, path, (int)e->pid);
 	return state;
 }
 
@@ -382,8 +389,10 @@ int ns_share_enter(pid_t pid, const char *kind, uint64_t id, const char *desc)
 				    "makes it this process's time_for_children alone",
 				    (int)pid, desc, (int)e->pid);
 	else if (setns(fd, join_type(kind)) < 0)
-		r = crf_error_errno(errno, "pid %d: %s namespace %s: cannot join the one pid %d "
-				    "restored", (int)pid, kind, desc, (int)e->pid);
+		r = crf_error_errno(errno,
+				    "pid %d: %s namespace %s: cannot join the one pid %d "
+				    "restored",
+				    (int)pid, kind, desc, (int)e->pid);
 	else if (!strcmp(kind, "time"))
 		r = ns_time_joined(id, fd);
 	if (r < 0 || strcmp(kind, "time"))

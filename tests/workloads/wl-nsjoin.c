@@ -15,9 +15,15 @@
  * other (same /proc/PID/ns link), not the workload's, and that what the
  * maker put there is there; the workload checks it is still in its own.
  *
+ * external PATH (net): the maker joins the namespace of PATH (made by
+ * `ip netns add`, outside the tree) instead of making one; after restore
+ * both children must be in that very namespace (its inode), which the e2e
+ * test (nsext.sh) gives crf restore with --inherit-fd.
+ *
  * outside: the joiner is an orphan of a double fork (the harness's child,
  * outside the tree): the dump is refused naming it (a restore would leave
  * it in the old namespace); after the refusal the same checks hold.
+ * outside-fd: the orphan only holds an fd of the namespace: refused too.
  */
 #include "wl.h"
 
@@ -50,7 +56,8 @@
 
 static const char *kind;
 static char mnt_dir[512];
-static int result[2]; /* each child writes a byte once its checks passed */
+static int result[2];	     /* each child writes a byte once its checks passed */
+static const char *ext_path; /* external PATH */
 
 static void link_of(pid_t pid, const char *k, char *out, size_t len)
 {
@@ -180,8 +187,8 @@ static void check_inside(const char *who)
 		WL_CHECK(q >= 0, "%s: no message queue of key %#x: %s", who, MSG_KEY,
 			 strerror(errno));
 		WL_CHECK(msgrcv(q, &m, sizeof(m.text), 0, IPC_NOWAIT | MSG_COPY) ==
-				 sizeof(MSG_TEXT) &&
-			 !strcmp(m.text, MSG_TEXT),
+					 sizeof(MSG_TEXT) &&
+				 !strcmp(m.text, MSG_TEXT),
 			 "%s: the message is not there: %s", who, strerror(errno));
 	}
 	if (!strcmp(kind, "net"))
@@ -228,8 +235,16 @@ static _Noreturn void child_wait_check(const char *who, int peer_pipe)
 	wait_verify();
 	link_of(getpid(), kind, mine, sizeof(mine));
 	link_of(other, kind, its, sizeof(its));
-	WL_CHECK(!strcmp(mine, its), "%s is in %s, the other (pid %d) in %s", who, mine,
-		 (int)other, its);
+	WL_CHECK(!strcmp(mine, its), "%s is in %s, the other (pid %d) in %s", who, mine, (int)other,
+		 its);
+	if (ext_path) {
+		struct stat st;
+
+		if (stat(ext_path, &st) < 0)
+			wl_fail("stat %s: %m", ext_path);
+		snprintf(its, sizeof(its), "%s:[%lu]", kind, (unsigned long)st.st_ino);
+		WL_CHECK(!strcmp(mine, its), "%s is in %s, not %s's %s", who, mine, ext_path, its);
+	}
 	check_inside(who);
 	/* Alive until the workload has both answers: the other reads this one's link. */
 	if (write(result[1], "k", 1) != 1)
@@ -250,8 +265,15 @@ static pid_t maker(int ready, int *peer)
 		wl_fail("fork: %m");
 	if (pid == 0) {
 		close(p[1]);
-		if (unshare(nstype()) < 0)
+		if (ext_path) {
+			int fd = open(ext_path, O_RDONLY | O_CLOEXEC);
+
+			if (fd < 0 || setns(fd, nstype()) < 0)
+				wl_fail("join %s: %m", ext_path);
+			close(fd);
+		} else if (unshare(nstype()) < 0) {
 			wl_fail("unshare %s: %m", kind);
+		}
 		fill();
 		if (write(ready, "r", 1) != 1)
 			_exit(1);
@@ -304,8 +326,8 @@ static pid_t joiner(pid_t of, int *peer)
 	return pid;
 }
 
-/* An orphan (the harness's child by now) in @of's namespace; its PID. */
-static pid_t outsider(pid_t of)
+/* An orphan (the harness's child by now) in @of's namespace (@fd_only: with an fd of it). */
+static pid_t outsider(pid_t of, bool fd_only)
 {
 	int p[2];
 	pid_t mid, got = 0;
@@ -319,8 +341,14 @@ static pid_t outsider(pid_t of)
 		pid_t g = fork();
 
 		if (g == 0) {
+			char path[64];
+
 			close(p[0]);
-			join(of);
+			snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)of, kind);
+			if (!fd_only)
+				join(of);
+			else if (open(path, O_RDONLY) < 0)
+				wl_fail("open %s: %m", path);
 			g = getpid();
 			if (write(p[1], &g, sizeof(g)) != sizeof(g))
 				_exit(1);
@@ -346,15 +374,19 @@ static void reap(pid_t pid)
 
 int main(int argc, char **argv)
 {
-	bool outside = argc > 2 && !strcmp(argv[2], "outside");
+	bool fd_only = argc == 3 && !strcmp(argv[2], "outside-fd");
+	bool outside = argc == 3 && (!strcmp(argv[2], "outside") || fd_only);
 	char start[96], now[96], a[96], b[96];
 	int ready[2], pm, pj = -1;
 	pid_t m, j = 0, o = 0;
 	char c;
 
 	wl_init("nsjoin");
-	if (argc < 2 || argc > 3 || (argc == 3 && !outside))
-		wl_fail("usage: wl-nsjoin uts|ipc|net|time|mnt [outside]");
+	if (argc == 4 && !strcmp(argv[2], "external"))
+		ext_path = argv[3];
+	else if (argc < 2 || argc > 3 || (argc == 3 && !outside))
+		wl_fail("usage: wl-nsjoin uts|ipc|net|time|mnt [outside | outside-fd | external "
+			"PATH]");
 	kind = argv[1];
 	nstype();
 	snprintf(mnt_dir, sizeof(mnt_dir), "%s/nsjoin-mnt", wl_tmpdir());
@@ -369,16 +401,16 @@ int main(int argc, char **argv)
 		wl_fail("the maker failed");
 	close(ready[0]);
 	if (outside)
-		o = outsider(m);
+		o = outsider(m, fd_only);
 	else
 		j = joiner(m, &pj);
 	link_of(m, kind, a, sizeof(a));
-	link_of(outside ? o : j, kind, b, sizeof(b));
+	link_of(fd_only ? m : outside ? o : j, kind, b, sizeof(b));
 	WL_CHECK(!strcmp(a, b) && strcmp(a, start), "set up: %s, %s, the workload's %s", a, b,
 		 start);
 	if (outside) {
 		pj = pm;
-		j = o;
+		j = fd_only ? m : o;
 	} else if (write(pj, &m, sizeof(m)) != sizeof(m)) {
 		wl_fail("write: %m");
 	}
