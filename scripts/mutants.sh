@@ -434,6 +434,14 @@ mutant ns-external-nofd plugins/ns/external.c 'e2e-nsext-net' \
 	'		if (!ext[i].met)
 			r = crf_error_errno(ENOENT,' '		if (0)
 			r = crf_error_errno(ENOENT,'
+mutant userns-nested-elsewhere plugins/ns/userns.c 'e2e-userns-elsewhere-refused' \
+	'a nested user namespace whose first process'"'"'s parent is not in its parent is not refused at dump' \
+	'	if (!parent)
+		return 0;' '	if (1)
+		return 0;'
+mutant userns-rlimit plugins/ns/userns.c 'e2e-userns-rlimit-refused' \
+	'a task in a user namespace with a hard rlimit above crf'"'"'s is not refused at dump' \
+	'	groups = check_rlimits(pid, ni);' '	groups = 0;'
 mutant pidfc-init plugins/ns/userns-pid.c 'e2e-pidns-nested-unshare-kill' \
 	'a process'"'"'s pid_for_children (its child'"'"'s namespace) is not joined again' \
 	'	if (fc.init && !after_user)' '	if (0)'

@@ -108,6 +108,8 @@ int ns_in_child(int nsfd, int nstype, int (*fn)(int out, void *arg), void *arg, 
 bool ns_share_joinable(const char *kind);
 int ns_share_seen(pid_t pid);
 bool ns_share_in_tree(pid_t pid);
+/* The parent of @pid (/proc/PID/status PPid), or -errno. */
+pid_t ns_share_ppid(pid_t pid);
 int ns_share_dump(pid_t pid, const char *kind, uint64_t id, const char *link);
 int ns_share_setup(void);
 void ns_share_cleanup(void);

@@ -115,7 +115,7 @@ static struct {
 	size_t n_roots;
 } dump;
 
-static pid_t ppid_of(pid_t pid)
+pid_t ns_share_ppid(pid_t pid)
 {
 	char path[64], buf[4096], *p;
 	ssize_t n;
@@ -163,7 +163,7 @@ bool ns_share_in_tree(pid_t pid)
 int ns_share_dump(pid_t pid, const char *kind, uint64_t id, const char *link)
 {
 	const char *base = base_kind(kind);
-	pid_t ppid = ppid_of(pid);
+	pid_t ppid = ns_share_ppid(pid);
 	uint64_t its = 0, time_id = 0;
 	struct root *v;
 	bool tfc_only;
