@@ -431,9 +431,7 @@ mutant ns-external-join plugins/ns/external.c 'e2e-nsext-net' \
 	'	if (setns(e->fd, nstype_of(ni->kind)) < 0)' '	if (0)'
 mutant ns-external-nofd plugins/ns/external.c 'e2e-nsext-net' \
 	'a restore of an external namespace without its --inherit-fd is not refused before the fork' \
-	'		if (!ext[i].met)
-			r = crf_error_errno(ENOENT,' '		if (0)
-			r = crf_error_errno(ENOENT,'
+	'	for (size_t i = 0; r >= 0 && i < n_ext; i++)' '	for (size_t i = 0; r >= 0 && i < 0; i++)'
 mutant userns-nested-elsewhere plugins/ns/userns.c 'e2e-userns-elsewhere-refused' \
 	'a nested user namespace whose first process'"'"'s parent is not in its parent is not refused at dump' \
 	'	if (!parent)
