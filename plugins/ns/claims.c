@@ -26,7 +26,9 @@
  * Two processes of the tree in one claimed namespace that neither inherits
  * from the other (one joined it with setns()): the first restored makes it,
  * the others join it (share.c); refused at dump for the kinds that cannot
- * be joined (user, a time_for_children alone).
+ * be joined (user, a time_for_children alone).  One that a task, an fd or a
+ * mount outside the tree holds too is refused at dump-finish (outside.c),
+ * unless named by --external (external.c: not saved, joined at restore).
  *
  * User namespaces (userns*.c): a process joins its restored one only just
  * before its restorer, so it is never in it here; the namespaces of other

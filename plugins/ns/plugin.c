@@ -23,7 +23,10 @@ CRF_PLUGIN(
 	 * which plugin claimed it and has that plugin's handler restore it
 	 * (claims.c).  Its own handlers: user (userns.c, userns-restore.c),
 	 * pid_for_children (userns-pid.c), mnt (mnt*.c), uts (uts.c), ipc
-	 * (ipc*.c), time and time_for_children (time.c).
+	 * (ipc*.c), time and time_for_children (time.c), external (external.c:
+	 * --external KIND[INODE]:KEY).  One namespace that several processes
+	 * joined with setns is restored once and joined (share.c); one held
+	 * outside the tree is refused (outside.c).
 	 */
 	.description = "namespaces: probes; user, mount, UTS, time and IPC namespaces and "
 		       "pid_for_children (its own handlers); the namespaces other plugins' handlers "
