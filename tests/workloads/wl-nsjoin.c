@@ -343,7 +343,10 @@ static pid_t outsider(pid_t of, bool fd_only)
 		if (g == 0) {
 			char path[64];
 
-			close(p[0]);
+			/* Nothing of the tree's but the namespace: its pipes are the tree's. */
+			for (int fd = 3; fd < 1024; fd++)
+				if (fd != p[1])
+					close(fd);
 			snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)of, kind);
 			if (!fd_only)
 				join(of);
