@@ -395,15 +395,51 @@ mutant userns-owned-outside plugins/ns/userns-restore.c 'e2e-userns-uts-kill' \
 mutant userns-threads plugins/ns/userns.c 'e2e-userns-threads-refused' \
 	'a task with threads in a user namespace is not refused' \
 	'	if (threads > 1)' '	if (threads > 2)'
-mutant userns-siblings plugins/ns/userns.c 'e2e-userns-siblings-refused' \
+mutant userns-siblings plugins/ns/share.c 'e2e-userns-siblings-refused' \
 	'two processes in one user namespace, neither'"'"'s parent in it, are not refused (the restore makes two)' \
-	'		if (first[i].id == ni->id && first[i].pid != pid)' '		if (0)'
-mutant uts-siblings plugins/ns/uts.c 'e2e-uts-siblings-refused' \
-	'two processes in one UTS namespace, neither'"'"'s parent in it, are not refused (the restore makes two)' \
-	'	r = ns_check_first(obj->pid, ni);' '	r = 0;'
-mutant ipc-siblings plugins/ns/ipc.c 'e2e-ipc-siblings-refused' \
-	'two processes in one IPC namespace, neither'"'"'s parent in it, are not refused (the restore makes two)' \
-	'	r = ns_check_first(obj->pid, ni);' '	r = 0;'
+	'		if (!ns_share_joinable(kind) || o->tfc_only || tfc_only)' '		if (0)'
+mutant share-join plugins/ns/share.c 'e2e-nsjoin-uts-kill e2e-uts-siblings-kill e2e-ipc-siblings-kill' \
+	'a process that joined a namespace with setns gets one of its own at the restore' \
+	'	if (e->pid == pid)
+		return 1;' '	if (1)
+		return 1;'
+mutant share-time-join plugins/ns/time.c 'e2e-nsjoin-time-kill' \
+	'a process that joined a time namespace is not known to be in it: the handler makes another' \
+	'	made[n_made].id = id;
+	made[n_made++].fd = fd;
+	return 0;
+}' '	(void)id;
+	(void)fd;
+	return 0;
+}'
+mutant share-restore-check plugins/ns/share.c 'e2e-nsjoin-mnt-kill' \
+	'the maker'"'"'s published namespace is not the one it restored (its crf one instead)' \
+	'		snprintf(path, sizeof(path), "/proc/self/ns/%s", kind);
+		fd = open(path, O_RDONLY | O_CLOEXEC);' '		snprintf(path, sizeof(path), "/proc/1/ns/%s", kind);
+		fd = open(path, O_RDONLY | O_CLOEXEC);'
+mutant ns-outside plugins/ns/outside.c 'e2e-nsjoin-uts-outside-refused e2e-nsjoin-net-outside-refused' \
+	'a namespace of the tree that a process outside it is in too is not refused' \
+	'		if (!root || ns_external_id(kind, id))' '		if (1)'
+mutant ns-outside-mount plugins/ns/outside.c 'e2e-nsext-net' \
+	'a namespace of the tree held by a mount outside it (ip netns add) is not refused' \
+	'		owner = claimed(root, &kind);' '		owner = 0;'
+mutant ns-outside-fd plugins/ns/outside.c 'e2e-nsjoin-ipc-outside-fd-refused' \
+	'a namespace of the tree an outside process holds an fd of is not refused' \
+	'		root = claimed(link, &kind);' '		root = 0;'
+mutant ns-external-join plugins/ns/external.c 'e2e-nsext-net' \
+	'a process of an external namespace does not join the one crf restore --inherit-fd gives' \
+	'	if (setns(e->fd, nstype_of(ni->kind)) < 0)' '	if (0)'
+mutant ns-external-nofd plugins/ns/external.c 'e2e-nsext-net' \
+	'a restore of an external namespace without its --inherit-fd is not refused before the fork' \
+	'	for (size_t i = 0; r >= 0 && i < n_ext; i++)' '	for (size_t i = 0; r >= 0 && i < 0; i++)'
+mutant userns-nested-elsewhere plugins/ns/userns.c 'e2e-userns-elsewhere-refused' \
+	'a nested user namespace whose first process'"'"'s parent is not in its parent is not refused at dump' \
+	'	if (!parent)
+		return 0;' '	if (1)
+		return 0;'
+mutant userns-rlimit plugins/ns/userns.c 'e2e-userns-rlimit-refused' \
+	'a task in a user namespace with a hard rlimit above crf'"'"'s is not refused at dump' \
+	'	groups = check_rlimits(pid, ni);' '	groups = 0;'
 mutant pidfc-init plugins/ns/userns-pid.c 'e2e-pidns-nested-unshare-kill' \
 	'a process'"'"'s pid_for_children (its child'"'"'s namespace) is not joined again' \
 	'	if (fc.init && !after_user)' '	if (0)'

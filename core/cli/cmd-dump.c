@@ -45,6 +45,9 @@ static const char help[] =
 	"      --external mnt[MP]:KEY  the mount at MP (a place in the task's mount\n"
 	"                         namespace) is external: not saved, bound again at\n"
 	"                         the restore from crf restore --external mnt[KEY]:PATH\n"
+	"      --external net[INODE]:KEY  the namespace net:[INODE] (also uts, ipc,\n"
+	"                         cgroup) is external: not saved, the restored\n"
+	"                         processes join crf restore --inherit-fd fd[N]:KEY's\n"
 	"      --external RES     the pipe or FIFO RES (pipe:[INODE], fifo:[INODE]), which\n"
 	"                         a process outside the tree holds too, is saved as\n"
 	"                         external: crf restore --inherit-fd fd[N]:RES will\n"
@@ -112,13 +115,18 @@ static int handle(void *data, int c, const char *arg)
 	case OPT_INHERIT_STDIO:
 		a->o->inherit_stdio = true;
 		return 0;
-	case OPT_EXTERNAL:
+	case OPT_EXTERNAL: {
+		int ns = strncmp(arg, "mnt[", 4) ? opts_external_ns(a->o, arg) : 0;
+
 		if (!strncmp(arg, "mnt[", 4))
 			return opts_external_mnt(a->o, arg);
+		if (ns)
+			return ns < 0 ? ns : 0;
 		if (strncmp(arg, "pipe:[", 6) && strncmp(arg, "fifo:[", 6))
 			return crf_usage_error(
 				a->o, "--external %s: not pipe:[INODE] or fifo:[INODE]", arg);
 		return strv_push(&a->o->external, arg) < 0 ? -ENOMEM : 0;
+	}
 	case OPT_TCP_ESTABLISHED:
 		a->o->tcp_established = true;
 		return 0;

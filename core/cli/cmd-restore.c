@@ -42,7 +42,8 @@ static const char help[] =
 	"                         its shell did)\n"
 	"      --inherit-fd fd[N]:RES  a dump with RES saved as external (crf dump\n"
 	"                         --external): crf restore's fd N takes its place\n"
-	"                         (repeatable)\n"
+	"                         (repeatable); when fd N is a namespace, the\n"
+	"                         processes that were in external namespace RES join it\n"
 	"      --inherit-stdio    a dump made with --inherit-stdio: its processes' fds\n"
 	"                         0-2 are crf restore's own\n"
 	"      --external mnt[KEY]:PATH  a dump with a mount saved as external KEY (crf\n"
@@ -81,6 +82,10 @@ static int inherit_fd(struct crf_opts *o, const char *arg)
 		return crf_usage_error(o, "--inherit-fd %s: not fd[N]:RESOURCE", arg);
 	if (fcntl(fd, F_GETFD) < 0)
 		return crf_usage_error(o, "--inherit-fd %s: crf restore has no fd %d", arg, fd);
+	/* A namespace is the ns plugin's (crf dump --external net[INODE]:KEY). */
+	n = opts_inherit_ns(o, arg, fd);
+	if (n)
+		return n < 0 ? n : 0;
 	return strv_push(&o->inherit_fd, arg) < 0 ? -ENOMEM : 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -243,7 +244,51 @@ static int set_files_keys(const struct crf_opts *o, struct crf_config *conf)
 	}
 	if (r >= 0 && o->root)
 		r = config_set(conf, "ns", "root", o->root, "--root");
+	/* External namespaces too. */
+	if (r >= 0 && o->external_ns.n) {
+		_cleanup_free_ char *v = strv_join(&o->external_ns, " ");
+
+		r = v ? config_set(conf, "ns", "external-ns", v, "--external KIND[INODE]:KEY")
+		      : crf_error_errno(ENOMEM, "--external");
+	}
+	if (r >= 0 && o->inherit_ns.n) {
+		_cleanup_free_ char *v = strv_join(&o->inherit_ns, " ");
+
+		r = v ? config_set(conf, "ns", "inherit-fd", v, "--inherit-fd")
+		      : crf_error_errno(ENOMEM, "--inherit-fd");
+	}
 	return r;
+}
+
+int opts_external_ns(struct crf_opts *o, const char *arg)
+{
+	static const char *const kinds[] = {"net", "uts", "ipc", "cgroup"};
+	unsigned long long ino = 0;
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		size_t len = strlen(kinds[i]);
+		_cleanup_free_ char *w = NULL;
+
+		if (strncmp(arg, kinds[i], len) || arg[len] != '[')
+			continue;
+		if (sscanf(arg + len, "[%llu]:%n", &ino, &n) != 1 || !n || !ino || !arg[len + n] ||
+		    strpbrk(arg, " \t\n"))
+			return crf_usage_error(o, "--external %s: not %s[INODE]:KEY (no spaces)",
+					       arg, kinds[i]);
+		if (asprintf(&w, "%s:%llu:%s", kinds[i], ino, arg + len + n) < 0)
+			return -ENOMEM;
+		return strv_push(&o->external_ns, w) < 0 ? -ENOMEM : 1;
+	}
+	return 0;
+}
+
+int opts_inherit_ns(struct crf_opts *o, const char *arg, int fd)
+{
+	/* NS_GET_NSTYPE: only a namespace file answers it. */
+	if (ioctl(fd, _IO(0xb7, 0x3)) < 0)
+		return 0;
+	return strv_push(&o->inherit_ns, arg) < 0 ? -ENOMEM : 1;
 }
 
 /*
@@ -308,6 +353,8 @@ void opts_free(struct crf_opts *o)
 	strv_free(&o->sel.image);
 	strv_free(&o->external);
 	strv_free(&o->external_mnt);
+	strv_free(&o->external_ns);
+	strv_free(&o->inherit_ns);
 	strv_free(&o->inherit_fd);
 	strv_free(&o->cgroup_root);
 	crf__log_close();

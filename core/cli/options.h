@@ -52,6 +52,13 @@ struct crf_opts {
 	 */
 	struct strv external_mnt;
 	const char *root;
+	/*
+	 * External namespaces, the ns plugin's keys: dump --external
+	 * KIND[INODE]:KEY (external-ns = the words "KIND:INODE:KEY"), restore
+	 * --inherit-fd fd[N]:KEY whose fd N is a namespace (inherit-fd = the words).
+	 */
+	struct strv external_ns;
+	struct strv inherit_ns;
 };
 
 enum {
@@ -109,6 +116,10 @@ void opts_free(struct crf_opts *o);
 
 /* dump and restore --external mnt[A]:B: the word "A:B" added to o->external_mnt. */
 int opts_external_mnt(struct crf_opts *o, const char *arg);
+/* dump --external KIND[INODE]:KEY of a namespace kind: 1 taken, 0 not such a word, <0. */
+int opts_external_ns(struct crf_opts *o, const char *arg);
+/* restore --inherit-fd fd[N]:KEY: 1 when fd N is a namespace (taken), 0 when not. */
+int opts_inherit_ns(struct crf_opts *o, const char *arg, int fd);
 
 /* Report a usage error for the command and return CRF_EXIT_USAGE. */
 int crf_usage_error(const struct crf_opts *o, const char *fmt, ...)

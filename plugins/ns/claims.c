@@ -23,9 +23,12 @@
  * was itself in crf's own at the dump goes back to crf's (setns on an fd of
  * crf's own namespace, opened in restore-prepare).
  *
- * Not restored exactly: two processes of the tree in one claimed namespace
- * that neither inherits from the other (one joined it with setns()) come
- * back in two namespaces.
+ * Two processes of the tree in one claimed namespace that neither inherits
+ * from the other (one joined it with setns()): the first restored makes it,
+ * the others join it (share.c); refused at dump for the kinds that cannot
+ * be joined (user, a time_for_children alone).  One that a task, an fd or a
+ * mount outside the tree holds too is refused at dump-finish (outside.c),
+ * unless named by --external (external.c: not saved, joined at restore).
  *
  * User namespaces (userns*.c): a process joins its restored one only just
  * before its restorer, so it is never in it here; the namespaces of other
@@ -147,6 +150,8 @@ static int write_claim(struct crf_ctx *ctx, pid_t pid, struct crf_img **img, con
 		return r;
 	c.has_owned_by_user = r > 0;
 	c.owned_by_user = r > 0;
+	if (!strcmp(o->plugin, "ns") && !strcmp(o->kind->name, "external"))
+		c.external_key = (char *)ns_external_key(kind, c.id);
 	return crf_img_write(*img, &c.base);
 }
 
@@ -192,6 +197,8 @@ int ns_dump_task_data(struct crf_ctx *ctx)
 	char link[96];
 	int r = ns_userns_owners(ctx, pid), c;
 
+	if (r >= 0)
+		r = ns_share_seen(pid);
 	for (size_t i = 0; r >= 0 && i < N_KINDS; i++) {
 		r = ns_link(pid, pid, ns_kinds[i], link, sizeof(link));
 		if (r >= 0)
@@ -199,7 +206,10 @@ int ns_dump_task_data(struct crf_ctx *ctx)
 		if (r < 0 || !*link)
 			continue;
 		r = owner(ctx, pid, pid, ns_kinds[i], link, &o);
-		if (r > 0)
+		if (r <= 0)
+			continue;
+		r = ns_share_dump(pid, ns_kinds[i], link_inode(link), link);
+		if (r >= 0)
 			r = write_claim(ctx, pid, &img, ns_kinds[i], link, &o);
 	}
 	if (!img)
@@ -285,6 +295,12 @@ static int check_claim(struct crf_ctx *ctx, pid_t pid, const Crf__Ns__NsClaim *c
 	char desc[192];
 
 	claim_object(c, pid, false, &ni, desc, sizeof(desc), &obj);
+	if (c->external_key) {
+		int r = ns_external_need(c->kind, c->id, c->external_key);
+
+		if (r < 0)
+			return r;
+	}
 	return crf_kind_check(ctx, &obj, c->claim_plugin);
 }
 
@@ -335,18 +351,22 @@ int ns_restore_prepare(struct crf_ctx *ctx)
 
 	if (r >= 0)
 		r = crf_imgdir_each_task(crf_ctx_images(ctx), "ns", check_task, ctx);
+	if (r >= 0)
+		r = ns_external_check(ctx);
 	if (r < 0)
 		return r;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return crf_error_errno(ENOMEM, "namespace state");
 	crf_ctx_set_priv(ctx, s);
-	return open_own(s);
+	r = open_own(s);
+	return r < 0 ? r : ns_share_setup();
 }
 
 struct premap {
 	struct ns_state *s;
 	bool claimed[N_KINDS]; /* the process has a claim of this kind */
+	bool maker[N_KINDS];   /* it restores the namespace for others to join (share.c) */
 	/* owned by its restored user namespace: made in a child inside it (userns.c) */
 	bool inside, owned[N_KINDS];
 };
@@ -361,6 +381,14 @@ static int restore_claim(struct crf_ctx *ctx, pid_t pid, const Crf__Ns__NsClaim 
 	char desc[192];
 	int r;
 
+	/* Made by another process already: joined (share.c), else this one makes it. */
+	if (!inherited && !p->inside) {
+		r = ns_share_enter(pid, c->kind, c->id, c->link);
+		if (r < 0)
+			return r;
+		p->maker[k] = r > 0;
+		inherited = r == 0;
+	}
 	/* The first pass leaves them for the child; the child makes only them. */
 	if (c->owned_by_user && !inherited && !p->inside) {
 		p->owned[k] = true;
@@ -374,6 +402,10 @@ static int restore_claim(struct crf_ctx *ctx, pid_t pid, const Crf__Ns__NsClaim 
 		return r;
 	p->claimed[k] = true;
 	p->s->now[k] = c->id;
+	if (p->maker[k] && !p->inside) {
+		p->maker[k] = false;
+		return ns_share_made(pid, c->kind, c->id, -1);
+	}
 	return 0;
 }
 
@@ -393,9 +425,23 @@ static int note_owned(struct crf_ctx *ctx, pid_t pid, const Crf__Ns__NsClaim *c,
 	size_t k = kind_index(c->kind);
 
 	(void)ctx;
-	(void)pid;
-	if (p->owned[k])
-		p->s->now[k] = c->id;
+	if (!p->owned[k])
+		return 0;
+	p->s->now[k] = c->id;
+	if (!p->maker[k])
+		return 0;
+	p->maker[k] = false;
+	return ns_share_made(pid, c->kind, c->id, -1);
+}
+
+/* Restore-premap failed: those this process was to make for others will not be. */
+static int fail_made(struct crf_ctx *ctx, pid_t pid, const Crf__Ns__NsClaim *c, void *arg)
+{
+	struct premap *p = arg;
+
+	(void)ctx;
+	if (p->maker[kind_index(c->kind)])
+		ns_share_failed(pid, c->kind, c->id);
 	return 0;
 }
 
@@ -414,6 +460,8 @@ int ns_restore_premap(struct crf_ctx *ctx)
 		p.claimed[k] |= p.owned[k];
 	if (r >= 0)
 		r = each_claim(ctx, pid, note_owned, &p);
+	if (r < 0)
+		each_claim(ctx, pid, fail_made, &p);
 	/* In crf's own at the dump, but forked into a parent's claimed one. */
 	for (size_t k = 0; r >= 0 && k < N_KINDS; k++) {
 		if (p.claimed[k] || !p.s->now[k])
@@ -439,5 +487,6 @@ int ns_restore_premap(struct crf_ctx *ctx)
 int ns_restore_cleanup(struct crf_ctx *ctx)
 {
 	free_state(ctx);
+	ns_share_cleanup();
 	return 0;
 }

@@ -85,8 +85,8 @@ int ns_mqfd_restore(struct crf_ctx *ctx, const struct crf_object *obj);
 /* The fd of namespace @kind of the thread of CRF_OBJ_NS object @obj, or -errno (logged). */
 int ns_open_of(const struct crf_object *obj, const char *kind);
 /*
- * userns.c: 0, or -ENOTSUP (logged) when another process of this dump is in
- * namespace @ni and neither's parent process is (the restore would make two).
+ * userns.c: 0.  Two processes of one namespace, neither inheriting it, are
+ * share.c's now (joined at the restore, or refused at dump-task-data).
  */
 int ns_check_first(pid_t pid, const struct crf_ns_info *ni);
 /* 0 when namespace @nsfd (of @obj) is owned by crf's user namespace, else -errno (logged). */
@@ -98,5 +98,56 @@ int ns_check_owner(const struct crf_object *obj, int nsfd);
  */
 int ns_in_child(int nsfd, int nstype, int (*fn)(int out, void *arg), void *arg, void *buf,
 		size_t len);
+
+/*
+ * share.c: a claimed namespace that processes of the tree joined with setns().
+ * Dump: ns_share_seen() each process (tree order), ns_share_dump() each of its
+ * claims: 0, or -ENOTSUP (logged) for a second process in a namespace of a kind
+ * crf cannot join, neither inheriting it.  Restore: ns_share_setup() in
+ * restore-prepare; ns_share_enter() for a claim the process did not inherit:
+ * 1 it makes it (then ns_share_made(), @fd -1: its /proc/self/ns link, or
+ * ns_share_failed()), 0 it joined the one another process made, <0 (logged).
+ */
+bool ns_share_joinable(const char *kind);
+int ns_share_seen(pid_t pid);
+bool ns_share_in_tree(pid_t pid);
+/* The parent of @pid (/proc/PID/status PPid), or -errno. */
+pid_t ns_share_ppid(pid_t pid);
+int ns_share_dump(pid_t pid, const char *kind, uint64_t id, const char *link);
+int ns_share_setup(void);
+void ns_share_cleanup(void);
+int ns_share_enter(pid_t pid, const char *kind, uint64_t id, const char *desc);
+int ns_share_made(pid_t pid, const char *kind, uint64_t id, int fd);
+void ns_share_failed(pid_t pid, const char *kind, uint64_t id);
+/* The first process of the tree in namespace @id of @kind (NULL: any kind has one), or 0. */
+bool ns_share_has_kind(const char *kind);
+pid_t ns_share_root(const char *kind, uint64_t id);
+/*
+ * outside.c, dump-finish: a claimed namespace a task outside the tree is in
+ * too, and not external, refused by name.
+ */
+int ns_dump_finish(struct crf_ctx *ctx);
+/* Dump-cleanup: share.c's dump state freed. */
+int ns_dump_cleanup(struct crf_ctx *ctx);
+void ns_share_dump_cleanup(void);
+/*
+ * external.c (crf dump --external KIND[INODE]:KEY, crf restore --inherit-fd
+ * fd[N]:KEY): the handler "external" (ns_external_match, _dump, _restore);
+ * dump-prepare reads the list (ns_external_load), dump-finish checks each
+ * was met; ns_external_id/_key: namespace @id of @kind is one (its key, or
+ * NULL).  Restore-prepare: ns_external_need() each external claim, then
+ * ns_external_check() that each has its fd, of its kind, and no fd is extra.
+ */
+int ns_external_load(struct crf_ctx *ctx);
+bool ns_external_match(const struct crf_object *obj);
+int ns_external_dump(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_external_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_external_dump_finish(void);
+bool ns_external_id(const char *kind, uint64_t id);
+const char *ns_external_key(const char *kind, uint64_t id);
+int ns_external_need(const char *kind, uint64_t id, const char *key);
+int ns_external_check(struct crf_ctx *ctx);
+/* time.c: time namespace @id (of the dump) joined, by @fd (kept). */
+int ns_time_joined(uint64_t id, int fd);
 
 #endif

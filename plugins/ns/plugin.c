@@ -23,20 +23,29 @@ CRF_PLUGIN(
 	 * which plugin claimed it and has that plugin's handler restore it
 	 * (claims.c).  Its own handlers: user (userns.c, userns-restore.c),
 	 * pid_for_children (userns-pid.c), mnt (mnt*.c), uts (uts.c), ipc
-	 * (ipc*.c), time and time_for_children (time.c).
+	 * (ipc*.c), time and time_for_children (time.c), external (external.c:
+	 * --external KIND[INODE]:KEY).  One namespace that several processes
+	 * joined with setns is restored once and joined (share.c); one held
+	 * outside the tree is refused (outside.c).
 	 */
 	.description = "namespaces: probes; user, mount, UTS, time and IPC namespaces and "
 		       "pid_for_children (its own handlers); the namespaces other plugins' handlers "
 		       "claim (net, cgroup); PID namespaces are the core's",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = ns_probe,
+		[CRF_STAGE_DUMP_PREPARE] = ns_external_load,
 		[CRF_STAGE_DUMP_TASK_DATA] = ns_dump_task_data,
+		[CRF_STAGE_DUMP_FINISH] = ns_dump_finish,
+		[CRF_STAGE_DUMP_CLEANUP] = ns_dump_cleanup,
 		[CRF_STAGE_RESTORE_PREPARE] = ns_restore_prepare,
 		[CRF_STAGE_RESTORE_PREMAP] = ns_restore_premap,
 		[CRF_STAGE_RESTORE_TASK] = ns_userns_restore_task,
 		[CRF_STAGE_RESTORE_CLEANUP] = ns_restore_cleanup,
 	),
 	.kinds = CRF_KINDS(
+		/* First: by @match, a namespace named by --external (external.c). */
+		{.cls = CRF_OBJ_NS, .name = "external", .match = ns_external_match,
+		 .dump = ns_external_dump, .restore = ns_external_restore},
 		{.cls = CRF_OBJ_NS, .name = "user", .dump = ns_userns_dump,
 		 .restore = ns_userns_restore},
 		{.cls = CRF_OBJ_NS, .name = "pid_for_children", .dump = ns_pidfc_dump,
@@ -51,7 +60,7 @@ CRF_PLUGIN(
 		{ .cls = CRF_OBJ_NS, .name = "time_for_children", .dump = ns_time_dump,
 		  .restore = ns_timefc_restore }),
 	/* crf dump/restore --external mnt[A]:B ("A:B" words), crf restore --root DIR. */
-	.config_keys = CRF_STRINGS("external-mnt", "root"),
+	.config_keys = CRF_STRINGS("external-mnt", "root", "external-ns", "inherit-fd"),
 	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__user_ns__descriptor,
 			       &crf__ns__pid_for_children__descriptor, &crf__ns__mnt_entry__descriptor,
 			       &crf__ns__mnt_node__descriptor, &crf__ns__uts_ns__descriptor,

@@ -369,3 +369,12 @@ int ns_timefc_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 	fd = make_timens(ctx, obj, ni->id);
 	return fd < 0 ? fd : 0;
 }
+
+int ns_time_joined(uint64_t id, int fd)
+{
+	if (n_made == MAX_MADE)
+		return crf_error_errno(ENOSPC, "more than %d time namespaces", MAX_MADE);
+	made[n_made].id = id;
+	made[n_made++].fd = fd;
+	return 0;
+}

@@ -34,6 +34,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -298,6 +299,62 @@ static int count_threads(pid_t pid)
 	return (int)st.st_nlink - 2;
 }
 
+/*
+ * The restorer sets a task's rlimits once inside its user namespace, where
+ * no hard limit can be raised (that takes CAP_SYS_RESOURCE in crf's): one
+ * above crf's own (crf restore is expected to run with crf dump's limits)
+ * would fail there.
+ */
+static int check_rlimits(pid_t pid, const struct crf_ns_info *ni)
+{
+	static const char *const names[] = {
+		"CPU",	   "FSIZE", "DATA",  "STACK",	   "CORE",     "RSS",  "NPROC",	 "NOFILE",
+		"MEMLOCK", "AS",    "LOCKS", "SIGPENDING", "MSGQUEUE", "NICE", "RTPRIO", "RTTIME",
+	};
+	/* /proc/PID/limits: prlimit() on a task of another user namespace takes more. */
+	char path[64], *text = malloc(8192), *line, *save = NULL;
+	struct rlimit its, mine;
+	int i = -1, r;
+
+	if (!text)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	r = userns_read_text(path, text, 8192);
+	if (r < 0) {
+		free(text);
+		return crf_error_errno(r, "pid %d: %s", (int)pid, path);
+	}
+	/* "%-25s %-20s %-20s %-10s": a header, then one line per resource, in order. */
+	for (line = strtok_r(text, "\n", &save); line && i < 16;
+	     line = strtok_r(NULL, "\n", &save), i++) {
+		char hard[32] = "";
+
+		if (i < 0 || strlen(line) < 47 || sscanf(line + 47, "%31s", hard) != 1)
+			continue;
+		its.rlim_max =
+			!strcmp(hard, "unlimited") ? RLIM_INFINITY : strtoull(hard, NULL, 10);
+		if (getrlimit(i, &mine) < 0) {
+			free(text);
+			return crf_error_errno(errno, "getrlimit %d", i);
+		}
+		if (its.rlim_max == RLIM_INFINITY
+			    ? mine.rlim_max != RLIM_INFINITY
+			    : mine.rlim_max != RLIM_INFINITY && its.rlim_max > mine.rlim_max) {
+			free(text);
+			return crf_error_errno(
+				ENOTSUP,
+				"pid %d is in user namespace user:[%llu] with a hard RLIMIT_%s "
+				"(%llu) above crf's (%llu): the restorer sets it inside that "
+				"namespace, where it cannot be raised",
+				(int)pid, (unsigned long long)ni->id, names[i],
+				(unsigned long long)its.rlim_max,
+				(unsigned long long)mine.rlim_max);
+		}
+	}
+	free(text);
+	return 0;
+}
+
 /* What the restore of task @pid in @ni cannot make, refused by name. */
 static int check_task(pid_t pid, const struct crf_ns_info *ni, bool allow)
 {
@@ -312,6 +369,9 @@ static int check_task(pid_t pid, const struct crf_ns_info *ni, bool allow)
 			"crf creates threads with their TIDs, which takes crf's user "
 			"namespace, and a process with threads cannot join another",
 			(int)pid, (unsigned long long)ni->id, threads);
+	groups = check_rlimits(pid, ni);
+	if (groups < 0)
+		return groups;
 	if (allow)
 		return 0;
 	groups = count_groups(pid);
@@ -326,58 +386,60 @@ static int check_task(pid_t pid, const struct crf_ns_info *ni, bool allow)
 	return 0;
 }
 
-/* The ppid of @pid (/proc/PID/status), or <0. */
-static pid_t parent_of(pid_t pid)
-{
-	char path[64], text[4096], *p;
-	int r;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	r = userns_read_text(path, text, sizeof(text));
-	if (r < 0)
-		return r;
-	p = strstr(text, "\nPPid:");
-	return p ? (pid_t)atoi(p + 6) : -EIO;
-}
-
 /*
- * A process of @ni whose parent process is not in it makes it again at the
- * restore, and its children inherit it: one such process per namespace,
- * or the restore would make two.  The first of each, in this dump (ns.h).
+ * Two processes of one namespace neither of which inherits it: checked for
+ * every kind at dump-task-data (share.c, which the restore joins or the dump
+ * refuses); nothing is left to check at the handler's dispatch.
  */
 int ns_check_first(pid_t pid, const struct crf_ns_info *ni)
 {
-	static struct {
-		uint64_t id;
-		pid_t pid;
-	} first[64];
-	static size_t n_first;
-	pid_t ppid = parent_of(pid);
-	char path[64];
-	uint64_t its = 0;
+	(void)pid;
+	(void)ni;
+	return 0;
+}
 
+/*
+ * Nested in a user namespace not crf's: the restore makes it inside the one
+ * its first process's parent restored, so the first process of the
+ * namespace (its parent not in it) must have its parent in the parent
+ * namespace.  (Another process of it that does not inherit it is refused by
+ * share.c: user namespaces are not joined.)
+ */
+static int check_nested(pid_t pid, const struct crf_ns_info *ni)
+{
+	uint64_t parent = 0, its = 0;
+	pid_t ppid = ns_share_ppid(pid);
+	char path[64];
+	int fd, pfd, r;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/ns/user", (int)pid, (int)ni->tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return crf_error_errno(errno, "pid %d: %s", (int)pid, path);
+	r = ns_parent(fd, &parent, &pfd);
+	close(fd);
+	if (r < 0)
+		return crf_error_errno(r,
+				       "pid %d: user:[%llu]: NS_GET_PARENT (is it inside crf's?)",
+				       (int)pid, (unsigned long long)ni->id);
+	if (pfd >= 0)
+		close(pfd);
+	if (!parent)
+		return 0;
 	if (ppid < 0)
 		return crf_error_errno(ppid, "pid %d: its parent", (int)pid);
-	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)ppid, ni->kind);
-	if (ppid > 0 && userns_path_inode(path, &its) == 0 && its == ni->id)
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)ppid);
+	if (ppid > 0 && ns_share_in_tree(ppid) && userns_path_inode(path, &its) == 0 &&
+	    (its == ni->id || its == parent))
 		return 0;
-	for (size_t i = 0; i < n_first; i++)
-		if (first[i].id == ni->id && first[i].pid != pid)
-			return crf_error_errno(
-				ENOTSUP,
-				"pid %d and pid %d are both in %s namespace %s:[%llu] and "
-				"neither's parent process is (one joined it with setns): the "
-				"restore would make two",
-				(int)first[i].pid, (int)pid, ni->kind, ni->kind,
-				(unsigned long long)ni->id);
-		else if (first[i].id == ni->id)
-			return 0;
-	if (n_first == sizeof(first) / sizeof(first[0]))
-		return crf_error_errno(ENOTSUP, "pid %d: more than %zu namespaces", (int)pid,
-				       n_first);
-	first[n_first].id = ni->id;
-	first[n_first++].pid = pid;
-	return 0;
+	return crf_error_errno(ENOTSUP,
+			       "pid %d is the first process of user namespace user:[%llu], which "
+			       "is nested in user:[%llu], and its parent process %d is not in "
+			       "user:[%llu]%s: the restore makes a nested user namespace inside "
+			       "the one its first process's parent restored",
+			       (int)pid, (unsigned long long)ni->id, (unsigned long long)parent,
+			       (int)ppid, (unsigned long long)parent,
+			       ppid > 0 && ns_share_in_tree(ppid) ? "" : " (nor in the tree)");
 }
 
 int ns_userns_dump(struct crf_ctx *ctx, const struct crf_object *obj)
@@ -395,7 +457,7 @@ int ns_userns_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 		return crf_error_errno(r, "pid %d: %s", (int)pid, path);
 	r = check_task(pid, ni, !strncmp(text, "allow", 5));
 	if (r >= 0)
-		r = ns_check_first(pid, ni);
+		r = check_nested(pid, ni);
 	userns_image_name(name, sizeof(name), ni->id);
 	/* Once per namespace: the tasks that share it are dispatched one by one. */
 	if (r < 0 || faccessat(crf_imgdir_fd(crf_ctx_images(ctx)), name, F_OK, 0) == 0)

@@ -44,6 +44,13 @@ static int check_claim(struct crf_imgdir *dir, const char *name, size_t i,
 			   c->kind, c->id);
 	if (!*c->claim_kind || !*c->claim_plugin)
 		return bad(i, "NsClaim.claim_kind, claim_plugin: no handler named");
+	/* external.c: only its handler's claims have a key, and each has one. */
+	if ((c->external_key != NULL) !=
+	    (!strcmp(c->claim_kind, "external") && !strcmp(c->claim_plugin, "ns")))
+		return bad(i, "NsClaim.external_key: %s",
+			   c->external_key ? "on a claim not external" : "missing");
+	if (c->external_key && (!*c->external_key || strpbrk(c->external_key, " \t\n")))
+		return bad(i, "NsClaim.external_key: empty, or with a space");
 	return 0;
 }
 

@@ -23,7 +23,8 @@
  * owned by C's user namespace), unmapped (C's child P keeps C's real uid,
  * 0 outside, which the namespace does not map), threads (C has a second
  * thread), siblings (O's second child S joins C's namespace with setns:
- * neither's parent is in it).
+ * neither's parent is in it), elsewhere (O's second child S joins C's
+ * namespace and unshares one nested in it: its parent O is not in C's).
  *
  * After the restore C and G check from inside: their ids, groups and
  * capability sets, the maps and setgroups as /proc/self shows them, the
@@ -466,6 +467,8 @@ static void sibling(pid_t c)
 	if (fd < 0 || setns(fd, CLONE_NEWUSER) < 0 || setresgid(9, 9, 9) < 0 ||
 	    setresuid(9, 9, 9) < 0)
 		wl_fail("S: join C's user namespace: %s", strerror(errno));
+	if (!strcmp(mode, "elsewhere") && unshare(CLONE_NEWUSER) < 0)
+		wl_fail("S: a user namespace nested in C's: %s", strerror(errno));
 	close(fd);
 	close(setup_w);
 	wait_verify();
@@ -537,7 +540,7 @@ int main(int argc, char **argv)
 	if (write(go[1], "g", 1) != 1)
 		wl_fail("write: %s", strerror(errno));
 	close(go[1]);
-	if (!strcmp(mode, "siblings"))
+	if (!strcmp(mode, "siblings") || !strcmp(mode, "elsewhere"))
 		sibling(kid);
 	/* Every process closes its end once set up: EOF when all are. */
 	while (read(setup[0], &c, 1) > 0)

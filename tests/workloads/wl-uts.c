@@ -16,10 +16,10 @@
  * dump is refused, and after the refusal the same checks hold.
  *
  * wl-uts siblings: a child "inside" unshares a UTS namespace and names it,
- * and a second child joins it with setns: neither's parent is in it, so
- * the restore would make two; the dump is refused, and after the refusal
- * both children are still in one namespace with those names, the workload
- * in the one it started in.
+ * and a second child joins it with setns: neither's parent is in it; the
+ * restore makes it in the first and the second joins it (plugins/ns/share.c):
+ * after it both children are in one namespace, the workload in the one it
+ * started in.
  */
 #include "wl.h"
 
@@ -109,6 +109,7 @@ static pid_t joined_child(pid_t of)
 	if (pid == 0) {
 		if (setns(fd, CLONE_NEWUTS) < 0)
 			_exit(1);
+		close(fd);
 		for (;;)
 			pause();
 	}
