@@ -1525,6 +1525,9 @@ mutant net-udp-mcast-filter plugins/net/udp-mcast.c 'e2e-udp-kill' \
 mutant ns-mnt-devnode-fd plugins/ns/mnt.c 'e2e-mnt-kill' \
 	'an fd on a device node of a tmpfs made anew is refused again' \
 	'		if (!S_ISCHR(st.st_mode) && (e = new_dev(d, st.st_dev)))' '		if ((e = new_dev(d, st.st_dev)))'
+mutant files-shared-mntns plugins/files/shared.c 'e2e-container-shared-refused' \
+	'a description a container'"'"'s processes share is opened again by its path in crf'"'"'s mount namespace' \
+	'		if (!s->shared && (r = check_reachable(s, e, d->pid, fd)) < 0)' '		if (0)'
 mutant tun-index plugins/devices/tun-link.c 'e2e-tun-kill' \
 	'a tun/tap interface made anew keeps the index the kernel gave it' \
 	'	if (cur != (int)l->ifindex && (r = set_index(' '	if (0 && (r = set_index('

@@ -24,6 +24,8 @@
 #include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -168,6 +170,45 @@ static int desc_drop_last(struct files_descs *ds, struct files_desc *s, bool in_
 	return 0;
 }
 
+static bool same_mnt_ns(int pid)
+{
+	struct stat a, b;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
+	return stat(path, &a) == 0 && stat("/proc/self/ns/mnt", &b) == 0 && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
+/*
+ * A description two tasks share is opened again once, by its path, in
+ * crf's top process before the tree is forked: in crf's mount namespace.
+ * Where its first holder is in another one (a container's), that path must
+ * lead crf to the same file (a bind of one of crf's), or the restore would
+ * open another file there (the host's /etc/hosts for the container's):
+ * refused.  Paths of no file (anonymous inodes, memfds, deleted files) are
+ * the kinds' own business.
+ */
+static int check_reachable(const struct files_desc *s, const Crf__Files__Fd *e, int pid, int fd)
+{
+	struct stat st;
+	size_t n;
+
+	if (!e->path || e->path[0] != '/' || !strncmp(e->path, "/memfd:", 7) || same_mnt_ns(s->pid))
+		return 0;
+	n = strlen(e->path);
+	if (n > 10 && !strcmp(e->path + n - 10, " (deleted)"))
+		return 0;
+	if (stat(e->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+		return 0;
+	return crf_error_errno(ENOTSUP,
+			       "pid %d: fd %d (%s) shares its open file description with pid %d, "
+			       "which is in a mount namespace not crf's: a shared description is "
+			       "opened again in crf's, where that path is another file (or none); "
+			       "not restored",
+			       pid, fd, e->path, s->pid);
+}
+
 int files_desc_find(struct files_dump *d, int fd, Crf__Files__Fd *e)
 {
 	struct files_descs *ds;
@@ -216,6 +257,8 @@ int files_desc_find(struct files_dump *d, int fd, Crf__Files__Fd *e)
 	e->has_same_as = true;
 	e->same_as = s->fd;
 	if (s->pid != d->pid) {
+		if (!s->shared && (r = check_reachable(s, e, d->pid, fd)) < 0)
+			return r;
 		e->has_same_pid = true;
 		e->same_pid = s->pid;
 		s->shared = true;
