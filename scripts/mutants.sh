@@ -993,9 +993,6 @@ mutant container-cgns-join-by-path plugins/cgroup/cgns.c 'e2e-container-kill' \
 	if (fd < 0 || write(fd, "0", 1) < 0)' \
 	'	fd = open(file, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, "0", 1) < 0)'
-mutant container-cgroup-join-by-path plugins/cgroup/restore.c 'e2e-container-kill' \
-	'restore-task joins the v1 cgroups by crf'"'"'s paths, which a process pivoted into its container cannot reach' \
-	'	fd = cg_open_at_mount(rs, file, O_WRONLY | O_CLOEXEC);' '	fd = open(file, O_WRONLY | O_CLOEXEC);'
 mutant container-mnt-fds-root plugins/cgroup/mntfd.c 'e2e-container-kill e2e-cgroup-props' \
 	'a cgroup mount'"'"'s own root (a cgroup namespace root "/") is opened as an absolute path' \
 	'	for (rest = file + len; *rest == '"'"'/'"'"'; rest++)' '	for (rest = file + len; 0; rest++)'
@@ -1370,9 +1367,9 @@ mutant ns-mnt-before-ipc plugins/ns/kinds.c 'e2e-runc-mnt-exact' \
 	'	"mnt",
 	"ipc",
 	"time",'
-mutant cgroup-v1-join-by-path plugins/cgroup/restore.c 'e2e-runc-mnt-exact' \
-	'a v1 cgroup is joined by its path in the restored mount namespace (a container'"'"'s: read-only)' \
-	'	fd = m->procs >= 0 ? dup(m->procs) : open(file, O_WRONLY | O_CLOEXEC);' \
+mutant cgroup-v1-join-by-path plugins/cgroup/restore.c 'e2e-runc-mnt-exact e2e-container-kill' \
+	'a v1 cgroup is joined by its path in the restored mount namespace (a container'"'"'s: read-only, or not there)' \
+	'	fd = m->procs >= 0 ? dup(m->procs) : cg_open_at_mount(rs, file, O_WRONLY | O_CLOEXEC);' \
 	'	fd = open(file, O_WRONLY | O_CLOEXEC);'
 # net: network namespaces (docs/ns-net.md)
 mutant netns-addr-label plugins/net/netns.c 'e2e-netns-lo-kill' \
