@@ -163,6 +163,18 @@ static int membarrier(struct crf_parasite *p, pid_t pid, Crf__Core__TaskCore *tc
  * off.  (Memory-deny-write-execute, PR_SET_MDWE, is refused earlier: the
  * parasite cannot be made executable under it, infect.c.)
  */
+static bool seccomp_strict(pid_t pid)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[64];
+	const char *m;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (crf_read_file(path, &text) < 0 || !(m = strstr(text, "\nSeccomp:")))
+		return false;
+	return atoi(m + strlen("\nSeccomp:")) == 1;
+}
+
 static int refuse_modes(struct crf_parasite *p, pid_t pid, uint64_t scratch)
 {
 	int32_t tsc = PR_TSC_ENABLE;
@@ -171,9 +183,15 @@ static int refuse_modes(struct crf_parasite *p, pid_t pid, uint64_t scratch)
 	long t = psys(p, SYS_prctl, PR_GET_TSC, (long)scratch + 8, 0, 0);
 	int r = t < 0 ? (int)t : crf_parasite_rw(p, scratch + 8, &tsc, sizeof(tsc), false);
 
+	/* -EINVAL: a kernel or CPU without it; any other error is the call's own. */
 	if (r < 0 && r != -EINVAL)
 		return crf_error_errno(-r, "pid %d: prctl(PR_GET_TSC)", (int)pid);
-	if (tsc != PR_TSC_ENABLE)
+	if (mce < 0 && mce != -EINVAL)
+		return crf_error_errno((int)-mce, "pid %d: prctl(PR_MCE_KILL_GET)", (int)pid);
+	if (cpuid < 0 && cpuid != -EINVAL && cpuid != -ENODEV)
+		return crf_error_errno((int)-cpuid, "pid %d: arch_prctl(ARCH_GET_CPUID)", (int)pid);
+	/* Strict seccomp turns rdtsc off itself, and its restore does again. */
+	if (tsc != PR_TSC_ENABLE && !seccomp_strict(pid))
 		return crf_error_errno(
 			ENOTSUP,
 			"pid %d: rdtsc faults (PR_SET_TSC PR_TSC_SIGSEGV), which crf "
