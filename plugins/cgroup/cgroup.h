@@ -23,6 +23,7 @@
 struct cg_member {
 	char *controllers;
 	char *path;
+	pid_t pid; /* dump-finish's list of cgroups: a task seen in it (0 elsewhere) */
 };
 
 struct cg_members {
