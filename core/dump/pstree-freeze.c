@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "crf-private.h"
 #include "freeze-cgroup.h"
@@ -190,8 +191,10 @@ static int freeze_by_cgroup(pid_t root, enum crf_freeze_mode mode, struct crf_ps
 {
 	struct cgroup_pids pids = {0};
 	char dir[4096], why[512];
+	struct timespec t0, t1;
 	int r, c;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = cgroup_tree_plan(root, dir, sizeof(dir), why, sizeof(why));
 	if (r == -EBUSY && mode != CRF_FREEZE_PTRACE)
 		crf_debug("freeze: the tree of pid %d: not using the cgroup freezer: %s", (int)root,
@@ -239,23 +242,29 @@ static int freeze_by_cgroup(pid_t root, enum crf_freeze_mode mode, struct crf_ps
 			  why);
 	if (r < 0)
 		return r == -EBUSY ? 0 : r;
-	crf_info("tree of pid %d: %zu process%s frozen with the cgroup freezer (%s)", (int)root,
-		 t->n, t->n == 1 ? "" : "es", dir);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	crf_info("tree of pid %d: %zu process%s frozen with the cgroup freezer (%s) in %.2f ms",
+		 (int)root, t->n, t->n == 1 ? "" : "es", dir,
+		 (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
 	return 1;
 }
 
 int pstree_freeze(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *t)
 {
+	struct timespec t0, t1;
 	int r = 0;
 
 	*t = (struct crf_pstree){0};
 	r = freeze_by_cgroup(root, mode, t);
 	if (r)
 		return r < 0 ? r : 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = walk(root, mode, t);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (r >= 0)
-		crf_info("tree of pid %d: %zu process%s frozen", (int)root, t->n,
-			 t->n == 1 ? "" : "es");
+		crf_info("tree of pid %d: %zu process%s frozen in %.2f ms", (int)root, t->n,
+			 t->n == 1 ? "" : "es",
+			 (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
 	return r;
 }
 

@@ -137,7 +137,8 @@ static const struct unsaved *find_known(const char *hier, const char *name)
 static bool not_setting(const char *hier, const char *name)
 {
 	for (size_t i = 0; i < sizeof(not_settings) / sizeof(not_settings[0]); i++)
-		if (applies(not_settings[i].ctl, hier) && !fnmatch(not_settings[i].pattern, name, 0))
+		if (applies(not_settings[i].ctl, hier) &&
+		    !fnmatch(not_settings[i].pattern, name, 0))
 			return true;
 	return false;
 }
@@ -185,8 +186,8 @@ static void scratch_make(struct scratch *s, const char *dir)
 	snprintf(s->dir, sizeof(s->dir), "%.*s/crf-scratch-%d", (int)(slash - dir), dir,
 		 (int)getpid());
 	/* One left by a crf of this PID that was killed meanwhile is empty: made again. */
-	if (mkdir(s->dir, 0755) < 0 && (errno != EEXIST || rmdir(s->dir) < 0 ||
-					mkdir(s->dir, 0755) < 0)) {
+	if (mkdir(s->dir, 0755) < 0 &&
+	    (errno != EEXIST || rmdir(s->dir) < 0 || mkdir(s->dir, 0755) < 0)) {
 		snprintf(s->why, sizeof(s->why), "no cgroup could be made beside it: %s",
 			 strerror(errno));
 		*s->dir = '\0';

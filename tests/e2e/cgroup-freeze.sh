@@ -122,7 +122,7 @@ out=
 frozen_refused() { # WHAT PATTERN FILE VALUE
 	local f
 	for f in auto ptrace cgroup; do
-		if timeout 30 "$CRF" dump -t "${pids[0]}" -D "$BASE.frozen" --leave-running \
+		if timeout -s KILL 10 "$CRF" dump -t "${pids[0]}" -D "$BASE.frozen" --leave-running \
 			--freeze=$f >"$T/out" 2>&1; then
 			fail "$1 (--freeze=$f): the dump succeeded"
 		elif ! grep -q "$2" "$T/out"; then
