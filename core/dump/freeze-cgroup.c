@@ -281,6 +281,17 @@ static int add_kids(pid_t pid, struct cgroup_pids *s)
 	return r;
 }
 
+/* The thread group of thread @tid (gone: 0). */
+static pid_t tgid_of(pid_t tid)
+{
+	_cleanup_free_ char *text = NULL, *path = xasprintf("/proc/%d/status", (int)tid);
+	const char *t;
+
+	if (!path || crf_read_file(path, &text) < 0 || !(t = strstr(text, "\nTgid:")))
+		return 0;
+	return (pid_t)atoi(t + 6);
+}
+
 /* Every process of DIR/cgroup.procs and its descendants' into @s. */
 static int subtree_procs(const char *dir, struct cgroup_pids *s, int depth)
 {
@@ -289,6 +300,7 @@ static int subtree_procs(const char *dir, struct cgroup_pids *s, int depth)
 	DIR *d;
 	struct dirent *e;
 	char *p, *end;
+	bool threads;
 	int r;
 
 	if (!path)
@@ -296,6 +308,13 @@ static int subtree_procs(const char *dir, struct cgroup_pids *s, int depth)
 	if (depth > 64)
 		return crf_error_errno(ELOOP, "%s: cgroups nested too deep", dir);
 	r = crf_read_file(path, &procs);
+	/* A threaded cgroup lists no processes: its threads', by their thread group. */
+	threads = r == -EOPNOTSUPP;
+	if (threads) {
+		free(path);
+		path = xasprintf("%s/cgroup.threads", dir);
+		r = path ? crf_read_file(path, &procs) : -ENOMEM;
+	}
 	if (r < 0)
 		return crf_error_errno(r, "%s", path);
 	for (p = procs;; p = end) {
@@ -303,7 +322,9 @@ static int subtree_procs(const char *dir, struct cgroup_pids *s, int depth)
 
 		if (end == p)
 			break;
-		if (!cgroup_pids_has(s, (pid_t)v) && (r = pid_add(s, (pid_t)v)) < 0)
+		if (threads)
+			v = tgid_of((pid_t)v);
+		if (v > 0 && !cgroup_pids_has(s, (pid_t)v) && (r = pid_add(s, (pid_t)v)) < 0)
 			return r;
 	}
 	d = opendir(dir);
