@@ -12,8 +12,8 @@
  * output it takes the time spent freezing the tree ("tree of pid P: N
  * processes frozen ... in X ms": from the first freeze to the last stop,
  * the cgroup's freeze and thaw included) and the whole time the tree was
- * frozen ("was frozen for X ms", the freeze to the thaw at the end).  Prints the medians and the ratios cgroup/ptrace.  The
- * tree and the cgroup are removed at the end.
+ * frozen ("was frozen for X ms", the freeze to the thaw at the end).  Prints the medians and the
+ * ratios cgroup/ptrace.  The tree and the cgroup are removed at the end.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,7 +54,8 @@ static void make_cgroup(void)
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, "0::", 3)) {
 			line[strcspn(line, "\n")] = '\0';
-			snprintf(own, sizeof(own), "%.4000s", strcmp(line + 3, "/") ? line + 3 : "");
+			snprintf(own, sizeof(own), "%.4000s",
+				 strcmp(line + 3, "/") ? line + 3 : "");
 		}
 	fclose(f);
 	if (!*mnt)
@@ -116,7 +117,7 @@ static int dump(const char *crf, pid_t root, const char *how, char *out, size_t 
 {
 	char pid[16], freeze[32], dir[] = "/tmp/crf-bench-freeze-XXXXXX";
 	char *argv[] = {(char *)crf, "dump", "-v", "--leave-running", freeze, "-t", pid,
-			"-D", dir, NULL};
+			"-D",	     dir,    NULL};
 	size_t got = 0;
 	int p[2], st;
 	ssize_t n;
@@ -201,8 +202,8 @@ int main(int argc, char **argv)
 			int st = dump(argv[1], pids[0], how[m], out, sizeof(out));
 
 			if (st)
-				fprintf(stderr, "freeze: crf dump --freeze=%s: status %d\n%s", how[m], st,
-					out);
+				fprintf(stderr, "freeze: crf dump --freeze=%s: status %d\n%s",
+					how[m], st, out);
 			parse(out, &fz[m][run_i], &fr[m][run_i]);
 			if (m == 0 && !strstr(out, "frozen with the cgroup freezer"))
 				fprintf(stderr, "freeze: the tree was not frozen by its cgroup\n");
