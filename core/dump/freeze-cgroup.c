@@ -398,8 +398,8 @@ static int refuse_frozen(pid_t pid, const char *v2mnt, const char *rel)
 		char *c = strchr(line, ':'), *p = c ? strchr(c + 1, ':') : NULL;
 		_cleanup_fclose_ FILE *f = NULL;
 
-		if (!p)
-			continue;
+		if (!p || !strcmp(p + 1, "/"))
+			continue; /* the root cgroup has no freezer.state */
 		*p = '\0';
 		if (!has_controller(c + 1, "freezer") || !(f = fopen("/proc/self/mountinfo", "re")))
 			continue;
