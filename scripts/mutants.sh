@@ -316,6 +316,22 @@ mutant core-pidns core/restore/rst-tree.c 'e2e-pidns-kill' \
 mutant core-thaw core/dump/freeze-cgroup.c 'infect e2e-counter-leave-auto-cgroup' \
 	'a tree frozen with the cgroup freezer is never thawed' \
 	'	return write_freeze(dir, "0");' '	return 0;'
+mutant core-tree-cgroup-freeze core/dump/pstree-freeze.c 'e2e-cgroup-freeze-tree-kill e2e-cgroup-freeze' \
+	'a tree alone in its cgroup v2 is not frozen through it' \
+	'	r = freeze_by_cgroup(root, mode, t);' '	r = 0;'
+mutant core-tree-cgroup-outsider core/dump/freeze-cgroup.c 'e2e-cgroup-freeze' \
+	'a tree whose cgroup holds an outsider is frozen through it (the outsider too)' \
+	'		if (!cgroup_pids_has(&tree, in.v[i])) {' '		if (0) {' \
+	'		if (!cgroup_pids_has(tree, in.v[i])) {' '		if (0) {'
+mutant core-tree-cgroup-thaw core/dump/pstree-freeze.c 'e2e-cgroup-freeze e2e-cgroup-freeze-tree-leave' \
+	'a tree frozen through its cgroup is left frozen' \
+	'	c = cgroup_thaw(dir);' '	c = 0;'
+mutant core-frozen-refused core/dump/freeze-cgroup.c 'e2e-cgroup-freeze' \
+	'a tree in a cgroup frozen before crf came is not refused (crf waits on it for ever)' \
+	'	if (rel && snprintf(dir, sizeof(dir), "%s%s", v2mnt, rel) < (int)sizeof(dir) &&' \
+	'	if (0 && snprintf(dir, sizeof(dir), "%s%s", v2mnt, rel) < (int)sizeof(dir) &&' \
+	'		if (crf_cgroup_dir_from_mountinfo(f, c + 1, p + 1, dir, sizeof(dir)) >= 0 &&' \
+	'		if (0 && crf_cgroup_dir_from_mountinfo(f, c + 1, p + 1, dir, sizeof(dir)) >= 0 &&'
 
 mutant core-xsave-frame-size core/task/xsave.c 'e2e-cpu-kill' \
 	'the restorer'"'"'s XSAVE frame claims 64 bytes more than the task'"'"'s fpstate (the kernel then restores the legacy part only)' \
@@ -945,8 +961,8 @@ mutant cgroup-thread-join plugins/cgroup/restore.c 'e2e-cgroup-thread-kill' \
 # --- cgroup settings, --manage-cgroups, --cgroup-root (issue 12) ---
 mutant cgroup-props-dump plugins/cgroup/props.c 'e2e-cgroup-props' \
 	'pids.max is not saved: a cgroup made again has no limit' \
-	'		r = add_prop(d, prop, text);' \
-	'		r = strcmp(prop, "pids.max") && strcmp(prop, "cgroup.max.descendants") ? add_prop(d, prop, text) : (free(text), 0);'
+	'		r = cg_add_prop(&d->props, &d->n_props, prop, text);' \
+	'		r = strcmp(prop, "pids.max") && strcmp(prop, "cgroup.max.descendants") ? cg_add_prop(&d->props, &d->n_props, prop, text) : (free(text), 0);'
 mutant cgroup-clone-into plugins/cgroup/prepare.c 'e2e-cgroup-kill e2e-cgroup-props' \
 	'a process is not created in its cgroup v2 (CLONE_INTO_CGROUP), nor moved there' \
 	'	r = crf_rst_clone_into_cgroup(ctx, m->pid, m->fd);' '	r = 0;'
@@ -962,12 +978,32 @@ mutant cgroup-ns-check plugins/cgroup/cgns.c 'e2e-cgroup-props' \
 	'		if (!m || !want || strcmp(m->path, want)) {' '		if (0) {' \
 	'		r = enter(rs, ns->roots[i]->controllers, ns->roots[i]->path, obj->pid);' \
 	'		r = 0;'
-mutant cgroup-unsaved-refused plugins/cgroup/props.c 'e2e-cgroup-props' \
-	'a setting crf does not restore (memory.oom_control) is dumped without a word' \
-	'			if (reads_ok(text, u->ok))' '			if (1)'
-mutant cgroup-unsaved-burst plugins/cgroup/props.c 'e2e-cgroup-props' \
-	'a v1 cpu.cfs_burst_us crf does not restore is not refused' \
-	'	{"cpu.cfs_burst_us", "cpu", "0"},' ''
+mutant cgroup-unsaved-refused plugins/cgroup/unsaved.c 'e2e-cgroup-props e2e-cgroup-settings' \
+	'a setting crf does not restore (memory.oom_control, memory.swappiness) is dumped without a word' \
+	'	if (!keep && !as_new(value, dflt, k, *s->dir)) {' '	if (0) {'
+mutant cgroup-unsaved-any-file plugins/cgroup/unsaved.c 'e2e-cgroup-settings' \
+	'only the settings of crf'"'"'s table are checked, not every writable file (memory.swappiness, cgroup.pressure)' \
+	'	if ((st.st_mode & S_IRUSR) && (st.st_mode & S_IWUSR))
+		return true;' \
+	'	if (0)
+		return true;'
+mutant cgroup-unsaved-table plugins/cgroup/unsaved.c 'e2e-cgroup-settings' \
+	'with no scratch cgroup, the table takes a changed cgroup.pressure for the default' \
+	'	{"cgroup.pressure", NULL, "1"},' '	{"cgroup.pressure", NULL, "0"},'
+mutant cgroup-scratch-left plugins/cgroup/unsaved.c 'e2e-cgroup-settings' \
+	'the scratch cgroup made beside a cgroup of the tree is left behind' \
+	'	scratch_drop(&s);
+	return r;' '	return r;'
+mutant cgroup-checked-saved plugins/cgroup/unsaved.c 'e2e-cgroup-settings' \
+	'the other settings are not saved: the restore cannot check them' \
+	'	return cg_add_prop(&d->checked, &d->n_checked, file, TAKE_PTR(value));' '	return 0;'
+mutant cgroup-checked-verify plugins/cgroup/manage.c 'e2e-cgroup-settings' \
+	'a setting crf does not write that differs at restore from the dump'"'"'s is not refused' \
+	'		if (strcmp(now, p->value)) {' '		if (0) {'
+mutant cgroup-dump-keep plugins/cgroup/props.c 'e2e-cgroup-settings' \
+	'manage-cgroups = none at the dump still refuses a setting that differs' \
+	'	bool keep = mode && (!strcmp(mode, "none") || !strcmp(mode, "props"));' \
+	'	bool keep = mode && 0;'
 mutant cgroup-props-write plugins/cgroup/manage.c 'e2e-cgroup-props' \
 	'the saved settings are never written back' \
 	'		r = write_prop(dir, d->props[i]);' '		r = 0;'

@@ -17,7 +17,9 @@
  * ptrace, each before its children are listed (from the children files of
  * all its threads), and rescan until no new process shows up.  Zombies are
  * listed, not frozen.  On failure nothing stays frozen.  0 or -errno
- * (logged).
+ * (logged).  Unless @mode is ptrace, a tree that is exactly the processes
+ * of a cgroup v2 subtree is frozen through it first (docs/cgroup.md, "The
+ * freezer"); a tree in a cgroup frozen by someone else is refused.
  */
 int pstree_freeze(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *t);
 

@@ -15,12 +15,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "crf-private.h"
+#include "freeze-cgroup.h"
+#include "guardian.h"
 #include "procfs.h"
 #include "pstree-dump.h"
 #include "util.h"
 
-#define MAX_PASSES 1000
+#define MAX_PASSES	       1000
+#define CGROUP_TREE_TIMEOUT_MS 10000
 
 /* Parse a children file ("12 34 ") and append the PIDs to @kids. */
 static int parse_children(const char *text, pid_t **kids, size_t *n, size_t *cap)
@@ -130,7 +135,8 @@ static int add_children(struct crf_pstree *t, size_t i)
 	return r < 0 ? r : (int)(t->n - before);
 }
 
-int pstree_freeze(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *t)
+/* The tree of @root, @root frozen as @mode says and the others with ptrace. */
+static int walk(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *t)
 {
 	struct crf_proc p;
 	int r, added;
@@ -167,10 +173,99 @@ int pstree_freeze(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *t)
 	if (r < 0) {
 		pstree_unfreeze(t);
 		pstree_free(t);
+	}
+	return r;
+}
+
+/*
+ * The whole tree frozen through its cgroup v2 (freeze-cgroup.c), when it is
+ * exactly the processes of a cgroup subtree: the subtree is frozen, the tree
+ * walked with ptrace (nothing of it can fork or exit meanwhile, so the
+ * first pass is final), checked to be the subtree's processes, and thawed:
+ * the threads stay in their ptrace-stops.  1 when done; 0 when the cgroup
+ * freezer does not fit or @mode is ptrace (then ptrace, as before); or
+ * -errno, nothing left frozen or seized (a cgroup frozen by someone else:
+ * refused, and left frozen).
+ */
+static int freeze_by_cgroup(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *t)
+{
+	struct cgroup_pids pids = {0};
+	char dir[4096], why[512];
+	struct timespec t0, t1;
+	int r, c;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = cgroup_tree_plan(root, dir, sizeof(dir), why, sizeof(why));
+	if (r == -EBUSY && mode != CRF_FREEZE_PTRACE)
+		crf_debug("freeze: the tree of pid %d: not using the cgroup freezer: %s", (int)root,
+			  why);
+	if (r < 0 || mode == CRF_FREEZE_PTRACE)
+		return r == -EBUSY ? 0 : r;
+	guardian_frozen(dir);
+	r = crf_cgroup_freeze(dir, CGROUP_TREE_TIMEOUT_MS);
+	if (r < 0) {
+		guardian_thawed();
 		return r;
 	}
-	crf_info("tree of pid %d: %zu process%s frozen", (int)root, t->n, t->n == 1 ? "" : "es");
-	return 0;
+	r = walk(root, CRF_FREEZE_PTRACE, t);
+	if (r >= 0)
+		r = crf__fault("cgroup frozen tree", false);
+	for (size_t i = 0; r >= 0 && i < t->n; i++) {
+		size_t cap = pids.cap;
+
+		if (pids.n == cap) {
+			pid_t *v = reallocarray(pids.v, cap = cap ? cap * 2 : 64, sizeof(*v));
+
+			if (!v) {
+				r = crf_error_errno(ENOMEM, "pid list");
+				break;
+			}
+			pids.v = v;
+			pids.cap = cap;
+		}
+		pids.v[pids.n++] = t->procs[i].zombie ? 0 : t->procs[i].pid;
+	}
+	if (r >= 0)
+		r = cgroup_tree_exact(dir, &pids, why, sizeof(why));
+	cgroup_pids_free(&pids);
+	c = cgroup_thaw(dir);
+	if (c >= 0)
+		guardian_thawed();
+	if (r >= 0 && c < 0)
+		r = c;
+	if (r < 0 && t->n) {
+		pstree_unfreeze(t);
+		pstree_free(t);
+	}
+	if (r == -EBUSY)
+		crf_debug("freeze: the tree of pid %d: not using the cgroup freezer: %s", (int)root,
+			  why);
+	if (r < 0)
+		return r == -EBUSY ? 0 : r;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	crf_info("tree of pid %d: %zu process%s frozen with the cgroup freezer (%s) in %.2f ms",
+		 (int)root, t->n, t->n == 1 ? "" : "es", dir,
+		 (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	return 1;
+}
+
+int pstree_freeze(pid_t root, enum crf_freeze_mode mode, struct crf_pstree *t)
+{
+	struct timespec t0, t1;
+	int r = 0;
+
+	*t = (struct crf_pstree){0};
+	r = freeze_by_cgroup(root, mode, t);
+	if (r)
+		return r < 0 ? r : 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = walk(root, mode, t);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (r >= 0)
+		crf_info("tree of pid %d: %zu process%s frozen in %.2f ms", (int)root, t->n,
+			 t->n == 1 ? "" : "es",
+			 (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	return r;
 }
 
 int pstree_unfreeze(struct crf_pstree *t)

@@ -4,9 +4,8 @@
  *
  * The plugin saves where each task of the tree is in every cgroup
  * hierarchy (cgroup v2 and the v1 ones the host mounts) and puts it back
- * there at restore, or refuses, naming the cgroup.  It never creates a
- * cgroup: one that is gone would come back without its limits, which are
- * not saved yet.
+ * there at restore, or refuses, naming the cgroup; the tree's cgroups and
+ * their settings, made again as --manage-cgroups says (docs/cgroup.md).
  */
 #ifndef CRF_PLUGIN_CGROUP_H
 #define CRF_PLUGIN_CGROUP_H
@@ -23,6 +22,7 @@
 struct cg_member {
 	char *controllers;
 	char *path;
+	pid_t pid; /* dump-finish's list of cgroups: a task seen in it (0 elsewhere) */
 };
 
 struct cg_members {

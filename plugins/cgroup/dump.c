@@ -154,7 +154,7 @@ static int odd_threads(pid_t pid, const struct cg_members *proc, struct thread_r
 }
 
 /* Remember the cgroups of @m in @seen, each once. */
-static int see(struct cg_members *seen, const struct cg_members *m)
+static int see(struct cg_members *seen, const struct cg_members *m, pid_t pid)
 {
 	for (size_t i = 0; i < m->n; i++) {
 		bool known = false;
@@ -171,6 +171,7 @@ static int see(struct cg_members *seen, const struct cg_members *m)
 		seen->v = v;
 		v[seen->n].controllers = strdup(m->v[i].controllers);
 		v[seen->n].path = strdup(m->v[i].path);
+		v[seen->n].pid = pid;
 		seen->n++;
 		if (!v[seen->n - 1].controllers || !v[seen->n - 1].path)
 			return -ENOMEM;
@@ -215,9 +216,9 @@ int cgroup_dump_task(struct crf_ctx *ctx)
 	if (r >= 0 && nt && !(pt = calloc(nt, sizeof(*pt))))
 		r = -ENOMEM;
 	if (r >= 0)
-		r = see(&d->seen, &m);
+		r = see(&d->seen, &m, pid);
 	for (size_t i = 0; r >= 0 && i < nt; i++) {
-		r = see(&d->seen, &t[i].m);
+		r = see(&d->seen, &t[i].m, t[i].msg.tid);
 		t[i].msg.n_members = t[i].m.n;
 		t[i].msg.members = t[i].pv;
 		pt[i] = &t[i].msg;

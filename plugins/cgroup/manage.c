@@ -379,6 +379,27 @@ static int verify_dir(const struct cg_restore *rs, const char *ctl, const Crf__C
 				  name, dir, p->name, now, p->value, mode_names[rs->mode]);
 		return -EBUSY;
 	}
+	/* The settings crf does not write: as at the dump, whatever the mode (unsaved.c). */
+	for (size_t i = 0; r >= 0 && i < d->n_checked; i++) {
+		const Crf__Cgroup__Prop *p = d->checked[i];
+		_cleanup_free_ char *now = NULL;
+
+		/* A frozen cgroup is refused after, naming the task put in it (prepare.c). */
+		if (!strcmp(p->name, "cgroup.freeze") || !strcmp(p->name, "freezer.state"))
+			continue;
+		r = read_prop(dir, p->name, &now);
+		if (r < 0) {
+			crf_error("cgroup %s (%s): %s, \"%s\" at the dump, cannot be read here: %s",
+				  name, dir, p->name, p->value, strerror(-r));
+			return r;
+		}
+		if (strcmp(now, p->value)) {
+			crf_error("cgroup %s (%s): %s is \"%s\", \"%s\" at the dump: crf does not "
+				  "write this setting (docs/cgroup.md)",
+				  name, dir, p->name, now, p->value);
+			return -EBUSY;
+		}
+	}
 	return r;
 }
 

@@ -12,8 +12,10 @@
 CRF_PLUGIN(
 	.name = "cgroup",
 	/* 0.2.0: cgroup.img (0.1.0 saved nothing, so its dumps are not restored);
-	 * 0.3.0: cgprops.img (0.2.0's dumps restore, nothing managed). */
-	.version = "0.3.0",
+	 * 0.3.0: cgprops.img (0.2.0's dumps restore, nothing managed);
+	 * 0.4.0: Dir.checked, every other setting, read again at restore (0.3.0's
+	 * dumps restore, nothing of it checked). */
+	.version = "0.4.0",
 	.description = "every task's cgroups, v2 and v1, their settings, made again if gone "
 		       "(--manage-cgroups, --cgroup-root), the cgroup namespace",
 	.hooks = CRF_HOOKS(

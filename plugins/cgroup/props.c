@@ -9,9 +9,7 @@
  * files of the list below that it has.  A controller not enabled there has
  * no files, so nothing of it is saved, and nothing of it is written back.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +37,16 @@ static char *common(const char *a, const char *b)
 	return strndup(a, end);
 }
 
+static void props_free(Crf__Cgroup__Prop **v, size_t n)
+{
+	for (size_t j = 0; j < n; j++) {
+		free(v[j]->name);
+		free(v[j]->value);
+		free(v[j]);
+	}
+	free(v);
+}
+
 struct hier {
 	Crf__Cgroup__Hierarchy msg;
 	Crf__Cgroup__Dir *dirs;
@@ -49,12 +57,8 @@ struct hier {
 static void hier_free(struct hier *h)
 {
 	for (size_t i = 0; i < h->msg.n_dirs; i++) {
-		for (size_t j = 0; j < h->dirs[i].n_props; j++) {
-			free(h->dirs[i].props[j]->name);
-			free(h->dirs[i].props[j]->value);
-			free(h->dirs[i].props[j]);
-		}
-		free(h->dirs[i].props);
+		props_free(h->dirs[i].props, h->dirs[i].n_props);
+		props_free(h->dirs[i].checked, h->dirs[i].n_checked);
 		free(h->dirs[i].path);
 	}
 	free(h->dirs);
@@ -144,132 +148,38 @@ static int plan_hier(struct hier *h, const struct cg_members *seen, const char *
 	return r;
 }
 
-static int add_prop(Crf__Cgroup__Dir *d, const char *name, char *value)
+int cg_add_prop(Crf__Cgroup__Prop ***v, size_t *n, const char *name, char *value)
 {
-	Crf__Cgroup__Prop *p = malloc(sizeof(*p)), **v;
+	Crf__Cgroup__Prop *p = malloc(sizeof(*p)), **nv = NULL;
 
-	if (!p)
-		return -ENOMEM;
-	v = realloc(d->props, (d->n_props + 1) * sizeof(*v));
-	if (!v) {
+	if (p)
+		nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	if (!nv) {
 		free(p);
+		free(value);
 		return -ENOMEM;
 	}
-	d->props = v;
+	*v = nv;
 	crf__cgroup__prop__init(p);
 	p->value = value;
 	p->name = strdup(name);
-	d->props[d->n_props++] = p;
+	nv[(*n)++] = p;
 	return p->name ? 0 : -ENOMEM;
 }
 
-/*
- * Settings crf does not restore: each must read as a new cgroup has it, or
- * the dump is refused, naming the cgroup and the file.  @ctl: the v1
- * controller of the file, NULL for cgroup v2.  @ok: the value a new cgroup
- * has; starting with '~', a line it holds; with '^', how every line starts
- * (blkio.bfq.weight_device: "default 100", the weight, saved apart).
- */
-static const struct unsaved {
-	const char *pattern, *ctl, *ok;
-} unsaved[] = {
-	{"hugetlb.*.max", NULL, "max"},
-	{"hugetlb.*.rsvd.max", NULL, "max"},
-	{"io.latency", NULL, ""},
-	{"rdma.max", NULL, ""},
-	{"cpu.max.burst", NULL, "0"},
-	{"cpu.idle", NULL, "0"},
-	{"cpu.uclamp.min", NULL, "0.00"},
-	{"cpu.uclamp.max", NULL, "max"},
-	{"cpuset.cpus.exclusive", NULL, ""},
-	{"memory.swap.high", NULL, "max"},
-	{"memory.zswap.max", NULL, "max"},
-	{"io.bfq.weight", NULL, "default 100"},
-	{"blkio.throttle.*_device", "blkio", ""},
-	{"blkio.weight_device", "blkio", "^default "},
-	{"blkio.bfq.weight_device", "blkio", "^default "},
-	{"hugetlb.*.limit_in_bytes", "hugetlb", "9223372036854771712"},
-	{"memory.oom_control", "memory", "~oom_kill_disable 0"},
-	{"memory.kmem.limit_in_bytes", "memory", "9223372036854771712"},
-	{"memory.kmem.tcp.limit_in_bytes", "memory", "9223372036854771712"},
-	{"memory.move_charge_at_immigrate", "memory", "0"},
-	{"cpu.rt_runtime_us", "cpu", "0"},
-	{"cpu.rt_period_us", "cpu", "1000000"},
-	{"cpu.cfs_burst_us", "cpu", "0"},
-	{"cpu.idle", "cpu", "0"},
-	{"cpuset.cpu_exclusive", "cpuset", "0"},
-	{"cpuset.mem_exclusive", "cpuset", "0"},
-	{"cpuset.mem_hardwall", "cpuset", "0"},
-	{"cpuset.memory_migrate", "cpuset", "0"},
-	{"cpuset.sched_load_balance", "cpuset", "1"},
-	{"cpuset.sched_relax_domain_level", "cpuset", "-1"},
-	{"devices.list", "devices", "a *:* rwm"},
-	{"net_cls.classid", "net_cls", "0"},
-};
-
-static bool reads_ok(const char *value, const char *ok)
+/* A task of the dump in @path of hierarchy @ctl or below it, for messages. */
+static pid_t task_in(const struct cg_members *seen, const char *ctl, const char *path)
 {
-	if (*ok == '^') {
-		for (const char *s = value; *s;) {
-			size_t n = strcspn(s, "\n");
-
-			if (n && strncmp(s, ok + 1, strlen(ok + 1)))
-				return false;
-			s += n + (s[n] == '\n');
-		}
-		return true;
-	}
-	if (*ok != '~')
-		return !strcmp(value, ok);
-	for (const char *s = value; *s;) {
-		size_t n = strcspn(s, "\n");
-
-		if (n == strlen(ok + 1) && !strncmp(s, ok + 1, n))
-			return true;
-		s += n + (s[n] == '\n');
-	}
-	return false;
-}
-
-/* Every file of @dir that is a setting crf does not restore reads as in a new cgroup. */
-static int check_unsaved(const char *dir, const char *ctl, const char *name)
-{
-	_cleanup_closedir_ DIR *d = opendir(dir);
-	char file[4096 + 512];
-	struct dirent *e;
-
-	if (!d)
-		return crf_log_errno(CRF_LOG_ERROR, errno, "cgroup %s: %s", name, dir);
-	while ((e = readdir(d))) {
-		for (size_t i = 0; i < sizeof(unsaved) / sizeof(unsaved[0]); i++) {
-			const struct unsaved *u = &unsaved[i];
-			_cleanup_free_ char *text = NULL;
-			int r;
-
-			if (!u->ctl != !*ctl || (u->ctl && !cg_v1_has(ctl, u->ctl)) ||
-			    fnmatch(u->pattern, e->d_name, 0))
-				continue;
-			snprintf(file, sizeof(file), "%s/%s", dir, e->d_name);
-			r = cg_read_value(file, &text);
-			if (r < 0)
-				return crf_log_errno(CRF_LOG_ERROR, -r, "cgroup %s: cannot read %s",
-						     name, file);
-			if (reads_ok(text, u->ok))
-				continue;
-			for (char *c = text; (c = strchr(c, '\n'));)
-				*c = ',';
-			crf_error(
-				"cgroup %s: %s reads \"%.200s\", not as in a new cgroup: crf does "
-				"not restore this setting (docs/cgroup.md)",
-				name, e->d_name, text);
-			return -EOPNOTSUPP;
-		}
-	}
+	for (size_t i = 0; i < seen->n; i++)
+		if (!strcmp(seen->v[i].controllers, ctl) &&
+		    (!strcmp(seen->v[i].path, path) || cg_below(seen->v[i].path, path)))
+			return seen->v[i].pid;
 	return 0;
 }
 
 /* The settings of @d, a cgroup of the hierarchy @ctl, found through @mountinfo. */
-static int read_dir(Crf__Cgroup__Dir *d, const char *ctl, const char *mountinfo)
+static int read_dir(Crf__Cgroup__Dir *d, const char *ctl, const char *mountinfo, pid_t pid,
+		    bool keep)
 {
 	char dir[4096], file[4200], name[4200];
 	_cleanup_fclose_ FILE *f = fmemopen((void *)mountinfo, strlen(mountinfo), "r");
@@ -305,17 +215,18 @@ static int read_dir(Crf__Cgroup__Dir *d, const char *ctl, const char *mountinfo)
 			free(text);
 			return -EOPNOTSUPP;
 		}
-		r = add_prop(d, prop, text);
-		if (r < 0)
-			free(text);
+		r = cg_add_prop(&d->props, &d->n_props, prop, text);
 	}
-	return r < 0 ? r : check_unsaved(dir, ctl, name);
+	return r < 0 ? r : cg_check_unsaved(d, dir, ctl, name, pid, keep);
 }
 
 int cg_props_dump(struct crf_ctx *ctx, const struct cg_members *seen)
 {
 	_cleanup_free_ char *self_text = NULL, *mountinfo = NULL;
 	_cleanup_img_ struct crf_img *img = NULL;
+	const char *mode = crf_ctx_config(ctx, "manage-cgroups");
+	/* none and props take the cgroups as they are at restore: what differs is checked then. */
+	bool keep = mode && (!strcmp(mode, "none") || !strcmp(mode, "props"));
 	struct cg_members self = {0};
 	int r;
 
@@ -343,7 +254,8 @@ int cg_props_dump(struct crf_ctx *ctx, const struct cg_members *seen)
 			r = -ENOMEM;
 		for (size_t k = 0; r >= 0 && k < h.msg.n_dirs; k++) {
 			h.pdirs[k] = &h.dirs[k];
-			r = read_dir(&h.dirs[k], ctl, mountinfo);
+			r = read_dir(&h.dirs[k], ctl, mountinfo, task_in(seen, ctl, h.dirs[k].path),
+				     keep);
 		}
 		h.msg.dirs = h.pdirs;
 		if (r >= 0)

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "cgprops.pb-c.h"
 #include "cgroup.h"
 
 #define CG_PROPS_IMG "cgprops.img"
@@ -30,6 +31,19 @@ bool cg_v1_has(const char *controllers, const char *prop);
 bool cg_below(const char *p, const char *root);
 /* An absolute cgroup path without empty, "." or ".." components (validate.c). */
 bool cg_path_ok(const char *p);
+
+/* Append the setting @name reading @value (taken, also on failure) to @v; 0 or -ENOMEM. */
+int cg_add_prop(Crf__Cgroup__Prop ***v, size_t *n, const char *name, char *value);
+/*
+ * Every setting of the cgroup @d (directory @dir, of the hierarchy @hier,
+ * @name in messages; @pid a task in it) that crf does not write back, into
+ * @d->checked (unsaved.c): one that does not read as in a new cgroup beside
+ * it refuses (-EOPNOTSUPP, logged naming @pid, the cgroup, the file, its
+ * value and the new cgroup's) unless @keep.  The scratch cgroup made for it
+ * is removed on every path.
+ */
+int cg_check_unsaved(Crf__Cgroup__Dir *d, const char *dir, const char *hier, const char *name,
+		     pid_t pid, bool keep);
 
 /*
  * dump-finish: cgprops.img from the cgroups the dump's tasks were seen in

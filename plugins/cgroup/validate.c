@@ -128,6 +128,18 @@ static int check_hier(struct crf_imgdir *dir, size_t i, const Crf__Cgroup__Hiera
 			if (!strcmp(h->dirs[k]->path, d->path))
 				return bad_props(i, "Hierarchy.dirs[%zu].path: '%.200s' twice", j,
 						 d->path);
+		for (size_t k = 0; k < d->n_checked; k++) {
+			const char *n = d->checked[k]->name;
+
+			/* Read back only, by name: a file of the cgroup, not a path. */
+			if (!*n || *n == '.' || strchr(n, '/') || strlen(n) > 255 ||
+			    cg_prop_index(c, n) >= 0)
+				return bad_props(
+					i,
+					"Hierarchy.dirs[%zu].checked[%zu].name: '%.64s' is "
+					"not a setting crf checks",
+					j, k, n);
+		}
 		for (size_t k = 0; k < d->n_props; k++) {
 			if (cg_prop_index(c, d->props[k]->name) < 0)
 				return bad_props(i,

@@ -337,7 +337,7 @@ if has MEM; then
 	rm -rf "$BASE.oom"
 	if "$CRF" dump -t "${pids[0]}" -D "$BASE.oom" >"$T/out" 2>&1; then
 		fail "memory.oom_control: the dump succeeded"
-	elif ! grep -q "cgroup memory:/$N/a: memory.oom_control reads \"oom_kill_disable 1,.*\", not as in a new cgroup: crf does not restore this setting" "$T/out"; then
+	elif ! grep -q "pid ${pids[0]}: cgroup memory:/$N/a: memory.oom_control reads \"oom_kill_disable 1,.*\", not \"oom_kill_disable 0\" as in a new cgroup: crf does not restore this setting" "$T/out"; then
 		fail "memory.oom_control: not refused by name"
 	elif ! kill -0 "${pids[0]}" || [[ $(head -1 "$T/st.0") == BAD ]]; then
 		fail "memory.oom_control: the tree does not run on"
@@ -354,7 +354,7 @@ if has CPU; then
 		rm -rf "$BASE.burst"
 		if "$CRF" dump -t "${pids[0]}" -D "$BASE.burst" >"$T/out" 2>&1; then
 			fail "cpu.cfs_burst_us: the dump succeeded"
-		elif ! grep -q "cgroup cpu:/$N: cpu.cfs_burst_us reads \"1000\", not as in a new cgroup: crf does not restore this setting" "$T/out"; then
+		elif ! grep -q "pid ${pids[0]}: cgroup cpu:/$N: cpu.cfs_burst_us reads \"1000\", not \"0\" as in a new cgroup: crf does not restore this setting" "$T/out"; then
 			fail "cpu.cfs_burst_us: not refused by name"
 		elif ! kill -0 "${pids[0]}" || [[ $(head -1 "$T/st.0") == BAD ]]; then
 			fail "cpu.cfs_burst_us: the tree does not run on"
