@@ -13,8 +13,8 @@
 #include "util.h"
 
 /* The CRIU release whose interface and behaviour crf provides. */
-#define CRF_CRIU_MAJOR 3
-#define CRF_CRIU_MINOR 17
+#define CRF_CRIU_MAJOR	  3
+#define CRF_CRIU_MINOR	  17
 #define CRF_CRIU_SUBLEVEL 1
 
 /*

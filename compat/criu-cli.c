@@ -79,7 +79,7 @@ static int option(struct cli *c, int opt, const char *arg)
 		if (!c->dump)
 			return refuse("-t", "it is for a dump");
 		return strv_push(&c->argv, "--tree") < 0 || strv_push(&c->argv, arg) < 0 ? -ENOMEM
-											   : 0;
+											 : 0;
 	case 'D':
 		c->dir = arg;
 		return 0;
@@ -145,7 +145,7 @@ static int option(struct cli *c, int opt, const char *arg)
 		if (c->dump)
 			return 0;
 		return strv_push(&c->argv, "--root") < 0 || strv_push(&c->argv, arg) < 0 ? -ENOMEM
-											   : 0;
+											 : 0;
 	case C_MANAGE_CGROUPS:
 		/* A dump always saves the cgroups; the mode is the restore's. */
 		if (c->dump)
@@ -183,8 +183,9 @@ static int option(struct cli *c, int opt, const char *arg)
 		fprintf(stderr, "criu (crf): option %s needs an argument\n", arg);
 		return CRF_EXIT_USAGE;
 	default:
-		fprintf(stderr, "criu (crf): option %s is not one crf provides "
-				"(docs/criu-compat.md)\n",
+		fprintf(stderr,
+			"criu (crf): option %s is not one crf provides "
+			"(docs/criu-compat.md)\n",
 			arg);
 		return CRF_EXIT_USAGE;
 	}
@@ -225,7 +226,8 @@ static int operation(bool dump, int argc, char **argv)
 	r = strv_push(&c.argv, dump ? "dump" : "restore");
 	opterr = 0;
 	optind = 1;
-	while (r == 0 && (opt = getopt_long(argc, argv, ":t:D:W:o:v::jRdlM:", longopts, NULL)) != -1) {
+	while (r == 0 &&
+	       (opt = getopt_long(argc, argv, ":t:D:W:o:v::jRdlM:", longopts, NULL)) != -1) {
 		if (opt == '?' || opt == ':')
 			r = option(&c, opt, argv[optind - 1]);
 		else if (opt == 'l')
@@ -248,12 +250,17 @@ static int operation(bool dump, int argc, char **argv)
 			    : 0;
 	/* -o FILE: in the work directory (-W, else -D) unless a path. */
 	if (r == 0 && c.log_file) {
-		log = c.log_file[0] == '/' ? strdup(c.log_file)
-					   : xasprintf("%s/%s", c.work_dir ? c.work_dir : c.dir,
-						       c.log_file);
+		log = c.log_file[0] == '/'
+			      ? strdup(c.log_file)
+			      : xasprintf("%s/%s", c.work_dir ? c.work_dir : c.dir, c.log_file);
 		r = !log || strv_push(&c.argv, "--log-file") < 0 || strv_push(&c.argv, log) < 0
 			    ? -ENOMEM
 			    : 0;
+		/* CRIU's log is this run's alone; crf's --log-file appends. */
+		if (r == 0 && truncate(log, 0) < 0 && errno != ENOENT) {
+			fprintf(stderr, "criu (crf): -o %s: %s\n", log, strerror(errno));
+			r = CRF_EXIT_FAIL;
+		}
 	}
 	if (r == 0 && c.level <= 1)
 		r = strv_push(&c.argv, "-q");

@@ -184,8 +184,8 @@ static int external_stdio(struct op *op, pid_t pid)
 }
 
 static const char *const cg_modes[] = {
-	[CRIU_CG_MODE__CG_NONE] = "none", [CRIU_CG_MODE__PROPS] = "props",
-	[CRIU_CG_MODE__SOFT] = "soft",	  [CRIU_CG_MODE__FULL] = "full",
+	[CRIU_CG_MODE__CG_NONE] = "none",  [CRIU_CG_MODE__PROPS] = "props",
+	[CRIU_CG_MODE__SOFT] = "soft",	   [CRIU_CG_MODE__FULL] = "full",
 	[CRIU_CG_MODE__STRICT] = "strict", [CRIU_CG_MODE__DEFAULT] = "soft",
 };
 
@@ -276,8 +276,8 @@ static int build_argv(struct op *op)
 		else if (r >= 0 && o->has_manage_cgroups && o->manage_cgroups)
 			r = strv_push(&op->argv, "--manage-cgroups=soft");
 		for (size_t i = 0; r >= 0 && i < o->n_cg_root; i++)
-			r = o->cg_root[i]->ctrl ? push(op, "--cgroup-root=%s:%s", o->cg_root[i]->ctrl,
-						       o->cg_root[i]->path)
+			r = o->cg_root[i]->ctrl ? push(op, "--cgroup-root=%s:%s",
+						       o->cg_root[i]->ctrl, o->cg_root[i]->path)
 						: push(op, "--cgroup-root=%s", o->cg_root[i]->path);
 	}
 	if (r < 0)
@@ -305,8 +305,7 @@ static int notify(void *arg, const char *script, pid_t pid)
 		r = swrk_recv(op->s, &req);
 	if (r < 0)
 		snprintf(op->notify_error, sizeof(op->notify_error),
-			 "notify script %s: no answer from the caller (%s)", script,
-			 strerror(-r));
+			 "notify script %s: no answer from the caller (%s)", script, strerror(-r));
 	else if (req->type != CRIU_REQ_TYPE__NOTIFY)
 		r = -EPROTO, snprintf(op->notify_error, sizeof(op->notify_error),
 				      "notify script %s: the caller answered with request type %d, "
@@ -408,8 +407,8 @@ static int answer(struct op *op, int status)
 			snprintf(msg, sizeof(msg), "%s", op->notify_error);
 		if (!msg[0])
 			snprintf(msg, sizeof(msg), "crf %s failed (exit status %d)", what, status);
-		return swrk_fail(op->s, op->type, status == CRF_EXIT_USAGE ? EINVAL : err,
-				 "%s", msg);
+		return swrk_fail(op->s, op->type, status == CRF_EXIT_USAGE ? EINVAL : err, "%s",
+				 msg);
 	}
 	resp.type = op->type;
 	resp.success = true;
@@ -425,7 +424,11 @@ static int answer(struct op *op, int status)
 
 int swrk_operation(struct swrk *s, const CriuReq *req)
 {
-	struct op op = {.s = s, .o = req->opts, .type = req->type, .img_fd = -1, .work_fd = -1,
+	struct op op = {.s = s,
+			.o = req->opts,
+			.type = req->type,
+			.img_fd = -1,
+			.work_fd = -1,
 			.log_fd = -1};
 	int r = -1, status;
 
@@ -435,8 +438,8 @@ int swrk_operation(struct swrk *s, const CriuReq *req)
 	}
 	if (caller_dir(&op, "images_dir_fd", op.o->images_dir_fd, &op.img_fd) < 0)
 		goto out;
-	if (op.o->has_work_dir_fd && caller_dir(&op, "work_dir_fd", op.o->work_dir_fd,
-						&op.work_fd) < 0)
+	if (op.o->has_work_dir_fd &&
+	    caller_dir(&op, "work_dir_fd", op.o->work_dir_fd, &op.work_fd) < 0)
 		goto out;
 	if (!op.o->has_work_dir_fd) {
 		/* CRIU's default: the work directory is the images directory. */
@@ -450,12 +453,11 @@ int swrk_operation(struct swrk *s, const CriuReq *req)
 		goto out;
 	r = quiet_stdio();
 	if (r < 0) {
-		r = swrk_fail(s, req->type, -r, "crf swrk: /dev/null as fds 0-2: %s",
-			      strerror(-r));
+		r = swrk_fail(s, req->type, -r, "crf swrk: /dev/null as fds 0-2: %s", strerror(-r));
 		goto out;
 	}
-	crf_rpc_hooks.sibling = req->type == CRIU_REQ_TYPE__RESTORE && op.o->has_rst_sibling &&
-				op.o->rst_sibling;
+	crf_rpc_hooks.sibling =
+		req->type == CRIU_REQ_TYPE__RESTORE && op.o->has_rst_sibling && op.o->rst_sibling;
 	if (op.o->has_notify_scripts && op.o->notify_scripts) {
 		crf_rpc_hooks.notify = notify;
 		crf_rpc_hooks.arg = &op;

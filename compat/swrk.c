@@ -163,7 +163,8 @@ static int answer_unsupported(struct swrk *s, const CriuReq *req)
 		break;
 	}
 	if (!name)
-		return swrk_fail(s, req->type, EOPNOTSUPP, "unknown request type %d", (int)req->type);
+		return swrk_fail(s, req->type, EOPNOTSUPP, "unknown request type %d",
+				 (int)req->type);
 	return swrk_fail(s, req->type, EOPNOTSUPP, "request %s refused: %s", name, why);
 }
 
@@ -201,8 +202,7 @@ int cmd_swrk(struct crf_opts *o, int argc, char **argv)
 	errno = 0;
 	fd = strtol(argv[optind], &end, 10);
 	if (errno || *end || end == argv[optind] || fd < 0 || fd > INT_MAX)
-		return crf_usage_error(o, "'%s' is not an fd number", argv[optind]),
-		       CRF_EXIT_USAGE;
+		return crf_usage_error(o, "'%s' is not an fd number", argv[optind]), CRF_EXIT_USAGE;
 	s.sk = (int)fd;
 	if (peer_pid(s.sk, &s.peer) < 0)
 		return CRF_EXIT_FAIL;

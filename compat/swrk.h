@@ -10,8 +10,8 @@
 #include "criu-rpc.pb-c.h"
 
 struct swrk {
-	int sk;	   /* the caller's socket */
-	pid_t peer; /* the caller (SO_PEERCRED): whose fd numbers the requests give */
+	int sk;	     /* the caller's socket */
+	pid_t peer;  /* the caller (SO_PEERCRED): whose fd numbers the requests give */
 	bool failed; /* a success false was answered: crf swrk exits 1 */
 };
 

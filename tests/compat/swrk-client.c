@@ -161,8 +161,8 @@ static void expect_refusal(CriuResp *r, const char *what, const char *needle)
 	if (!r->cr_errmsg || !strstr(r->cr_errmsg, needle))
 		fail("%s: cr_errmsg '%s' does not say '%s'", what, r->cr_errmsg ?: "(none)",
 		     needle);
-	snprintf(line, sizeof(line), "%s answered success:false, errno %d: %s", what,
-		 r->cr_errno, r->cr_errmsg);
+	snprintf(line, sizeof(line), "%s answered success:false, errno %d: %s", what, r->cr_errno,
+		 r->cr_errmsg);
 	ok(line);
 	criu_resp__free_unpacked(r, NULL);
 }
@@ -381,8 +381,8 @@ int main(int argc, char **argv)
 	f.has_lazy_pages = f.lazy_pages = true;
 	req.features = &f;
 	r = one(&req);
-	if (!r->success || !r->features || !r->features->has_mem_track ||
-	    r->features->mem_track || !r->features->has_lazy_pages || r->features->lazy_pages)
+	if (!r->success || !r->features || !r->features->has_mem_track || r->features->mem_track ||
+	    !r->features->has_lazy_pages || r->features->lazy_pages)
 		fail("FEATURE_CHECK: not mem_track false, lazy_pages false");
 	ok("FEATURE_CHECK: mem_track false, lazy_pages false");
 	criu_resp__free_unpacked(r, NULL);
