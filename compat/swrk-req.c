@@ -15,9 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "compat.h"
+#include "swrk-cgroot.h"
 #include "swrk.h"
 
 struct op {
@@ -43,6 +45,8 @@ int compat_run(struct strv *argv)
 		r = cmd_restore(&o, (int)argv->n, argv->v);
 	else if (!strcmp(o.cmd, "check"))
 		r = cmd_check(&o, (int)argv->n, argv->v);
+	else if (!strcmp(o.cmd, "show"))
+		r = cmd_show(&o, (int)argv->n, argv->v);
 	else
 		r = CRF_EXIT_USAGE;
 	opts_free(&o);
@@ -109,7 +113,10 @@ static const char *refused(const CriuOpts *o, bool dump, const char **name)
 	NO_SET(cgroup_props, "crf restores the cgroup settings it saved")
 	NO_SET(cgroup_props_file, "crf restores the cgroup settings it saved")
 	NO_SET(lsm_profile, "crf does not change the tree's LSM profile")
-	NO_SET(config_file, "crf reads its own configuration (crf.conf), not CRIU's")
+	/* runc names /etc/criu/runc.conf always; CRIU ignores a file that is not there. */
+	if (o->config_file && access(o->config_file, F_OK) == 0)
+		return *name = "config_file",
+		       "crf reads its own configuration (crf.conf), not CRIU's; the file exists";
 	NO_REPEATED(veths, "crf restores veth pairs as saved")
 	NO_REPEATED(exec_cmd, "crf swrk runs no command after a restore")
 	NO_REPEATED(skip_mnt, "crf leaves no mount out")
@@ -181,6 +188,27 @@ static int external_stdio(struct op *op, pid_t pid)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/*
+ * runc gives one inherit_fd per stdio fd, so a pipe that is the
+ * container's fds 1 and 2 comes twice, with fds 1 and 2 of crf swrk, the
+ * same pipe: the first stands for both.  The index of an earlier entry with
+ * @i's key and the same file, -1 for none, -2 for the same key on another file.
+ */
+static int same_key(const CriuOpts *o, size_t i)
+{
+	struct stat a, b;
+
+	for (size_t j = 0; j < i; j++) {
+		if (strcmp(o->inherit_fd[j]->key, o->inherit_fd[i]->key))
+			continue;
+		if (fstat(o->inherit_fd[i]->fd, &a) < 0 || fstat(o->inherit_fd[j]->fd, &b) < 0 ||
+		    a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+			return -2;
+		return (int)j;
+	}
+	return -1;
 }
 
 static const char *const cg_modes[] = {
@@ -260,9 +288,20 @@ static int build_argv(struct op *op)
 		if (r >= 0 && o->root)
 			r = push(op, "--root=%s", o->root);
 		for (size_t i = 0; r >= 0 && i < o->n_inherit_fd; i++) {
-			/* Above 0-2, which become /dev/null: crf's messages go to the log. */
-			int fd = fcntl(o->inherit_fd[i]->fd, F_DUPFD, 10);
+			int dup_of = same_key(o, i);
+			int fd;
 
+			if (dup_of == -2)
+				return swrk_fail(op->s, op->type, EINVAL,
+						 "option inherit_fd %s refused: given twice, with "
+						 "fds "
+						 "that are not the same file",
+						 o->inherit_fd[i]->key),
+				       -1;
+			if (dup_of >= 0)
+				continue;
+			/* Above 0-2, which become /dev/null: crf's messages go to the log. */
+			fd = fcntl(o->inherit_fd[i]->fd, F_DUPFD, 10);
 			if (fd < 0)
 				return swrk_fail(op->s, op->type, errno,
 						 "inherit_fd %s: fd %d of crf swrk: %s",
@@ -275,10 +314,14 @@ static int build_argv(struct op *op)
 			r = push(op, "--manage-cgroups=%s", cg_modes[o->manage_cgroups_mode]);
 		else if (r >= 0 && o->has_manage_cgroups && o->manage_cgroups)
 			r = strv_push(&op->argv, "--manage-cgroups=soft");
-		for (size_t i = 0; r >= 0 && i < o->n_cg_root; i++)
-			r = o->cg_root[i]->ctrl ? push(op, "--cgroup-root=%s:%s",
-						       o->cg_root[i]->ctrl, o->cg_root[i]->path)
-						: push(op, "--cgroup-root=%s", o->cg_root[i]->path);
+		if (r >= 0) {
+			char dir[64], cg_why[1024];
+
+			snprintf(dir, sizeof(dir), "/proc/self/fd/%d", op->img_fd);
+			r = swrk_cg_roots(o, dir, &op->argv, cg_why, sizeof(cg_why));
+			if (r < 0)
+				return swrk_fail(op->s, op->type, -r, "%s", cg_why), -1;
+		}
 	}
 	if (r < 0)
 		return swrk_fail(op->s, op->type, -r, "out of memory"), -1;
@@ -449,7 +492,10 @@ int swrk_operation(struct swrk *s, const CriuReq *req)
 			goto out;
 		}
 	}
-	if (open_log(&op) < 0 || build_argv(&op) < 0)
+	if (open_log(&op) < 0)
+		goto out;
+	s->log_fd = op.log_fd;
+	if (build_argv(&op) < 0)
 		goto out;
 	r = quiet_stdio();
 	if (r < 0) {
@@ -465,6 +511,7 @@ int swrk_operation(struct swrk *s, const CriuReq *req)
 	status = compat_run(&op.argv);
 	r = answer(&op, status);
 out:
+	s->log_fd = -1;
 	memset(&crf_rpc_hooks, 0, sizeof(crf_rpc_hooks));
 	strv_free(&op.argv);
 	if (op.img_fd >= 0)

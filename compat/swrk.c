@@ -87,8 +87,14 @@ int swrk_fail(struct swrk *s, CriuReqType type, int err, const char *fmt, ...)
 	resp.cr_errno = err > 0 ? err : EINVAL;
 	resp.cr_errmsg = msg;
 	s->failed = true;
-	/* What the runtime shows, in crf's log (and on stderr) too. */
-	crf_error("crf swrk: %s", msg);
+	/*
+	 * What the runtime shows, in the log it reads too; on stderr only
+	 * without one (a restore's stderr is the container's, as runc passes it).
+	 */
+	if (s->log_fd >= 0)
+		dprintf(s->log_fd, "crf: error: crf swrk: %s\n", msg);
+	else
+		crf_error("crf swrk: %s", msg);
 	return swrk_send(s, &resp);
 }
 
@@ -189,7 +195,7 @@ static int peer_pid(int sk, pid_t *pid)
 
 int cmd_swrk(struct crf_opts *o, int argc, char **argv)
 {
-	struct swrk s = {.sk = -1};
+	struct swrk s = {.sk = -1, .log_fd = -1};
 	char *end;
 	long fd;
 	int r;

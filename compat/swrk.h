@@ -13,6 +13,7 @@ struct swrk {
 	int sk;	     /* the caller's socket */
 	pid_t peer;  /* the caller (SO_PEERCRED): whose fd numbers the requests give */
 	bool failed; /* a success false was answered: crf swrk exits 1 */
+	int log_fd;  /* the request's log_file, once open; -1 */
 };
 
 /* One message each way; 0 or -errno.  swrk_recv: -EPIPE at the end, -EBADMSG garbage. */
