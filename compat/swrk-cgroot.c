@@ -23,8 +23,7 @@
 #include "swrk-cgroot.h"
 
 /* The JSON string after @key ("\"root\": ") at @p, into @out; NULL when absent or escaped. */
-static const char *json_str(const char *p, const char *end, const char *key, char *out,
-			    size_t len)
+static const char *json_str(const char *p, const char *end, const char *key, char *out, size_t len)
 {
 	const char *k = strstr(p, key), *q;
 
@@ -159,8 +158,8 @@ int swrk_cg_roots(const CriuOpts *o, const char *dir, struct strv *argv, char *w
 		return -EIO;
 	}
 	/* Each hierarchy of the dump: its controllers and root. */
-	for (p = props; r >= 0 && (p = json_str(p, props_end, "{\"controllers\": \"", ctl,
-						      sizeof(ctl)));) {
+	for (p = props;
+	     r >= 0 && (p = json_str(p, props_end, "{\"controllers\": \"", ctl, sizeof(ctl)));) {
 		const CgroupRoot *want = NULL;
 		size_t slen;
 		const char *s;
@@ -181,12 +180,13 @@ int swrk_cg_roots(const CriuOpts *o, const char *dir, struct strv *argv, char *w
 		if (!strcmp(task, root))
 			s = "";
 		slen = strlen(s);
-		if (strlen(want->path) < slen || strcmp(want->path + strlen(want->path) - slen, s)) {
+		if (strlen(want->path) < slen ||
+		    strcmp(want->path + strlen(want->path) - slen, s)) {
 			snprintf(why, len,
 				 "option cg_root %s:%s refused: the tree's root task was in %s:%s, "
 				 "%s below the cgroup crf can move (%s), and %s does not end so",
-				 want->ctrl ? want->ctrl : "", want->path, ctl[0] ? ctl : "v2", task,
-				 s, root, want->path);
+				 want->ctrl ? want->ctrl : "", want->path, ctl[0] ? ctl : "v2",
+				 task, s, root, want->path);
 			return -EINVAL;
 		}
 		{

@@ -362,6 +362,12 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 	 * execveat() of it fail with ETXTBSY.
 	 */
 	crf__objects_free(objects);
+	if (r >= 0 && o->notify)
+		r = o->notify(o->notify_arg, "post-restore", root);
+	if (r >= 0 && o->notify)
+		r = o->notify(o->notify_arg, "network-unlock", root);
+	if (r >= 0 && o->notify)
+		r = o->notify(o->notify_arg, "pre-resume", root);
 	/* Device state (ABI 1.5): each task in its restorer, none let go yet. */
 	for (size_t i = 0; r >= 0 && i < rt->t->n; i++)
 		if (!rt->t->procs[i].zombie)
@@ -369,12 +375,6 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 						rt->t->procs[i].pid, NULL, NULL);
 	if (r >= 0)
 		r = crf__fault("releasing the tree", false);
-	if (r >= 0 && o->notify)
-		r = o->notify(o->notify_arg, "post-restore", root);
-	if (r >= 0 && o->notify)
-		r = o->notify(o->notify_arg, "network-unlock", root);
-	if (r >= 0 && o->notify)
-		r = o->notify(o->notify_arg, "pre-resume", root);
 	if (r >= 0)
 		r = rst_tree_release(rt);
 	if (r >= 0 && o->notify)
