@@ -416,8 +416,9 @@ static int open_log(struct op *op)
 	const CriuOpts *o = op->o;
 
 	if (o->log_file) {
-		op->log_fd = openat(op->work_fd, o->log_file,
-				    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+		op->log_fd = openat(
+			op->work_fd, o->log_file,
+			O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (op->log_fd < 0)
 			return swrk_fail(op->s, op->type, errno, "log_file %s: %s", o->log_file,
 					 strerror(errno)),
@@ -425,6 +426,11 @@ static int open_log(struct op *op)
 	} else {
 		/* No log asked for: one of crf's own, for cr_errmsg. */
 		op->log_fd = memfd_create("crf-swrk-log", MFD_CLOEXEC);
+		/* Appended to, as crf's log is: swrk's lines go after crf's. */
+		if (op->log_fd >= 0 && fcntl(op->log_fd, F_SETFL, O_APPEND) < 0) {
+			close(op->log_fd);
+			op->log_fd = -1;
+		}
 		if (op->log_fd < 0)
 			return swrk_fail(op->s, op->type, errno, "memfd_create: %s",
 					 strerror(errno)),
