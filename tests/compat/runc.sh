@@ -105,7 +105,7 @@ echo "ok: default config: runc checkpoint refused in $(took "$t") s: $(grep -m1 
 grep -q 'log file: .*dump.log' "$tmp/runc.out" || fail "runc's error does not name dump.log: $(cat "$tmp/runc.out")"
 grep -Eq "error: .*pid $pid: .*(mount|cgroup|refused|not restored)" "$tmp/work/dump.log" ||
 	fail "dump.log does not hold crf's refusal naming pid $pid"
-echo "ok: dump.log: $(grep -m1 "pid $pid" "$tmp/work/dump.log" | cut -c1-200)"
+echo "ok: dump.log: $(grep -m1 "error: .*pid $pid" "$tmp/work/dump.log" | cut -c1-240)"
 [[ -z $(ls "$tmp/img" | grep -v '^descriptors.json$') ]] || fail "the refused dump left images: $(ls "$tmp/img")"
 counts_on "after the refused checkpoint"
 runc kill "$ct" KILL
