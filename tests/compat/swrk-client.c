@@ -43,6 +43,7 @@ static const char *crf, *wl, *tmp;
 static pid_t wl_pid;
 static int out_r = -1, out_w = -1; /* the workload's stdout */
 static unsigned long long last_counter;
+static pid_t parent_at_resume; /* the restored root's parent, read at post-resume */
 
 static void cleanup(void)
 {
@@ -289,6 +290,27 @@ static void clear_dir(const char *path)
 		fail("%s", cmd);
 }
 
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int fd, ppid = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return ppid;
+}
+
 /*
  * A DUMP or RESTORE with the notify hand-shake: the scripts in order into
  * @order (comma-separated); the answer to @fail_at is failure.
@@ -314,6 +336,9 @@ static CriuResp *operation(CriuReq *req, int stdout_fd, const char *fail_at, cha
 		if (!r->notify->has_pid || r->notify->pid != wl_pid)
 			fail("notify %s: pid %d, not %d", r->notify->script, r->notify->pid,
 			     (int)wl_pid);
+		/* crf swrk waits for this answer: it is alive, its child would be its own. */
+		if (!strcmp(r->notify->script, "post-resume"))
+			parent_at_resume = parent_of(r->notify->pid);
 		ans.type = CRIU_REQ_TYPE__NOTIFY;
 		ans.has_notify_success = true;
 		ans.notify_success = !fail_at || strcmp(fail_at, r->notify->script);
@@ -529,6 +554,10 @@ int main(int argc, char **argv)
 	snprintf(log, sizeof(log), "%s/restore.log", work);
 	if (stat(log, &sb) < 0 || sb.st_size == 0)
 		fail("no log_file %s in the work directory", log);
+	if (parent_at_resume != getpid())
+		fail("rst_sibling: at post-resume the restored root's parent was %d, not the "
+		     "caller %d",
+		     (int)parent_at_resume, (int)getpid());
 	if (waitpid(wl_pid, &st, WNOHANG) != 0)
 		fail("the restored root is not a running child of the caller (rst_sibling)");
 	ok("rst_sibling: the restored root is the caller's child");
