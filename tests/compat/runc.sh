@@ -37,6 +37,7 @@ cleanup() {
 trap cleanup EXIT
 fail() {
 	echo "FAIL: $*"
+	[[ -s $tmp/out ]] && { echo "--- runc's and the container's output"; tail -n5 "$tmp/out"; }
 	for f in "$tmp"/work/*.log; do
 		[[ -f $f ]] && { echo "--- $f (errors)"; grep -m5 'error' "$f"; }
 	done
