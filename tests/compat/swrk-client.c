@@ -45,12 +45,19 @@ static int out_r = -1, out_w = -1; /* the workload's stdout */
 static unsigned long long last_counter;
 static pid_t parent_at_resume; /* the restored root's parent, read at post-resume */
 
+/* The workload, if it runs, and TMPDIR (images, logs) go, whatever happened. */
 static void cleanup(void)
 {
+	char cmd[600];
+
 	if (wl_pid > 0) {
 		kill(wl_pid, SIGKILL);
 		waitpid(wl_pid, NULL, 0);
 	}
+	wl_pid = 0;
+	if (tmp && snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp) < (int)sizeof(cmd) &&
+	    system(cmd) != 0)
+		printf("could not remove %s\n", tmp);
 }
 
 static _Noreturn void fail(const char *fmt, ...)
@@ -580,5 +587,6 @@ int main(int argc, char **argv)
 	ok(what);
 	close(img_fd);
 	close(work_fd);
+	cleanup();
 	return 0;
 }
