@@ -27,17 +27,19 @@ done
 	echo "criu-as-crf: no -D" >&2
 	exit 2
 }
-work=$(dirname "$dir")
-name=$(basename "$dir")
+# The logs and the pid file in the image directory, which the harness removes
+# (synced, as the harness wants every file there after a dump).
 case $cmd in
 dump)
-	exec "$criu" dump "${args[@]}" -W "$work" -o "$name-criu-dump.log" -v4 --display-stats
+	st=0
+	"$criu" dump "${args[@]}" -W "$dir" -o criu-dump.log -v4 --display-stats || st=$?
+	[[ ! -e $dir/criu-dump.log ]] || sync "$dir/criu-dump.log"
+	exit $st
 	;;
 restore)
-	pidfile=$work/$name-criu-restore.pid
+	pidfile=$dir/criu-restore.pid
 	rm -f "$pidfile"
-	"$criu" restore "${args[@]}" -W "$work" -o "$name-criu-restore.log" -v4 \
-		--pidfile "$pidfile"
+	"$criu" restore "${args[@]}" -W "$dir" -o criu-restore.log -v4 --pidfile "$pidfile"
 	# --pidfile: the restored root's PID, as the harness will check it
 	[[ -s $pidfile ]] && [[ $(cat "$pidfile") =~ ^[0-9]+$ ]] || {
 		echo "criu-as-crf: --pidfile $pidfile not written" >&2
