@@ -120,6 +120,7 @@ runc delete -f "$ct" 2>/dev/null
 config "c['linux']['resources']['devices'] = [{'allow': True, 'access': 'rwm'}]"
 start
 pid=$(runc state "$ct" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+cat "/proc/$pid/cgroup" >"$tmp/cgroup.before"
 t=$(now)
 checkpoint --leave-running || fail "runc checkpoint --leave-running: $(cat "$tmp/runc.out")"
 echo "ok: runc checkpoint --leave-running in $(took "$t") s"
@@ -142,5 +143,9 @@ echo "ok: runc restore -d in $(took "$t") s (reference CRIU: ~0.22 s)"
 rpid=$(runc state "$ct" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["pid"], s["status"])')
 [[ $rpid == "$pid running" ]] || fail "after runc restore: runc state says '$rpid', not '$pid running'"
 echo "ok: runc state: $rpid"
+# In the cgroups runc made for it again, as before (runc's cg_root, CRIU's sense)
+diff "$tmp/cgroup.before" "/proc/$pid/cgroup" >"$tmp/cgroup.diff" ||
+	fail "after runc restore the container is in other cgroups: $(cat "$tmp/cgroup.diff")"
+echo "ok: the container's cgroups are those it had"
 counts_on "after runc restore (from $before)"
 exit 0
