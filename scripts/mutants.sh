@@ -1577,6 +1577,37 @@ mutant tun-route plugins/devices/tun-link.c 'e2e-tun-route-refused' \
 	'a route added through a tun/tap interface is dropped' \
 	'		if (via && rtnl_route_get_protocol(rt) != RTPROT_KERNEL)' '		if (0)'
 
+# crf swrk and the criu command line (compat/, docs/criu-compat.md)
+mutant swrk-notify-answer compat/swrk-req.c 'compat-swrk' \
+	'a failing answer to a notify script does not fail the dump' \
+	'	else if (!req->has_notify_success || !req->notify_success)' '	else if (0)'
+mutant swrk-notify-post-dump core/dump/dump.c 'compat-swrk' \
+	'post-dump is never notified' \
+	'		r = o->notify(o->notify_arg, "post-dump", o->pid);' '		r = 0;'
+mutant swrk-sibling core/restore/rst-tree.c 'compat-swrk' \
+	'rst_sibling: the restored root is crf swrk'"'"'s child, not the caller'"'"'s' \
+	'(k == 0 && rt->sibling)' '(k == 0 && 0)'
+mutant swrk-restore-pid compat/swrk-req.c 'compat-swrk' \
+	'RESTORE answers pid 0' \
+	'		rr.pid = crf_rpc_hooks.root;' '		rr.pid = 0;'
+mutant swrk-refuse-lazy compat/swrk-req.c 'compat-swrk' \
+	'lazy_pages is ignored instead of refused by name' \
+	'	NO_TRUE(lazy_pages, "crf has no lazy pages")' ''
+mutant swrk-stdio-external compat/swrk-req.c 'compat-swrk' \
+	'the root'"'"'s stdio pipes are not saved as external: the dump refuses them' \
+	'		if (strncmp(link, "pipe:[", 6))
+			continue;' '		if (1)
+			continue;'
+mutant swrk-inherit-twice compat/swrk-req.c 'compat-runc' \
+	'runc'"'"'s inherit_fd given for fds 1 and 2 of one pipe is passed twice to crf restore' \
+	'		return (int)j;' '		return -1;'
+mutant swrk-cgroot compat/swrk-cgroot.c 'compat-runc' \
+	'cg_root taken in crf'"'"'s sense (the dump'"'"'s root), not CRIU'"'"'s (the root task'"'"'s cgroup)' \
+	'keep ? (int)keep : 1, keep ? want->path : "/"' '(int)strlen(want->path), want->path'
+mutant criu-pidfile compat/criu-cli.c 'compat-criu-counter-kill' \
+	'criu restore --pidfile is never written' \
+	'	if (strcmp(script, "post-resume"))' '	if (1)'
+
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a
 # script as it runs, and a run takes long enough for someone to edit this one.

@@ -199,11 +199,14 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 			.sync = a.sync,
 			.live = o->live,
 			.check_tree = rst_plan_check,
+			.notify = crf_rpc_hooks.notify,
+			.notify_arg = crf_rpc_hooks.arg,
 		};
 
 		r = crf_dump(&d, &set);
 	}
 	plugin_set_free(&set);
 	config_free(&conf);
+	crf_rpc_hooks.err = r < 0 ? r : 0;
 	return r < 0 ? CRF_EXIT_FAIL : CRF_EXIT_OK;
 }

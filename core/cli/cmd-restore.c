@@ -198,8 +198,13 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv)
 		r = -ENOTSUP;
 	if (r >= 0) {
 		crf_info("%s: inventory and every image verified", a.ro.dir);
+		a.ro.sibling = crf_rpc_hooks.sibling;
+		a.ro.notify = crf_rpc_hooks.notify;
+		a.ro.notify_arg = crf_rpc_hooks.arg;
+		crf_rpc_hooks.root = root;
 		r = crf_restore(&a.ro, &set, dir, root);
 	}
+	crf_rpc_hooks.err = r < 0 ? r : 0;
 	if (dir)
 		crf_imgdir_close(dir);
 	plugin_set_free(&set);

@@ -17,6 +17,7 @@ static const struct {
 	{"check", cmd_check, "probe the kernel features every enabled plugin needs"},
 	{"plugins", cmd_plugins, "list the plugins, their state and order (--dot: graph)"},
 	{"show", cmd_show, "print the images of a dump directory as JSON"},
+	{"swrk", cmd_swrk, "serve CRIU's RPC on socket FD, for runc and Podman"},
 };
 
 static void usage(FILE *f)
@@ -74,6 +75,9 @@ int main(int argc, char **argv)
 	struct crf_opts o = {0};
 	int r;
 
+	/* Installed as "criu" (meson -Dcriu=true): CRIU's command line. */
+	if (argc > 0 && !strcmp(basename(argv[0]), "criu"))
+		return criu_main(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return CRF_EXIT_USAGE;

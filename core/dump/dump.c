@@ -206,7 +206,9 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 		return r;
 	}
 	guardian_owned();
-	r = plugin_set_run(set, CRF_STAGE_DUMP_PREPARE, dir, o->pid);
+	r = o->notify ? o->notify(o->notify_arg, "pre-dump", o->pid) : 0;
+	if (r >= 0)
+		r = plugin_set_run(set, CRF_STAGE_DUMP_PREPARE, dir, o->pid);
 	if (r >= 0)
 		r = plugin_set_run(set, CRF_STAGE_DUMP_PAUSE, dir, o->pid);
 	if (r >= 0)
@@ -216,6 +218,10 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 		frozen_at = now_ms();
 		r = crf__fault("frozen", false);
 	}
+	if (r >= 0 && o->notify)
+		r = o->notify(o->notify_arg, "network-lock", o->pid);
+	if (r >= 0 && o->notify)
+		r = o->notify(o->notify_arg, "query-ext-files", o->pid);
 	if (r >= 0)
 		r = dump_frozen(o, set, dir, &tree);
 	/*
@@ -248,6 +254,8 @@ int crf_dump(const struct crf_dump_opts *o, struct crf_plugin_set *set)
 		r = crf__fault("images complete", false);
 	if (r >= 0)
 		r = stop_check();
+	if (r >= 0 && o->notify)
+		r = o->notify(o->notify_arg, "post-dump", o->pid);
 	if (r >= 0) {
 		guardian_complete();
 		complete = true;

@@ -27,6 +27,13 @@ struct crf_dump_opts {
 	 * restore/); NULL: no such check.  0 or -errno (logged).
 	 */
 	int (*check_tree)(const struct crf_pstree *t);
+	/*
+	 * CRIU's notify scripts (crf swrk, compat/): called with "pre-dump",
+	 * "network-lock", "query-ext-files" and "post-dump" (before the images
+	 * count as complete); < 0 fails the dump as any failure does.  NULL: none.
+	 */
+	int (*notify)(void *arg, const char *script, pid_t pid);
+	void *notify_arg;
 };
 
 /*

@@ -343,12 +343,16 @@ static int wait_root(pid_t pid)
 
 /* Create the tree, bring it to "ready", finish and let it go; or kill it all. */
 static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct crf_imgdir *dir,
-		    struct crf_objects *objects)
+		    struct crf_objects *objects, const struct crf_restore_opts *o)
 {
 	pid_t root = rt->t->procs[0].pid;
 	int r;
 
 	r = rst_tree_start(rt);
+	if (r >= 0 && o->notify)
+		r = o->notify(o->notify_arg, "setup-namespaces", root);
+	if (r >= 0 && o->notify)
+		r = o->notify(o->notify_arg, "post-setup-namespaces", root);
 	if (r >= 0)
 		r = crf__fault("tree ready", false);
 	if (r >= 0)
@@ -359,6 +363,12 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 	 * execveat() of it fail with ETXTBSY.
 	 */
 	crf__objects_free(objects);
+	if (r >= 0 && o->notify)
+		r = o->notify(o->notify_arg, "post-restore", root);
+	if (r >= 0 && o->notify)
+		r = o->notify(o->notify_arg, "network-unlock", root);
+	if (r >= 0 && o->notify)
+		r = o->notify(o->notify_arg, "pre-resume", root);
 	/* Device state (ABI 1.5): each task in its restorer, none let go yet. */
 	for (size_t i = 0; r >= 0 && i < rt->t->n; i++)
 		if (!rt->t->procs[i].zombie)
@@ -368,6 +378,8 @@ static int run_tree(struct crf_rst_tree *rt, struct crf_plugin_set *set, struct 
 		r = crf__fault("releasing the tree", false);
 	if (r >= 0)
 		r = rst_tree_release(rt);
+	if (r >= 0 && o->notify)
+		r = o->notify(o->notify_arg, "post-resume", root);
 	if (r < 0) {
 		/* What restore-resume set up goes before the processes it was for. */
 		plugin_set_run(set, CRF_STAGE_RESTORE_UNDO, dir, root);
@@ -387,7 +399,9 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 	struct crf_pstree t;
 	int r, c;
 
-	r = pstree_read(dir, root, &t);
+	r = o->notify ? o->notify(o->notify_arg, "pre-restore", root) : 0;
+	if (r >= 0)
+		r = pstree_read(dir, root, &t);
 	if (r < 0)
 		return r;
 	ctx.t = &t;
@@ -408,6 +422,7 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 		r = fd_room(&ctx);
 	if (r >= 0) {
 		rt.pid_wait_ms = o->pid_wait_ms;
+		rt.sibling = o->sibling;
 		rt.task_fn = restore_task;
 		rt.session_fn = restore_session;
 		rt.premap_fn = restore_premap;
@@ -416,7 +431,7 @@ int crf_restore(const struct crf_restore_opts *o, struct crf_plugin_set *set,
 					&prepare_host_ops, &ctx.objects);
 	}
 	if (r >= 0)
-		r = run_tree(&rt, set, dir, &ctx.objects);
+		r = run_tree(&rt, set, dir, &ctx.objects, o);
 	/* Whatever happened: plugins let go of what restore-prepare took. */
 	c = plugin_set_run(set, CRF_STAGE_RESTORE_CLEANUP, dir, root);
 	if (r >= 0)

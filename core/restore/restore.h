@@ -11,6 +11,17 @@ struct crf_restore_opts {
 	const char *dir;
 	bool detach;		  /* -d: return once the tree runs */
 	unsigned int pid_wait_ms; /* how long a zombie holding a PID is waited for */
+	/*
+	 * crf swrk (compat/): CRIU's rst_sibling, the root forked with
+	 * CLONE_PARENT (a child of crf's parent); and its notify scripts,
+	 * called with "pre-restore", "setup-namespaces" and
+	 * "post-setup-namespaces" (the tree created), "post-restore" (restored,
+	 * not running), "network-unlock", "pre-resume", "post-resume" (running);
+	 * < 0 fails the restore, which kills the tree.  NULL: none.
+	 */
+	bool sibling;
+	int (*notify)(void *arg, const char *script, pid_t pid);
+	void *notify_arg;
 };
 
 /*

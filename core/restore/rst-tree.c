@@ -110,7 +110,7 @@ static int clone_proc(struct crf_rst_tree *rt, size_t k)
 
 	for (unsigned int l = 0; l < lv; l++)
 		set_tid[l] = lv > 1 ? rp->p->ns_pid[lv - 1 - l] : rp->p->pid;
-	if (rp->clone_parent)
+	if (rp->clone_parent || (k == 0 && rt->sibling))
 		flags |= CLONE_PARENT;
 	if (rp->new_pidns)
 		flags |= CLONE_NEWPID;

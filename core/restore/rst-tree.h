@@ -117,6 +117,7 @@ struct crf_rst_tree {
 	int events[2];
 	int barrier[CRF_RST_ROUNDS][2];
 	bool subreaper;
+	bool sibling; /* crf swrk's rst_sibling: the root forked with CLONE_PARENT */
 };
 
 /*
