@@ -1542,7 +1542,7 @@ mutant attrs-coredump-filter core/restore/rst-apply.c 'e2e-taskmodes-kill' \
 	'	if (!tc->has_coredump_filter)' '	if (1)'
 mutant attrs-tsc core/dump/task-attrs-dump.c 'e2e-taskmodes-tsc-refused' \
 	'rdtsc faulting is dropped by the dump' \
-	'	if (tsc != PR_TSC_ENABLE)' '	if (0)'
+	'	if (tsc != PR_TSC_ENABLE && !seccomp_strict(pid))' '	if (0)'
 mutant attrs-mce core/dump/task-attrs-dump.c 'e2e-taskmodes-mce-refused' \
 	'a machine-check kill policy is dropped by the dump' \
 	'	if (mce >= 0 && mce != PR_MCE_KILL_DEFAULT)' '	if (0)'
