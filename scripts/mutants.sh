@@ -1282,12 +1282,31 @@ mutant netns-neigh plugins/net/netns-check.c 'e2e-netns-neigh-refused' \
 	'a permanent neighbour entry is not refused (nor restored)' \
 	'	if (w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))' \
 	'	if (1 || w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))'
-mutant netns-tcp plugins/net/netns-check.c 'e2e-netns-tcp-refused' \
-	'a TCP connection in the namespace is dumped, its network lock taken in crf'"'"'s namespace' \
-	'	if (r > 0)
-		return crf_error_errno(ENOTSUP,' \
-	'	if (0)
-		return crf_error_errno(ENOTSUP,'
+mutant netns-tcp-orphan plugins/net/netns-check.c 'e2e-tcp-ns-orphan-refused' \
+	'a TCP connection in the namespace that no fd holds (closed, FIN-WAIT-2) is not refused' \
+	'			if (m->idiag_inode || queued || found)' \
+	'			if (1 || m->idiag_inode || queued || found)'
+mutant net-lock-ns-restore plugins/net/tcp.c 'e2e-tcp-ns-lo-kill' \
+	'no network lock in the restored namespace: an end made first is reset by its peer'"'"'s port' \
+	'		r = netlock_restore_here(name);' '		r = 0;'
+mutant net-lock-ns-resume plugins/net/netlock.c 'e2e-tcp-ns-lo-kill' \
+	'the network lock stays in the restored namespace: the connections there carry nothing' \
+	'	r = nft_in(nsfd, buf, what);
+	if (r < 0)
+		return r;
+	restore_unlocked' '	r = 0;
+	if (r < 0)
+		return r;
+	restore_unlocked'
+mutant net-lock-ns-release plugins/net/netlock.c 'e2e-tcp-ns-lo-leave' \
+	'the network lock stays in the namespace of a tree left running' \
+	'void netlock_dump_release(void)
+{
+	drop_ns_tables();' 'void netlock_dump_release(void)
+{'
+mutant net-sk-ns plugins/net/inet.c 'e2e-tcp-ns-foreign-refused' \
+	'a socket of another namespace than its task'"'"'s is dumped (and made in the task'"'"'s)' \
+	'	if (sk_st.st_ino == task_st.st_ino)' '	if (1 || sk_st.st_ino == task_st.st_ino)'
 
 # ---------------------------------------------------------------------------
 # Everything below is in functions, called from the last line: bash reads a

@@ -15,8 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/sockios.h>
 
 #include <crf/cleanup.h>
 
@@ -184,6 +188,30 @@ static int describe(const struct crf_object *obj, int fd, Crf__Net__InetSk *sk)
 	return sk->local ? 0 : -ENOMEM;
 }
 
+/*
+ * The restore makes a socket in its task's net namespace: one of another
+ * namespace (made before a setns(), or received from a process there) is
+ * refused.
+ */
+static int same_ns(const struct crf_object *obj, int fd, const char *name)
+{
+	_cleanup_close_ int nsfd = ioctl(fd, SIOCGSKNS);
+	struct stat sk_st, task_st;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)obj->pid);
+	if (nsfd < 0 || fstat(nsfd, &sk_st) < 0 || stat(path, &task_st) < 0)
+		return crf_error_errno(errno, "pid %d: fd %d: %s: its net namespace", (int)obj->pid,
+				       obj->id, name);
+	if (sk_st.st_ino == task_st.st_ino)
+		return 0;
+	return crf_error_errno(ENOTSUP,
+			       "pid %d: fd %d: %s: in net namespace net:[%lu], not its task's "
+			       "(net:[%lu]): crf makes a socket in its task's namespace",
+			       (int)obj->pid, obj->id, name, (unsigned long)sk_st.st_ino,
+			       (unsigned long)task_st.st_ino);
+}
+
 static bool config_yes(struct crf_ctx *ctx, const char *key)
 {
 	const char *v = crf_ctx_config(ctx, key);
@@ -235,7 +263,9 @@ int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 		inet_sk_name(sk, name);
 		r = why ? crf_error_errno(ENOTSUP, "pid %d: fd %d: %s: %s", (int)obj->pid, obj->id,
 					  name, why)
-			: sockopt_dump(fd, sk, name);
+			: same_ns(obj, fd, name);
+		if (r >= 0)
+			r = sockopt_dump(fd, sk, name);
 	}
 	if (r >= 0 && sk->proto == CRF__NET__PROTO__UDP)
 		r = udp_dump(fd, sk, name);

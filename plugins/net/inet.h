@@ -87,12 +87,17 @@ void tcp_repair_release(void);
 void tcp_repair_forget(void);
 
 /* The network lock (netlock.c): drop a connection's packets while it is frozen. */
-int netlock_conn(const Crf__Net__InetSk *sk, const char *name);
+/* Lock @sk (socket @fd): in crf's namespace, and in the socket's when it is another. */
+int netlock_conn(int fd, const Crf__Net__InetSk *sk, const char *name);
 void netlock_dump_release(void);
 /* The dump is over and the lock, if still held, stays for the restore (DUMP_CLEANUP). */
 void netlock_dump_forget(void);
 int netlock_dump_finish(struct crf_ctx *ctx);
 int netlock_restore_prepare(struct crf_ctx *ctx);
+/* In a restored task: lock its namespace too, when it is not crf's. */
+int netlock_restore_here(const char *name);
+/* restore-resume: drop that lock in @pid's namespace. */
+int netlock_restore_resume(pid_t pid);
 void netlock_restore_release(void);
 /*
  * Drop the datagrams to @sk's address and port, but for those crf sends

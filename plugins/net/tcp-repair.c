@@ -145,7 +145,7 @@ int tcp_repair_dump(int fd, Crf__Net__InetSk *sk, const char *name)
 	len = sizeof(reuse);
 	if (getsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, &len))
 		return crf_error_errno(errno, "%s: SO_REUSEADDR", name);
-	r = netlock_conn(sk, name);
+	r = netlock_conn(fd, sk, name);
 	if (r < 0)
 		return r;
 	if (set_int(fd, TCP_REPAIR, TCP_REPAIR_ON) < 0)

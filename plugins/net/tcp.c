@@ -112,10 +112,13 @@ int tcp_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name)
 
 	if (fd < 0)
 		return crf_error_errno(errno, "%s: socket", name);
-	if (sk->state == CRF__NET__STATE__ESTABLISHED)
-		r = tcp_repair_restore(fd, sk, name);
-	else
+	if (sk->state == CRF__NET__STATE__ESTABLISHED) {
+		r = netlock_restore_here(name);
+		if (r >= 0)
+			r = tcp_repair_restore(fd, sk, name);
+	} else {
 		r = sockopt_restore(fd, sk, name);
+	}
 	if (r < 0)
 		return r;
 	if (sk->state == CRF__NET__STATE__ESTABLISHED)
