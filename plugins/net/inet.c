@@ -201,15 +201,13 @@ static int same_ns(const struct crf_object *obj, int fd, const char *name)
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)obj->pid);
 	if (nsfd < 0 || fstat(nsfd, &sk_st) < 0 || stat(path, &task_st) < 0)
-		return crf_error_errno(errno, "pid %d: fd %d: %s: its net namespace", (int)obj->pid,
-				       obj->id, name);
+		return crf_error_errno(errno, "%s: its net namespace", name);
 	if (sk_st.st_ino == task_st.st_ino)
 		return 0;
 	return crf_error_errno(ENOTSUP,
-			       "pid %d: fd %d: %s: in net namespace net:[%lu], not its task's "
+			       "%s: in net namespace net:[%lu], not its task's "
 			       "(net:[%lu]): crf makes a socket in its task's namespace",
-			       (int)obj->pid, obj->id, name, (unsigned long)sk_st.st_ino,
-			       (unsigned long)task_st.st_ino);
+			       name, (unsigned long)sk_st.st_ino, (unsigned long)task_st.st_ino);
 }
 
 static bool config_yes(struct crf_ctx *ctx, const char *key)
@@ -260,10 +258,12 @@ int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	if (r >= 0) {
 		const char *why = sockopt_refusal(fd);
 
-		inet_sk_name(sk, name);
-		r = why ? crf_error_errno(ENOTSUP, "pid %d: fd %d: %s: %s", (int)obj->pid, obj->id,
-					  name, why)
-			: same_ns(obj, fd, name);
+		/* "pid 42: fd 3: tcp 1.2.3.4:5 -> ...": every message names the task and fd. */
+		char sk_name[INET_NAME_MAX];
+
+		snprintf(name, sizeof(name), "pid %d: fd %d: %s", (int)obj->pid, obj->id,
+			 inet_sk_name(sk, sk_name));
+		r = why ? crf_error_errno(ENOTSUP, "%s: %s", name, why) : same_ns(obj, fd, name);
 		if (r >= 0)
 			r = sockopt_dump(fd, sk, name);
 	}
@@ -274,7 +274,7 @@ int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	if (r >= 0)
 		r = save(ctx, obj, sk);
 	if (r >= 0)
-		crf_debug("pid %d: fd %d: %s saved", (int)obj->pid, obj->id, name);
+		crf_debug("%s saved", name);
 	inet_sk_free(sk);
 	return r;
 }

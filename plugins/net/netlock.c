@@ -192,8 +192,10 @@ static int script(char *buf, size_t len, const char *table, Crf__Net__LockedConn
 			for (int dir = 0; dir < 2; dir++) {
 				match(m, sizeof(m), dir ? conns[i]->peer : conns[i]->local,
 				      dir ? conns[i]->local : conns[i]->peer);
-				w = snprintf(buf + at, len - at, "add rule inet %s %s %s drop\n",
-					     table, hooks[h], m);
+				/* But for the segments crf makes (tcp-fin.c). */
+				w = snprintf(buf + at, len - at,
+					     "add rule inet %s %s %s meta mark != %#x drop\n",
+					     table, hooks[h], m, NETLOCK_MARK);
 				if (w < 0 || (size_t)w >= len - at)
 					return -E2BIG;
 				at += (size_t)w;
