@@ -1302,6 +1302,34 @@ mutant net-lock-ns-release plugins/net/netlock.c 'e2e-tcp-ns-lo-leave' \
 	'the network lock stays in the namespace of a tree left running' \
 	'		if (nft_in(dump_lock.ns[i].fd, buf, "dropping the network lock") == 0)' \
 	'		if (0)'
+mutant net-tcp-fin-ours plugins/net/tcp-fin.c 'e2e-tcp-fin-wait-1-kill e2e-tcp-closing-kill' \
+	'a connection that sent its FIN comes back without it' \
+	'		*step = "our FIN";
+		r = our_fin(fd);
+		if (r >= 0)
+			r = await(fd, TCP_FIN_WAIT1);' '		*step = "our FIN";'
+mutant net-tcp-fin-peer plugins/net/tcp-fin.c 'e2e-tcp-fin-wait-2-kill e2e-tcp-last-ack-kill' \
+	'a connection that received its peer'"'"'s FIN comes back without it' \
+	'		r = inject(sk, TH_FIN | TH_ACK, rcv_nxt, c->snd_seq, win);' '		r = 0;'
+mutant net-tcp-fin-seq plugins/net/tcp-repair.c 'e2e-tcp-fin-wait-2-kill e2e-tcp-fin-wait-2-leave' \
+	'the peer'"'"'s FIN is counted as a byte of the receive queue'"'"'s' \
+	'	c->rcv_seq -= (uint32_t)inq + (received ? 1 : 0);' '	c->rcv_seq -= (uint32_t)inq;'
+mutant net-tcp-fin-unsent plugins/net/tcp-fin.c 'e2e-tcp-fin-wait-1-full-kill' \
+	'the data never sent before a FIN is lost' \
+	'	if (tcp_fin_sent(st) && c->send_unsent) {' '	if (0) {'
+mutant net-tcp-shut-rd plugins/net/tcp-repair.c 'e2e-tcp-shut-rd-kill' \
+	'a connection shut down for reading comes back open' \
+	'	if (sk->tcp->shut_rd && shutdown(fd, SHUT_RD) < 0)' '	if (0 && shutdown(fd, SHUT_RD) < 0)'
+mutant net-tcp-closed plugins/net/tcp.c 'e2e-tcp-closed-refused' \
+	'a socket whose connection is over (reset) is restored as a fresh one' \
+	'		if (hup)
+			return crf_error_errno(EOPNOTSUPP,
+					       "%s, closed:' '		if (0)
+			return crf_error_errno(EOPNOTSUPP,
+					       "%s, closed:'
+mutant net-tcp-sndbuf plugins/net/tcp-repair.c 'e2e-tcp-fin-wait-1-full-kill' \
+	'data never sent, more than the send buffer holds, is not written back' \
+	'	if (len && big > sndbuf && setsockopt(' '	if (0 && setsockopt('
 mutant net-sk-ns plugins/net/inet.c 'e2e-tcp-ns-foreign-refused' \
 	'a socket of another namespace than its task'"'"'s is dumped (and made in the task'"'"'s)' \
 	'	if (sk_st.st_ino == task_st.st_ino)' '	if (1 || sk_st.st_ino == task_st.st_ino)'

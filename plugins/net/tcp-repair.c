@@ -320,16 +320,45 @@ int tcp_write_unsent(int fd, const Crf__Net__TcpConn *c)
 {
 	const uint8_t *p = c->send_queue.data + c->send_queue.len - c->send_unsent;
 	size_t len = c->send_unsent;
+	int sndbuf = 0, lock = 0, big, r = 0;
+	socklen_t sl = sizeof(sndbuf), ll = sizeof(lock);
 	ssize_t n;
 
+	/*
+	 * The queue the kernel held may be over the send buffer's size (it
+	 * lets a queue overshoot it): for the writes, a buffer big enough, and
+	 * then the size and its lock (SO_BUF_LOCK, which setting it sets) again
+	 * as they were.
+	 */
+	if (len && (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl) ||
+		    getsockopt(fd, SOL_SOCKET, SO_BUF_LOCK, &lock, &ll)))
+		return -errno;
+	big = (int)(c->send_queue.len * 4 + 65536);
+	if (len && big > sndbuf &&
+	    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &(int){big / 2}, sizeof(int)))
+		return -errno;
 	while (len) {
 		n = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			break;
+		}
 		p += n;
 		len -= (size_t)n;
 	}
-	return 0;
+	if (c->send_unsent && big > sndbuf) {
+		int now = 0;
+
+		sl = sizeof(now);
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &(int){sndbuf / 2}, sizeof(int)) ||
+		    setsockopt(fd, SOL_SOCKET, SO_BUF_LOCK, &lock, sizeof(lock)) ||
+		    getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &now, &sl))
+			return r < 0 ? r : -errno;
+		/* An odd size (the kernel's tuning) cannot be set again. */
+		if (r >= 0 && now != sndbuf)
+			r = -ERANGE;
+	}
+	return r;
 }
 
 int tcp_repair_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
@@ -348,8 +377,6 @@ int tcp_repair_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
 	if (set_int(fd, TCP_REPAIR, TCP_REPAIR_OFF) < 0)
 		return crf_error_errno(errno, "%s: TCP_REPAIR off", name);
 	r = sockopt_restore_reuse(fd, sk, name);
-	if (r >= 0)
-		r = sockopt_restore_buf_lock(fd, sk->opts, sk->n_opts, name);
 	if (r < 0)
 		return r;
 	/* Before our FIN, if it was sent (tcp-fin.c). */
@@ -359,6 +386,10 @@ int tcp_repair_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
 			return crf_error_errno(-r, "%s: %u bytes never sent", name,
 					       sk->tcp->send_unsent);
 	}
+	/* Last: setting the send buffer's size for those writes locked it. */
+	r = sockopt_restore_buf_lock(fd, sk->opts, sk->n_opts, name);
+	if (r < 0)
+		return r;
 	if (sk->tcp->shut_rd && shutdown(fd, SHUT_RD) < 0)
 		return crf_error_errno(errno, "%s: shutdown(SHUT_RD)", name);
 	return tcp_check_state(fd, sk, name);

@@ -10,6 +10,9 @@
  *   fin-wait-1  c shut down for writing, its data and FIN not acknowledged
  *               (s -> c dropped): c FIN-WAIT-1, s CLOSE-WAIT with c's data
  *               unread; s's data unread at c
+ *   fin-wait-1-full  c shut down for writing with data never sent before its
+ *               FIN (s's receive buffer is full: s does not read): c
+ *               FIN-WAIT-1, s established; s then reads it all and the FIN
  *   fin-wait-2  c shut down for writing and acknowledged: c FIN-WAIT-2,
  *               s CLOSE-WAIT, data unread both ways
  *   last-ack    then s shut down too, its data and FIN held (s -> c
@@ -27,11 +30,15 @@
 #include "wl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
+
+#include <linux/sockios.h>
 
 #include "wl-inet.h"
 #include "wl-tcp.h"
@@ -162,8 +169,8 @@ static void checkpoint(struct wl_sk *c, struct wl_sk *s, unsigned cst, unsigned 
 	wl_sk_check(c, 0);
 	wl_sk_check(s, 1);
 	if (state(c->fd) != cst || state(s->fd) != sst)
-		wl_fail("restored in states %u and %u, not %u and %u", state(c->fd),
-			state(s->fd), cst, sst);
+		wl_fail("restored in states %u and %u, not %u and %u", state(c->fd), state(s->fd),
+			cst, sst);
 }
 
 static void mode_closing_one_way(const char *mode)
@@ -213,6 +220,46 @@ static void mode_closing_one_way(const char *mode)
 	eof(c.fd, 1);
 	wl_note("%s: c's %llu bytes and FIN, s's %llu bytes and FIN, each once", mode,
 		(unsigned long long)cs_r, (unsigned long long)sc_r);
+}
+
+static void mode_fin_wait_1_full(void)
+{
+	struct wl_sk c = {0}, s = {0};
+	uint64_t cs_w = 0, cs_r = 0;
+	int unsent = 0;
+
+	pair(&c, &s);
+	wl_setint(s.fd, SOL_SOCKET, SO_RCVBUF, 4096);
+	wl_setint(c.fd, SOL_SOCKET, SO_SNDBUF, 16384);
+	fcntl(c.fd, F_SETFL, O_NONBLOCK);
+	/* Until c's send buffer is full too: s's window is closed. */
+	for (;;) {
+		unsigned char buf[1000];
+		ssize_t n;
+
+		for (size_t i = 0; i < sizeof(buf); i++)
+			buf[i] = pattern(0, cs_w + i);
+		n = send(c.fd, buf, sizeof(buf), MSG_NOSIGNAL);
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0)
+			wl_fail("send: %s", strerror(errno));
+		cs_w += (uint64_t)n;
+		if (cs_w > 4000000)
+			wl_fail("s's window never closes");
+	}
+	fcntl(c.fd, F_SETFL, 0);
+	if (shutdown(c.fd, SHUT_WR))
+		wl_fail("shutdown: %s", strerror(errno));
+	usleep(50000);
+	if (ioctl(c.fd, SIOCOUTQNSD, &unsent) || unsent <= 1)
+		wl_fail("c: %d bytes never sent, with the FIN", unsent);
+	checkpoint(&c, &s, TCP_FIN_WAIT1, TCP_ESTABLISHED);
+	no_write(c.fd, "c");
+	rd(s.fd, 0, &cs_r, (size_t)cs_w);
+	eof(s.fd, 0);
+	wl_note("fin-wait-1-full: %llu bytes, %d of them and the FIN never sent, each once",
+		(unsigned long long)cs_r, unsent);
 }
 
 static void mode_closing(void)
@@ -304,7 +351,8 @@ static void mode_syn_sent(void)
 	{
 		char m[64];
 
-		snprintf(m, sizeof(m), "tcp dport %u", ntohs(((struct sockaddr_in *)&l.at)->sin_port));
+		snprintf(m, sizeof(m), "tcp dport %u",
+			 ntohs(((struct sockaddr_in *)&l.at)->sin_port));
 		drop_match(m);
 	}
 	c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -329,9 +377,10 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "fin-wait-2";
 
 	wl_init("tcp-states");
-	if (!strcmp(mode, "fin-wait-1") || !strcmp(mode, "fin-wait-2") ||
-	    !strcmp(mode, "last-ack"))
+	if (!strcmp(mode, "fin-wait-1") || !strcmp(mode, "fin-wait-2") || !strcmp(mode, "last-ack"))
 		mode_closing_one_way(mode);
+	else if (!strcmp(mode, "fin-wait-1-full"))
+		mode_fin_wait_1_full();
 	else if (!strcmp(mode, "closing"))
 		mode_closing();
 	else if (!strcmp(mode, "shut-rd"))
