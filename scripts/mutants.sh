@@ -1330,6 +1330,10 @@ mutant net-tcp-closed plugins/net/tcp.c 'e2e-tcp-closed-refused' \
 mutant net-tcp-sndbuf plugins/net/tcp-repair.c 'e2e-tcp-fin-wait-1-full-kill' \
 	'data never sent, more than the send buffer holds, is not written back' \
 	'	if (len && big > sndbuf &&' '	if (0 &&'
+mutant net-tcp-close plugins/net/tcp.c 'e2e-tcp-close-kill' \
+	'--tcp-close restores a connection as a fresh socket, not shut down' \
+	'	if (sk->state == CRF__NET__STATE__CLOSED && shutdown(fd, SHUT_RDWR) < 0 &&' \
+	'	if (0 && shutdown(fd, SHUT_RDWR) < 0 &&'
 mutant net-sk-ns plugins/net/inet.c 'e2e-tcp-ns-foreign-refused' \
 	'a socket of another namespace than its task'"'"'s is dumped (and made in the task'"'"'s)' \
 	'	if (sk_st.st_ino == task_st.st_ino)' '	if (1 || sk_st.st_ino == task_st.st_ino)'

@@ -240,6 +240,7 @@ int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	struct inet_opts o = {
 		.tcp_established = config_yes(ctx, "tcp-established"),
 		.skip_in_flight = config_yes(ctx, "skip-in-flight"),
+		.tcp_close = config_yes(ctx, "tcp-close"),
 	};
 	const struct crf_fd_info *info = obj->data;
 	Crf__Net__InetSk *sk;

@@ -73,6 +73,7 @@ int udp_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name);
 struct inet_opts {
 	bool tcp_established; /* --tcp-established */
 	bool skip_in_flight;  /* --skip-in-flight */
+	bool tcp_close;	      /* --tcp-close */
 };
 int tcp_dump(int fd, Crf__Net__InetSk *sk, const struct inet_opts *o, const char *name);
 int tcp_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name);

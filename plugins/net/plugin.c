@@ -93,7 +93,8 @@ CRF_PLUGIN(
 		  .restore = netlink_restore },
 		{ .cls = CRF_OBJ_NS, .name = "net", .dump = netns_dump, .restore = netns_restore }
 	),
-	.config_keys = CRF_STRINGS("tcp-established", "skip-in-flight", "unix-peercred-crf"),
+	.config_keys = CRF_STRINGS("tcp-established", "skip-in-flight", "unix-peercred-crf",
+				   "tcp-close"),
 	.schemas = CRF_SCHEMAS(&crf__net__inet_sk__descriptor, &crf__net__net_lock__descriptor,
 			       &crf__net__unix_sk__descriptor, &crf__net__netlink_sk__descriptor,
 			       &crf__net__net_ns__descriptor),

@@ -117,6 +117,11 @@ int tcp_dump(int fd, Crf__Net__InetSk *sk, const struct inet_opts *o, const char
 	case TCP_CLOSE_WAIT:
 	case TCP_LAST_ACK:
 	case TCP_CLOSING:
+		/* Restored closed (--tcp-close, as CRIU's): nothing of the connection saved. */
+		if (o->tcp_close) {
+			sk->state = CRF__NET__STATE__CLOSED;
+			return 0;
+		}
 		if (!o->tcp_established)
 			return crf_error_errno(EOPNOTSUPP,
 					       "%s, %s: crf dump --tcp-established "
@@ -180,5 +185,13 @@ int tcp_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name)
 	}
 	if (sk->state == CRF__NET__STATE__LISTEN && listen(fd, (int)sk->backlog))
 		return crf_error_errno(errno, "%s: listen", name);
+	/*
+	 * --tcp-close: bound to its address and port, shut down both ways,
+	 * never connected: reads give end of file, writes EPIPE, getpeername()
+	 * ENOTCONN, TCP_INFO TCP_CLOSE.
+	 */
+	if (sk->state == CRF__NET__STATE__CLOSED && shutdown(fd, SHUT_RDWR) < 0 &&
+	    errno != ENOTCONN)
+		return crf_error_errno(errno, "%s: shutdown", name);
 	return TAKE_FD(fd);
 }

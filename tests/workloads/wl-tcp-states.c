@@ -22,6 +22,11 @@
  *               (the segments without FIN dropped): both CLOSING
  *   shut-rd     established, s shut down for reading (SHUT_RD) with data
  *               queued: it reads the data, then end of file, and writes
+ *   tcp-close   (dump --tcp-close, killing) an established connection with
+ *               data queued both ways comes back closed at both ends:
+ *               TCP_CLOSE, the same local address, end of file, EPIPE,
+ *               no peer
+ *   tcp-close-leave  the same, left running: the connection goes on
  *   closed      refused: c's connection was reset and the error read
  *   syn-sent    refused: c's connect() in progress (the SYN dropped)
  *
@@ -316,6 +321,47 @@ static void mode_shut_rd(void)
 		(unsigned long long)cs_r);
 }
 
+static void closed_as_criu(struct wl_sk *k, const char *who)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char b;
+
+	if (state(k->fd) != TCP_CLOSE)
+		wl_fail("%s: TCP state %u, not closed", who, state(k->fd));
+	if (getsockname(k->fd, (void *)&ss, &len) || len != k->at_len || memcmp(&ss, &k->at, len))
+		wl_fail("%s: getsockname differs", who);
+	if (getpeername(k->fd, (void *)&ss, &len) != -1 || errno != ENOTCONN)
+		wl_fail("%s: getpeername does not fail with ENOTCONN", who);
+	if (recv(k->fd, &b, 1, MSG_DONTWAIT) != 0)
+		wl_fail("%s: a read gives no end of file: %s", who, strerror(errno));
+	no_write(k->fd, who);
+}
+
+static void mode_tcp_close(bool leave)
+{
+	struct wl_sk c = {0}, s = {0};
+	uint64_t cs_w = 0, cs_r = 0, sc_w = 0, sc_r = 0;
+
+	pair(&c, &s);
+	wr(c.fd, 0, &cs_w, 1000);
+	wr(s.fd, 1, &sc_w, 1000);
+	usleep(20000);
+	wl_ready();
+	wl_wait_verify();
+	if (leave) {
+		rd(s.fd, 0, &cs_r, 1000);
+		rd(c.fd, 1, &sc_r, 1000);
+		wr(c.fd, 0, &cs_w, 300);
+		rd(s.fd, 0, &cs_r, 300);
+		wl_note("tcp-close, left running: the connection goes on");
+		return;
+	}
+	closed_as_criu(&c, "c");
+	closed_as_criu(&s, "s");
+	wl_note("tcp-close: both ends closed, same addresses, end of file, EPIPE");
+}
+
 static void mode_closed(void)
 {
 	struct wl_sk c = {0}, s = {0};
@@ -385,6 +431,8 @@ int main(int argc, char **argv)
 		mode_closing();
 	else if (!strcmp(mode, "shut-rd"))
 		mode_shut_rd();
+	else if (!strcmp(mode, "tcp-close") || !strcmp(mode, "tcp-close-leave"))
+		mode_tcp_close(!strcmp(mode, "tcp-close-leave"));
 	else if (!strcmp(mode, "closed"))
 		mode_closed();
 	else if (!strcmp(mode, "syn-sent"))
