@@ -87,7 +87,14 @@ int tcp_dump(int fd, Crf__Net__InetSk *sk, const struct inet_opts *o, const char
 		return crf_error_errno(-r, "%s: poll", name);
 	switch (ti.tcpi_state) {
 	case TCP_CLOSE:
-		/* Shut down: closed after a connection (or shutdown() unconnected). */
+		/*
+		 * Shut down: closed after a connection (or shutdown() unconnected);
+		 * with --tcp-close restored as it restores connections.
+		 */
+		if (hup && o->tcp_close) {
+			sk->state = CRF__NET__STATE__CLOSED;
+			return 0;
+		}
 		if (hup)
 			return crf_error_errno(EOPNOTSUPP,
 					       "%s, closed: the connection it had is over (reset, "
