@@ -1334,6 +1334,10 @@ mutant net-tcp-close plugins/net/tcp.c 'e2e-tcp-close-kill' \
 	'--tcp-close restores a connection as a fresh socket, not shut down' \
 	'	if (sk->state == CRF__NET__STATE__CLOSED && shutdown(fd, SHUT_RDWR) < 0 &&' \
 	'	if (0 && shutdown(fd, SHUT_RDWR) < 0 &&'
+mutant net-tcp-v6only plugins/net/tcp-repair.c 'e2e-tcp-fin-wait-2-v6-kill' \
+	'a restored IPv6 client connection reads IPV6_V6ONLY 1 (its bind set it)' \
+	'	return sk->family == AF_INET6 && !inet_addr_is_mapped(sk->local) &&' \
+	'	return false && sk->family == AF_INET6 && !inet_addr_is_mapped(sk->local) &&'
 mutant net-sk-ns plugins/net/inet.c 'e2e-tcp-ns-foreign-refused' \
 	'a socket of another namespace than its task'"'"'s is dumped (and made in the task'"'"'s)' \
 	'	if (sk_st.st_ino == task_st.st_ino)' '	if (1 || sk_st.st_ino == task_st.st_ino)'

@@ -262,6 +262,22 @@ static int set_window(int fd, const Crf__Net__TcpConn *c, bool before_fin)
 	return setsockopt(fd, SOL_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w)) ? -errno : 0;
 }
 
+/*
+ * bind() to an IPv6 address (not v4-mapped) sets IPV6_V6ONLY, which cannot be
+ * cleared once bound: a connection whose end has it off (a client's, bound
+ * by its connect()) is bound to the wildcard address with its port, and
+ * connect() chooses the source address, checked against the saved one.
+ */
+static bool bind_any(int fd, const Crf__Net__InetSk *sk)
+{
+	socklen_t len = sizeof(int);
+	int v6only = 1;
+
+	return sk->family == AF_INET6 && !inet_addr_is_mapped(sk->local) &&
+	       !inet_addr_is_any(sk->local) &&
+	       !getsockopt(fd, SOL_IPV6, IPV6_V6ONLY, &v6only, &len) && !v6only;
+}
+
 /* The steps in repair mode, up to the window; @step names the one that failed. */
 static int repair(int fd, const Crf__Net__InetSk *sk, const char **step)
 {
@@ -269,6 +285,7 @@ static int repair(int fd, const Crf__Net__InetSk *sk, const char **step)
 	size_t sent = c->send_queue.len - c->send_unsent;
 	struct sockaddr_storage ss;
 	socklen_t len;
+	bool any;
 	int r;
 
 	*step = "TCP_REPAIR";
@@ -283,13 +300,28 @@ static int repair(int fd, const Crf__Net__InetSk *sk, const char **step)
 	    set_int(fd, TCP_QUEUE_SEQ, (int)c->rcv_seq) < 0)
 		return -errno;
 	*step = "bind";
+	any = bind_any(fd, sk);
 	inet_addr_to_sa(sk->family, sk->local, &ss, &len);
+	if (any)
+		memset(&((struct sockaddr_in6 *)&ss)->sin6_addr, 0, sizeof(struct in6_addr));
 	if (bind(fd, (struct sockaddr *)&ss, len))
 		return -errno;
 	*step = "connect";
 	inet_addr_to_sa(sk->family, sk->peer, &ss, &len);
 	if (connect(fd, (struct sockaddr *)&ss, len))
 		return -errno;
+	if (any) {
+		struct sockaddr_storage got, want;
+
+		*step = "the local address (the route gives another)";
+		len = sizeof(got);
+		inet_addr_to_sa(sk->family, sk->local, &want, &(socklen_t){0});
+		if (getsockname(fd, (struct sockaddr *)&got, &len))
+			return -errno;
+		if (memcmp(&((struct sockaddr_in6 *)&got)->sin6_addr,
+			   &((struct sockaddr_in6 *)&want)->sin6_addr, sizeof(struct in6_addr)))
+			return -EADDRNOTAVAIL;
+	}
 	*step = "TCP_REPAIR_OPTIONS";
 	if (set_options(fd, c) < 0)
 		return -errno;

@@ -14,7 +14,8 @@
  *               FIN (s's receive buffer is full: s does not read): c
  *               FIN-WAIT-1, s established; s then reads it all and the FIN
  *   fin-wait-2  c shut down for writing and acknowledged: c FIN-WAIT-2,
- *               s CLOSE-WAIT, data unread both ways
+ *               s CLOSE-WAIT, data unread both ways (fin-wait-2-v6: over
+ *               IPv6)
  *   last-ack    then s shut down too, its data and FIN held (s -> c
  *               dropped, but segments with neither): s LAST-ACK,
  *               c FIN-WAIT-2
@@ -50,6 +51,8 @@
 
 static char table[64];
 static unsigned cport, sport;
+/* AF_INET6 in the modes ending in -v6 (over ::1). */
+static int family = AF_INET;
 
 static void unlock(void)
 {
@@ -143,11 +146,11 @@ static void pair(struct wl_sk *c, struct wl_sk *s)
 {
 	struct wl_sk l = {0};
 
-	l.fd = wl_inet_socket(AF_INET, SOCK_STREAM, "127.0.0.1");
+	l.fd = wl_inet_socket(family, SOCK_STREAM, family == AF_INET6 ? "::1" : "127.0.0.1");
 	if (listen(l.fd, 1))
 		wl_fail("listen: %s", strerror(errno));
 	wl_sk_names(&l);
-	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	c->fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0)
 		wl_fail("socket: %s", strerror(errno));
 	wl_connect(c->fd, &l);
@@ -159,6 +162,7 @@ static void pair(struct wl_sk *c, struct wl_sk *s)
 	wl_setint(s->fd, SOL_TCP, TCP_NODELAY, 1);
 	wl_sk_names(c);
 	wl_sk_names(s);
+	/* sin_port and sin6_port are at the same place. */
 	cport = ntohs(((struct sockaddr_in *)&c->at)->sin_port);
 	sport = ntohs(((struct sockaddr_in *)&s->at)->sin_port);
 }
@@ -423,6 +427,10 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "fin-wait-2";
 
 	wl_init("tcp-states");
+	if (!strcmp(mode, "fin-wait-2-v6")) {
+		family = AF_INET6;
+		mode = "fin-wait-2";
+	}
 	if (!strcmp(mode, "fin-wait-1") || !strcmp(mode, "fin-wait-2") || !strcmp(mode, "last-ack"))
 		mode_closing_one_way(mode);
 	else if (!strcmp(mode, "fin-wait-1-full"))
