@@ -232,7 +232,7 @@ static int sock_ns(int fd, struct lock_ns **out, bool *chains, const char *what)
 {
 	_cleanup_close_ int nsfd = ioctl(fd, SIOCGSKNS);
 	struct lock_ns *n;
-	ino_t ino;
+	ino_t ino = 0;
 
 	*out = NULL;
 	*chains = false;
@@ -463,7 +463,7 @@ int netlock_restore_resume(pid_t pid)
 {
 	char path[64], buf[160], what[96];
 	_cleanup_close_ int nsfd = -1;
-	ino_t ino, *n;
+	ino_t ino = 0, *n;
 	int r;
 
 	if (!restore_nl)
