@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * driver.h - what the benchmark drivers (trees.c, fds.c) share: timing,
+ * driver.h - what the benchmark drivers (trees.c, fds.c, sockets.c) share: timing,
  * running crf, killing and reaping what they started, and one dump and
  * restore round of a started tree.  Header-only: each driver is built with
  * a plain `cc` (see README.md).
@@ -79,11 +79,12 @@ static int cmp(const void *a, const void *b)
 
 /*
  * Dump the started tree of @tasks processes (@pids, the root first) with
- * crf, which kills it, restore it, and kill it again: the wall times of
- * the dump and the restore.  @what names the case in failure messages.
+ * crf, which kills it (with @dump_arg, an option of crf dump, unless NULL),
+ * restore it, and kill it again: the wall times of the dump and the
+ * restore.  @what names the case in failure messages.
  */
-static void dump_restore(const char *crf, const char *what, const pid_t *pids, int tasks,
-			 double *dump, double *restore)
+static void dump_restore_with(const char *crf, const char *what, const pid_t *pids, int tasks,
+			      const char *dump_arg, double *dump, double *restore)
 {
 	char pid[16], dir[] = "/var/tmp/crf-bench-img-XXXXXX";
 	double t0;
@@ -93,7 +94,8 @@ static void dump_restore(const char *crf, const char *what, const pid_t *pids, i
 	rmdir(dir);
 	snprintf(pid, sizeof(pid), "%d", (int)pids[0]);
 	t0 = now_ms();
-	if (run(crf, (char *[]){(char *)crf, "dump", "-t", pid, "-D", dir, NULL})) {
+	if (run(crf,
+		(char *[]){(char *)crf, "dump", "-t", pid, "-D", dir, (char *)dump_arg, NULL})) {
 		fprintf(stderr, "bench: crf dump of %s failed\n", what);
 		kill_tree(pids, tasks);
 		exit(1);
@@ -109,6 +111,13 @@ static void dump_restore(const char *crf, const char *what, const pid_t *pids, i
 	kill_tree(pids, tasks);
 	if (run("/bin/rm", (char *[]){"rm", "-rf", dir, NULL}))
 		fprintf(stderr, "bench: cannot remove %s\n", dir);
+}
+
+/* The same, with no option for crf dump. */
+static inline void dump_restore(const char *crf, const char *what, const pid_t *pids, int tasks,
+				double *dump, double *restore)
+{
+	dump_restore_with(crf, what, pids, tasks, NULL, dump, restore);
 }
 
 #endif

@@ -13,6 +13,7 @@
 
 #include <asm/prctl.h>
 #include <asm/sigcontext.h>
+#include <linux/ioprio.h>
 #include <linux/prctl.h>
 
 #include "crf-restorer.h"
@@ -169,6 +170,9 @@ static void thread_sched(struct crf_rst_args *a, const struct crf_rst_thread_arg
 	r = sys3(__NR_sched_setaffinity, 0, sizeof(t->affinity), t->affinity);
 	if (r < 0)
 		FAIL(a, r, "thread sched_setaffinity");
+	/* 0 (none set) too: a thread would have the leader's otherwise. */
+	if (t->ioprio >= 0 && (r = sys3(__NR_ioprio_set, IOPRIO_WHO_PROCESS, 0, t->ioprio)) < 0)
+		FAIL_AT(a, r, "thread ioprio_set", (uint64_t)t->ioprio);
 }
 
 /* A thread's private signals, queued by itself: only then may the siginfo be any. */

@@ -950,6 +950,23 @@ mutant cgroup-unmake plugins/cgroup/manage.c 'e2e-cgroup-props' \
 	'		for (int i = 0; rmdir(dir) < 0 && errno == EBUSY && i < 200; i++)' \
 	'		for (int i = 0; 0 && errno == EBUSY && i < 200; i++)'
 
+# --- the integrated container test (tests/e2e/container.sh, docs/containers.md) ---
+mutant container-cgns-join-by-path plugins/cgroup/cgns.c 'e2e-container-kill' \
+	'the cgroup namespace handler joins its roots by crf'"'"'s paths, which a process pivoted into its container cannot reach' \
+	'	fd = cg_open_at_mount(rs, file, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "0", 1) < 0)' \
+	'	fd = open(file, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "0", 1) < 0)'
+mutant container-cgroup-join-by-path plugins/cgroup/restore.c 'e2e-container-kill' \
+	'restore-task joins the v1 cgroups by crf'"'"'s paths, which a process pivoted into its container cannot reach' \
+	'	fd = cg_open_at_mount(rs, file, O_WRONLY | O_CLOEXEC);' '	fd = open(file, O_WRONLY | O_CLOEXEC);'
+mutant container-mnt-fds-root plugins/cgroup/mntfd.c 'e2e-container-kill e2e-cgroup-props' \
+	'a cgroup mount'"'"'s own root (a cgroup namespace root "/") is opened as an absolute path' \
+	'	for (rest = file + len; *rest == '"'"'/'"'"'; rest++)' '	for (rest = file + len; 0; rest++)'
+mutant container-shared-socket plugins/files/kinds.c 'e2e-container-shared-socket-refused' \
+	'a socket two processes of a net namespace not crf'"'"'s hold is let through (and made in crf'"'"'s)' \
+	'		if (strcmp(link, self))' '		if (0)'
+
 # --- fd kinds through the registry (issue 10) ---
 mutant registry-restore-any-plugin core/lib/registry.c 'e2e-vendor-eventfd' \
 	'the restore takes the first enabled handler of the kind, not the recorded plugin'"'"'s' \
@@ -1114,7 +1131,7 @@ mutant ns-ipc-qbytes plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'	ds.msg_qbytes = q->qbytes;' ''
 mutant ns-ipc-id plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'SysV message queues come back at the ids the kernel hands out' \
-	'	int id, r = next_id("msg", q->perm->id);' '	int id, r = 0;'
+	'	int id, r = ns_ipc_next_id("msg", q->perm->id);' '	int id, r = 0;'
 mutant ns-ipc-creator plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'SysV objects come back made by crf (cuid, cgid 0)' \
 	'	if (setegid(p->cgid) < 0 || seteuid(p->cuid) < 0) {' '	if (0) {'
@@ -1127,7 +1144,10 @@ mutant ns-ipc-sem-values plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'	if (semctl(id, 0, IPC_STAT, &ds) < 0)'
 mutant ns-ipc-sysctls plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'the ipc sysctls of a restored namespace are a new one'"'"'s' \
-	'		r = write_sysctl(ns->sysctls[i]->name, ns->sysctls[i]->value);' '		r = 0;'
+	'		if (!shm_sysctl(ns->sysctls[i]->name))
+			r = write_sysctl(ns->sysctls[i]->name, ns->sysctls[i]->value);' \
+	'		if (!shm_sysctl(ns->sysctls[i]->name))
+			r = 0;'
 mutant ns-ipc-inherited plugins/ns/ipc-restore.c 'e2e-ipc-kill' \
 	'a restored IPC namespace is made again in every process that inherited it' \
 	'	if (ni->inherited)
@@ -1140,16 +1160,84 @@ mutant ns-ipc-owner plugins/ns/ipc.c 'e2e-ipc-owned-refused' \
 		r = read_ns' '	r = 0;
 	if (r >= 0)
 		r = read_ns'
-mutant ns-ipc-shm-let-through plugins/ns/ipc.c 'e2e-ipc-shm-refused' \
-	'SysV shared memory in an IPC namespace is not refused (and not restored)' \
-	'	int r = list_ids("shm", &ids, &n);
-
-	if (r < 0 || !n)' '	int r = list_ids("shm", &ids, &n);
-
-	if (r < 0 || 1)'
-mutant ns-ipc-mqueue-let-through plugins/ns/ipc.c 'e2e-ipc-mqueue-refused' \
-	'POSIX message queues in an IPC namespace are not refused (and not restored)' \
-	'		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))' '		if (0)'
+mutant ns-ipc-shm-contents plugins/ns/ipc-shm.c 'e2e-ipc-shm-kill' \
+	'a SysV segment of an IPC namespace comes back with every byte zero' \
+	'			memcpy(p + d->offset, d->data.data, d->data.len);' '			(void)p;'
+mutant ns-ipc-shm-holes-read plugins/ns/ipc-shm.c 'e2e-ipc-shm-leave' \
+	'the dump reads every page of a SysV segment, holes too (the running program'"'"'s segment grows)' \
+	'		r = save_one(ctx, nsid, ns->shms[i], at[i], no_swap());' \
+	'		r = save_one(ctx, nsid, ns->shms[i], at[i], false);'
+mutant ns-ipc-shm-lock plugins/ns/ipc-shm.c 'e2e-ipc-shm-kill' \
+	'a SysV segment locked with SHM_LOCK comes back unlocked' \
+	'	if (s->locked && shmctl(id, SHM_LOCK, NULL) < 0)' '	if (0 && shmctl(id, SHM_LOCK, NULL) < 0)'
+mutant ns-ipc-shm-owner plugins/ns/ipc-shm.c 'e2e-ipc-shm-kill' \
+	'a SysV segment comes back owned by its creator, not its owner' \
+	'	ds.shm_perm.uid = s->perm->uid;' ''
+mutant ns-ipc-shm-id plugins/ns/ipc-shm.c 'e2e-ipc-shm-kill' \
+	'SysV segments of an IPC namespace come back at the ids the kernel hands out' \
+	'	int id, r = ns_ipc_next_id("shm", s->perm->id);' '	int id, r = 0;'
+mutant ns-ipc-shm-limits-first plugins/ns/ipc-restore.c 'e2e-ipc-shm-kill' \
+	'kernel.shm_rmid_forced and the shm limits are written before the segments (an unattached one is destroyed)' \
+	'		if (!shm_sysctl(ns->sysctls[i]->name))
+			r = write_sysctl' '		if (1)
+			r = write_sysctl' \
+	'		if (shm_sysctl(ns->sysctls[i]->name))
+			r = write_sysctl' '		if (0)
+			r = write_sysctl'
+mutant ns-ipc-shm-dest-let-through plugins/ns/ipc-shm.c 'e2e-ipc-shm-dest-refused' \
+	'a SysV segment removed while attached, in an IPC namespace, is not refused (and comes back not removed)' \
+	'	if (ds->shm_perm.mode & SHM_DEST)' '	if (0)'
+mutant ns-ipc-shm-forced-let-through plugins/ns/ipc-shm.c 'e2e-ipc-shm-forced-refused' \
+	'an unattached SysV segment under shm_rmid_forced is not refused (its creator is not restored)' \
+	'	if (rmid_forced && !ds->shm_nattch)' '	if (0)'
+mutant mem-sysv-ns-as-crfs plugins/mem/sysv.c 'e2e-ipc-shm-kill' \
+	'mem looks a segment of the task'"'"'s IPC namespace up in crf'"'"'s' \
+	'	if (ns)
+		return ns_segment(pid, v, shmid);' ''
+mutant ns-ipc-mq-prio plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-kill' \
+	'POSIX messages come back all of priority 0, in the order they were saved' \
+	'			    q->msgs[i]->data.len, q->msgs[i]->prio) < 0)' \
+	'			    q->msgs[i]->data.len, 0) < 0)'
+mutant ns-ipc-mq-first-lost plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-leave e2e-ipc-mqueue-kill' \
+	'the dump puts every POSIX message back but the first (and does not notice)' \
+	'	for (size_t i = 0; i < q->n_msgs; i++)
+		if (mq_send(mqd,' '	for (size_t i = 1; i < q->n_msgs; i++)
+		if (mq_send(mqd,' \
+	'	if (r >= 0 && (mq_getattr(mqd, &a) < 0 || a.mq_curmsgs != cur))' \
+	'	if (r >= 0 && mq_getattr(mqd, &a) < 0)'
+mutant ns-ipc-mq-sizes plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-kill' \
+	'POSIX queues come back with the default mq_maxmsg and mq_msgsize' \
+	'O_NONBLOCK | O_CLOEXEC, 0600, &a);' 'O_NONBLOCK | O_CLOEXEC, 0600, NULL);'
+mutant ns-ipc-mq-mode plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-kill' \
+	'POSIX queues come back owned by root, mode 0600' \
+	'	if (r >= 0 && (fchown(mqd, q->uid, q->gid) < 0 || fchmod(mqd, q->mode) < 0))' \
+	'	if (0)'
+mutant ns-ipc-mq-notify-let-through plugins/ns/ipc-mq.c 'e2e-ipc-mqueue-notify-refused' \
+	'a POSIX queue with an mq_notify registration is not refused (nor the registration restored)' \
+	'	if (r >= 0 && pid)
+		return' '	if (0)
+		return'
+mutant files-mqueue-as-file plugins/files/fdtable.c 'e2e-ipc-mqueue-fd-kill e2e-ipc-mqueue-host-refused' \
+	'an open POSIX message queue is taken for a regular file (reopened by its name in crf'"'"'s root)' \
+	'	if (S_ISREG(st->st_mode) && is_mqueue(d, fd))' '	if (0)'
+mutant ns-ipc-mqfd-nonblock plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-fd-kill' \
+	'an open POSIX queue comes back blocking' \
+	'	m = mq_open(fi->path, (int)(fi->flags & MQ_FLAGS));' \
+	'	m = mq_open(fi->path, (int)(fi->flags & O_ACCMODE));'
+mutant ns-ipc-mqfd-shared-let-through plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-fd-shared-refused' \
+	'an open POSIX queue shared by two processes is not refused at the dump (the restore fails)' \
+	'	if (r > 0)
+		return crf_error_errno(ENOTSUP,' '	if (0)
+		return crf_error_errno(ENOTSUP,'
+mutant ns-ipc-mqfd-unlinked-let-through plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-unlinked-refused' \
+	'an open POSIX queue unlinked since is not refused' \
+	'	if (id.dev != st.st_dev || id.ino != st.st_ino)' '	if (0)'
+mutant ns-ipc-mqfd-other-ns plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-host-refused' \
+	'an open POSIX queue of crf'"'"'s namespace held by a task in another is not told apart' \
+	'	if (id.fs != st.st_dev)' '	if (0)'
+mutant ns-ipc-mqfd-cloexec-let-through plugins/ns/ipc-mqfd.c 'e2e-ipc-mqueue-fd-cloexec-refused' \
+	'an open POSIX queue opened with O_CLOEXEC is not refused (its fd comes back close-on-exec, maybe wrongly)' \
+	'	if (r & O_CLOEXEC)' '	if (0)'
 mutant special-uts-match tests/plugins/special.c 'e2e-special-uts-kind-off-refused' \
 	'the test plugin'"'"'s UTS handler no longer matches: ns claims its namespace by name' \
 	'	return obj->data && uts_read(obj->pid, &u) >= 0 &&' '	return !obj->data && uts_read(obj->pid, &u) >= 0 &&'
@@ -1212,6 +1300,44 @@ mutant ns-mnt-foreign-fs-as-bind plugins/ns/mnt.c 'e2e-mnt-loop-refused e2e-mnt-
 		return refuse(' \
 	'	if (0)
 		return refuse('
+# runc's container (tests/e2e/runc-mnt.sh): devpts, binds of parts of new filesystems, order
+mutant ns-mnt-devpts-pty-kept plugins/ns/mnt.c 'e2e-mnt-devpts-refused e2e-runc-mnt-pty-refused' \
+	'a devpts of its own with a pty in it is not refused (it comes back empty)' \
+	'			return strcmp(m->fstype, "devpts") ? 0 : devpts_empty(d, m);' \
+	'			return 0;'
+mutant ns-mnt-newbind-root-lost plugins/ns/mnt-restore.c 'e2e-runc-mnt-exact e2e-mnt-kill' \
+	'a bind of a part of a filesystem made in the namespace comes back as a bind of all of it' \
+	'	s->fd[i] = (int)syscall(SYS_open_tree, s->fd[k], strcmp(e->root, "/") ? e->root + 1 : "",' \
+	'	s->fd[i] = (int)syscall(SYS_open_tree, s->fd[k], "",' \
+	'					(strcmp(e->root, "/") ? 0 : AT_EMPTY_PATH));' \
+	'					AT_EMPTY_PATH);'
+mutant ns-mnt-strictatime-lost plugins/ns/mnt-info.c 'e2e-runc-mnt-exact' \
+	'a mount with strictatime (no atime option shown: runc'"'"'s /dev) comes back relatime' \
+	'		*attr |= MOUNT_ATTR_STRICTATIME;' '		*attr |= 0;'
+mutant ns-mnt-before-net plugins/ns/kinds.c 'e2e-runc-mnt-exact' \
+	'the mount namespace is restored before the net one: its sysfs is crf'"'"'s net namespace'"'"'s' \
+	'	"user",
+	"net",' \
+	'	"user",
+	"mnt",
+	"net",' \
+	'	/* After net, ipc, cgroup: its sysfs, mqueue, cgroup mounts are theirs (mnt-fs.c). */
+	"mnt",' \
+	''
+mutant ns-mnt-before-ipc plugins/ns/kinds.c 'e2e-runc-mnt-exact' \
+	'the mount namespace is restored before the IPC one: its mqueue is crf'"'"'s IPC namespace'"'"'s' \
+	'	"ipc",
+	"cgroup",' \
+	'	"cgroup",' \
+	'	"mnt",
+	"time",' \
+	'	"mnt",
+	"ipc",
+	"time",'
+mutant cgroup-v1-join-by-path plugins/cgroup/restore.c 'e2e-runc-mnt-exact' \
+	'a v1 cgroup is joined by its path in the restored mount namespace (a container'"'"'s: read-only)' \
+	'	fd = m->procs >= 0 ? dup(m->procs) : open(file, O_WRONLY | O_CLOEXEC);' \
+	'	fd = open(file, O_WRONLY | O_CLOEXEC);'
 # net: network namespaces (docs/ns-net.md)
 mutant netns-addr-label plugins/net/netns.c 'e2e-netns-lo-kill' \
 	'an IPv4 address'"'"'s label is not saved: the restored address has none' \
@@ -1241,8 +1367,18 @@ mutant netns-route-table plugins/net/netns-route.c 'e2e-netns-lo-kill' \
 	'	if (w->r < 0 || (rtnl_route_get_flags(r) & RTM_F_CLONED))' \
 	'	if (w->r < 0 || (rtnl_route_get_flags(r) & RTM_F_CLONED) || rtnl_route_get_table(r) == 100)'
 mutant netns-sysctl plugins/net/netns-sysctl.c 'e2e-netns-lo-kill' \
-	'net.core.somaxconn is not saved' \
-	'	"core/somaxconn",' '	"core/somaxconn-not",'
+	'the sysctls are not written at restore (only checked)' \
+	'	if (r == 0 && !strcmp(cur, s->value))
+		return 0;' \
+	'	if (1)
+		return 0;'
+mutant netns-sysctl-same plugins/net/netns-sysctl.c 'e2e-netns-lo-kill' \
+	'only the sysctls that differ from a fresh namespace'"'"'s are saved: conf/lo/forwarding 0 comes back 1 (copied from all/)' \
+	'	*differ += !same;' '	if (same)
+		return 0;'
+mutant netns-sysctl-ro plugins/net/netns-sysctl.c 'e2e-netns-sysctl-ro-refused' \
+	'a read-only sysctl that differs from a fresh namespace'"'"'s is not refused' \
+	'		if (ref && !same)' '		if (0)'
 mutant netns-nft plugins/net/netns-check.c 'e2e-netns-lo-kill' \
 	'the nftables ruleset is not replayed at restore' \
 	'	if (!ns->nft_ruleset)
@@ -1251,11 +1387,16 @@ mutant netns-nft plugins/net/netns-check.c 'e2e-netns-lo-kill' \
 		return 0;'
 mutant netns-rules plugins/net/netns-check.c 'e2e-netns-rule-refused' \
 	'routing rules of its own are not refused (nor restored)' \
-	'	if (strcmp(have->text, fresh->text))' '	if (0)'
+	'	if (have->over || have->raw_len != fresh->raw_len ||' '	if (0 &&'
+mutant netns-rules-raw plugins/net/netns-check.c 'e2e-netns-rule-hidden-refused' \
+	'the routing rules are compared by the text libnl prints, which has no uid range' \
+	'	if (have->over || have->raw_len != fresh->raw_len ||
+	    memcmp(have->raw, fresh->raw, have->raw_len))' \
+	'	if (strcmp(have->text, fresh->text))'
 mutant netns-proxy plugins/net/netns-check.c 'e2e-netns-proxy-refused' \
 	'a proxy neighbour entry is not refused (nor restored)' \
-	'	return w.r < 0 ? w.r : check_proxy(links, what);' \
-	'	return w.r < 0 ? w.r : 0 * check_proxy(links, what);'
+	'	return r < 0 ? r : check_proxy(links, what);' \
+	'	return r < 0 ? r : 0 * check_proxy(links, what);'
 mutant netns-qdisc plugins/net/netns-check.c 'e2e-netns-qdisc-refused' \
 	'a tc qdisc of its own on a link is not refused (nor restored)' \
 	'	if (w->r < 0 || (kind && (!strcmp(kind, "noqueue") || !strcmp(kind, "noop"))))' \
@@ -1278,10 +1419,85 @@ mutant netns-veth-queues plugins/net/netns-veth.c 'e2e-netns-veth-kill' \
 mutant netns-veth-inside plugins/net/netns-veth.c 'e2e-netns-veth-inside-refused' \
 	'a veth with both ends in the namespace is not refused as such' \
 	'	if (rtnl_link_get_link_netnsid(l, &link_nsid) < 0)' '	if (0)'
-mutant netns-neigh plugins/net/netns-check.c 'e2e-netns-neigh-refused' \
+mutant netns-neigh plugins/net/netns-neigh.c 'e2e-netns-neigh-refused' \
 	'a permanent neighbour entry is not refused (nor restored)' \
-	'	if (w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))' \
-	'	if (1 || w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))'
+	'	if (n->state & NUD_PERMANENT)' '	if (0)'
+mutant netns-neigh-noarp plugins/net/netns-neigh.c 'e2e-netns-noarp-refused e2e-netns-veth-kill' \
+	'a noarp neighbour entry added by hand is taken for one the kernel makes' \
+	'	if ((n->state & NUD_NOARP) && !kernel_noarp(n, links, addrs))' '	if (0)'
+mutant netns-neigh-managed plugins/net/netns-neigh.c 'e2e-netns-managed-refused' \
+	'a managed neighbour entry is not refused (nor restored)' \
+	'	if (n->flags_ext & NTF_EXT_MANAGED)' '	if (0)'
+mutant netns-neigh-extern plugins/net/netns-neigh.c 'e2e-netns-extern-refused' \
+	'an extern_learn neighbour entry is not refused (nor restored)' \
+	'	if (n->flags & NTF_EXT_LEARNED)' '	if (0)'
+mutant netns-link-attrs plugins/net/netns-link.c 'e2e-netns-link-gso-refused e2e-netns-link-altname-refused' \
+	'a link'"'"'s attributes the restore does not set (gso_max_size, alternative names...) are not compared with a new link'"'"'s' \
+	'		if (skipped(t, veth) || same(l->tb[t], ref->tb[t]))' '		if (1)'
+mutant netns-link-flags plugins/net/netns-link.c 'e2e-netns-link-multicast-refused' \
+	'a link'"'"'s flags are not compared with a new link'"'"'s (multicast on lo comes back off)' \
+	'	if (fl != fr)' '	if (0)'
+mutant netns-link-peer plugins/net/netns.c 'e2e-netns-peer-gso-refused' \
+	'a veth peer'"'"'s attributes are not compared with a new veth'"'"'s' \
+	'	return r < 0 ? r : netns_check_peer_attrs(ns, what);' '	return r;'
+mutant netns-sysctl-userns plugins/net/netns-sysctl-walk.c 'e2e-netns-userns-kill' \
+	'the sysctls are read from crf'"'"'s user namespace, not the net namespace owner'"'"'s (ping_group_range reads otherwise)' \
+	'		if ((userns >= 0 && setns(userns, CLONE_NEWUSER) < 0) ||' \
+	'		if ((userns >= 0 && 0) ||'
+mutant netns-xfrm-policy plugins/net/netns-xfrm.c 'e2e-netns-xfrm-refused' \
+	'an IPsec (xfrm) policy in the namespace is not refused (nor restored)' \
+	'		r = first_of(fd, XFRM_MSG_GETPOLICY,' '		r = first_of(fd, XFRM_MSG_GETSA,'
+mutant netns-xfrm-default plugins/net/netns-xfrm.c 'e2e-netns-xfrm-default-refused' \
+	'a default xfrm policy of block is not refused (nor restored)' \
+	'	if (r < (int)sizeof(d))' '	if (1)'
+mutant netns-xfrm-hthresh plugins/net/netns-xfrm.c 'e2e-netns-xfrm-hthresh-refused' \
+	'xfrm policy hash thresholds of its own are not refused (nor restored)' \
+	'		if (t->lbits != want || t->rbits != want)' '		if (0)'
+mutant net-inet-proto plugins/net/inet.c 'e2e-udp-lite-refused' \
+	'a UDP-Lite socket is dumped and restored as a UDP one' \
+	'	if (proto != (type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP))' '	if (0)'
+mutant attrs-ioprio-leader core/restore/rst-apply.c 'e2e-taskmodes-kill' \
+	'a restored process keeps crf'"'"'s I/O priority' \
+	'	if (tc->has_ioprio && syscall(SYS_ioprio_set' '	if (0 && syscall(SYS_ioprio_set'
+mutant attrs-ioprio-thread parasite/restorer-threads.c 'e2e-taskmodes-kill' \
+	'a restored thread keeps the leader'"'"'s I/O priority' \
+	'	if (t->ioprio >= 0 && (r = sys3(__NR_ioprio_set' '	if (0 && (r = sys3(__NR_ioprio_set'
+mutant attrs-coredump-filter core/restore/rst-apply.c 'e2e-taskmodes-kill' \
+	'a restored process has crf'"'"'s core dump filter' \
+	'	if (!tc->has_coredump_filter)' '	if (1)'
+mutant attrs-tsc core/dump/task-attrs-dump.c 'e2e-taskmodes-tsc-refused' \
+	'rdtsc faulting is dropped by the dump' \
+	'	if (tsc != PR_TSC_ENABLE)' '	if (0)'
+mutant attrs-mce core/dump/task-attrs-dump.c 'e2e-taskmodes-mce-refused' \
+	'a machine-check kill policy is dropped by the dump' \
+	'	if (mce >= 0 && mce != PR_MCE_KILL_DEFAULT)' '	if (0)'
+mutant attrs-mdwe core/dump/infect.c 'e2e-taskmodes-mdwe-refused' \
+	'memory-deny-write-execute is refused as an unexplained EACCES' \
+	'	if (ok && ret == -EACCES) {' '	if (0) {'
+mutant net-udp-mcast plugins/net/udp.c 'e2e-udp-kill' \
+	'a restored UDP socket is in none of the multicast groups it joined' \
+	'	r = udp_mcast_dump(fd, sk, name);' '	r = 0;'
+mutant net-udp-mcast-filter plugins/net/udp-mcast.c 'e2e-udp-kill' \
+	'a restored multicast membership loses its source filter' \
+	'		if (m->fmode == MCAST_EXCLUDE && !m->n_sources)' '		if (1)'
+mutant ns-mnt-devnode-fd plugins/ns/mnt.c 'e2e-mnt-kill' \
+	'an fd on a device node of a tmpfs made anew is refused again' \
+	'		if (!S_ISCHR(st.st_mode) && (e = new_dev(d, st.st_dev)))' '		if ((e = new_dev(d, st.st_dev)))'
+mutant tun-index plugins/devices/tun-link.c 'e2e-tun-kill' \
+	'a tun/tap interface made anew keeps the index the kernel gave it' \
+	'	if (cur != (int)l->ifindex && (r = set_index(' '	if (0 && (r = set_index('
+mutant tun-sysctl plugins/devices/tun-link.c 'e2e-tun-kill' \
+	'a tun/tap interface made anew loses its per-device sysctls' \
+	'		r = tun_sysctl_apply(what, name, l);' '		r = 0;'
+mutant tun-queue plugins/devices/tun-restore.c 'e2e-tun-kill' \
+	'a restored tun/tap queue loses its sndbuf' \
+	'	int r = set_ptr(what, fd, TUNSETSNDBUF, "TUNSETSNDBUF", t->sndbuf);' '	int r = 0;'
+mutant tun-queued plugins/devices/tun.c 'e2e-tun-queued-refused' \
+	'frames waiting in a tap are dropped by the dump' \
+	'	if (p.revents & POLLIN)' '	if (0)'
+mutant tun-route plugins/devices/tun-link.c 'e2e-tun-route-refused' \
+	'a route added through a tun/tap interface is dropped' \
+	'		if (via && rtnl_route_get_protocol(rt) != RTPROT_KERNEL)' '		if (0)'
 mutant netns-tcp-orphan plugins/net/netns-check.c 'e2e-tcp-ns-orphan-refused' \
 	'a TCP connection in the namespace that no fd holds (closed, FIN-WAIT-2) is not refused' \
 	'			if (m->idiag_inode || queued || found)' \

@@ -44,6 +44,7 @@
 
 #include "crf-blobs.h"
 #include "infect-priv.h"
+#include "task-attrs.h"
 #include "util.h"
 
 #define USER_CS	  0x33 /* 64-bit user code segment; anything else is compat mode */
@@ -275,6 +276,19 @@ static int map_area(struct crf_parasite *p)
 		return r;
 	ret = bootstrap(p, SYS_mprotect, (long)p->area, (long)text, PROT_READ | PROT_EXEC, 0, 0, 0,
 			&ok);
+	if (ok && ret == -EACCES) {
+		/* Memory-deny-write-execute forbids it: say so, not EACCES. */
+		long mdwe = bootstrap(p, SYS_prctl, CRF_PR_GET_MDWE, 0, 0, 0, 0, 0, &ok);
+
+		if (ok && mdwe > 0)
+			return crf_error_errno(
+				ENOTSUP,
+				"pid %d: memory-deny-write-execute (PR_SET_MDWE %#lx), "
+				"which crf does not restore (nor can its parasite run "
+				"there)",
+				(int)p->pid, mdwe);
+		ret = -EACCES;
+	}
 	if (ok && ret < 0)
 		return crf_error_errno((int)-ret, "pid %d: mprotect of the parasite", (int)p->pid);
 	return ok ? 0 : (int)ret;

@@ -5,6 +5,7 @@
  * registrations and whether a stopped child's stop was already waited for
  * are only the task's own to read, so its parasite makes the calls.
  */
+#include <asm/prctl.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -154,6 +155,45 @@ static int membarrier(struct crf_parasite *p, pid_t pid, Crf__Core__TaskCore *tc
 	return 0;
 }
 
+/*
+ * Modes crf does not restore, refused unless at their defaults (the
+ * leader's; each is inherited by the threads it makes): rdtsc faulting
+ * (PR_SET_TSC), cpuid faulting (ARCH_SET_CPUID), a machine-check kill
+ * policy of its own (PR_MCE_KILL).  A kernel without one (EINVAL) has it
+ * off.  (Memory-deny-write-execute, PR_SET_MDWE, is refused earlier: the
+ * parasite cannot be made executable under it, infect.c.)
+ */
+static int refuse_modes(struct crf_parasite *p, pid_t pid, uint64_t scratch)
+{
+	int32_t tsc = PR_TSC_ENABLE;
+	long mce = psys(p, SYS_prctl, PR_MCE_KILL_GET, 0, 0, 0);
+	long cpuid = psys(p, SYS_arch_prctl, ARCH_GET_CPUID, 0, 0, 0);
+	long t = psys(p, SYS_prctl, PR_GET_TSC, (long)scratch + 8, 0, 0);
+	int r = t < 0 ? (int)t : crf_parasite_rw(p, scratch + 8, &tsc, sizeof(tsc), false);
+
+	if (r < 0 && r != -EINVAL)
+		return crf_error_errno(-r, "pid %d: prctl(PR_GET_TSC)", (int)pid);
+	if (tsc != PR_TSC_ENABLE)
+		return crf_error_errno(
+			ENOTSUP,
+			"pid %d: rdtsc faults (PR_SET_TSC PR_TSC_SIGSEGV), which crf "
+			"does not restore",
+			(int)pid);
+	if (cpuid == 0)
+		return crf_error_errno(
+			ENOTSUP,
+			"pid %d: cpuid faults (ARCH_SET_CPUID 0), which crf does not "
+			"restore",
+			(int)pid);
+	if (mce >= 0 && mce != PR_MCE_KILL_DEFAULT)
+		return crf_error_errno(
+			ENOTSUP,
+			"pid %d: a machine-check kill policy of its own (PR_MCE_KILL "
+			"%s), which crf does not restore",
+			(int)pid, mce == PR_MCE_KILL_EARLY ? "early" : "late");
+	return 0;
+}
+
 /* The leader's prctl() state; two answer through memory (the scratch area). */
 static int prctls(struct crf_parasite *p, pid_t pid, Crf__Core__TaskCore *tc)
 {
@@ -190,6 +230,9 @@ static int prctls(struct crf_parasite *p, pid_t pid, Crf__Core__TaskCore *tc)
 			"a change of credentials with fs.suid_dumpable 2): prctl "
 			"cannot set that value",
 			(int)pid, v[DUMPABLE]);
+	r = size >= 12 ? refuse_modes(p, pid, scratch) : -ENOSPC;
+	if (r < 0)
+		return r;
 	tc->has_thp_disable = tc->has_timer_slack_ns = tc->has_dumpable = true;
 	tc->has_pdeath_signal = tc->has_child_subreaper = true;
 	tc->thp_disable = (uint32_t)v[THP];

@@ -18,6 +18,8 @@
 #include <sys/user.h>
 #include <unistd.h>
 
+#include <linux/ioprio.h>
+
 #include "cpu.h"
 #include "crf-parasite-abi.h"
 #include "infect.h"
@@ -253,6 +255,8 @@ static int limits(pid_t pid, Crf__Core__TaskCore *tc)
 struct sched_out {
 	int32_t *policy, *priority, *nice;
 	ProtobufCBinaryData *affinity;
+	protobuf_c_boolean *has_ioprio;
+	uint32_t *ioprio;
 };
 
 /* For a thread too: these calls take a TID and answer for that thread. */
@@ -260,6 +264,7 @@ static int sched_read(pid_t pid, const struct sched_out *o)
 {
 	struct sched_param sp;
 	cpu_set_t set;
+	long prio;
 
 	errno = 0;
 	*o->policy = sched_getscheduler(pid);
@@ -271,6 +276,12 @@ static int sched_read(pid_t pid, const struct sched_out *o)
 		return crf_error_errno(errno, "pid %d: nice", (int)pid);
 	if (sched_getaffinity(pid, sizeof(set), &set) < 0)
 		return crf_error_errno(errno, "pid %d: CPU affinity", (int)pid);
+	/* The I/O priority: 0 when none was set (it follows the nice value). */
+	prio = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, (int)pid);
+	if (prio < 0)
+		return crf_error_errno(errno, "pid %d: ioprio_get", (int)pid);
+	*o->has_ioprio = true;
+	*o->ioprio = (uint32_t)prio;
 	o->affinity->data = malloc(sizeof(set));
 	if (!o->affinity->data)
 		return -ENOMEM;
@@ -281,7 +292,8 @@ static int sched_read(pid_t pid, const struct sched_out *o)
 
 static int sched_state(pid_t pid, Crf__Core__TaskCore *tc)
 {
-	struct sched_out o = {&tc->sched_policy, &tc->sched_priority, &tc->nice, &tc->affinity};
+	struct sched_out o = {&tc->sched_policy, &tc->sched_priority, &tc->nice,
+			      &tc->affinity,	 &tc->has_ioprio,     &tc->ioprio};
 
 	return sched_read(pid, &o);
 }
@@ -317,6 +329,14 @@ static int proc_small(pid_t pid, Crf__Core__TaskCore *tc)
 	if (r < 0)
 		return crf_error_errno(r, "%s", path);
 	tc->personality = (uint32_t)strtoul(pers, NULL, 16);
+	free(pers);
+	pers = NULL;
+	snprintf(path, sizeof(path), "/proc/%d/coredump_filter", (int)pid);
+	r = crf_read_file(path, &pers);
+	if (r < 0)
+		return crf_error_errno(r, "%s", path);
+	tc->has_coredump_filter = true;
+	tc->coredump_filter = (uint32_t)strtoul(pers, NULL, 16);
 	r = proc_link(pid, "cwd", &tc->cwd);
 	if (r >= 0)
 		r = proc_link(pid, "root", &tc->root);
@@ -351,7 +371,8 @@ int task_read_thread_regs(pid_t tid, Crf__Core__ThreadCore *th)
 
 int task_thread_sched(pid_t tid, Crf__Core__ThreadCore *th)
 {
-	struct sched_out o = {&th->sched_policy, &th->sched_priority, &th->nice, &th->affinity};
+	struct sched_out o = {&th->sched_policy, &th->sched_priority, &th->nice,
+			      &th->affinity,	 &th->has_ioprio,     &th->ioprio};
 
 	return sched_read(tid, &o);
 }

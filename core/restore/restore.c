@@ -98,6 +98,7 @@ static int add_thread(struct crf_rst_task *t, const Crf__Core__ThreadCore *th)
 	a.sched_policy = th->sched_policy;
 	a.sched_priority = th->sched_priority;
 	a.nice = th->nice;
+	a.ioprio = th->has_ioprio ? (int32_t)th->ioprio : -1;
 	memcpy(a.affinity, th->affinity.data,
 	       th->affinity.len < sizeof(a.affinity) ? th->affinity.len : sizeof(a.affinity));
 	snprintf(a.comm, sizeof(a.comm), "%s", th->comm);

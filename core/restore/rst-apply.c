@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/ioprio.h>
 
 #include <crf/log.h>
 
@@ -30,6 +34,30 @@ static int apply_sched(const Crf__Core__TaskCore *tc)
 	       tc->affinity.len < sizeof(set) ? tc->affinity.len : sizeof(set));
 	if (sched_setaffinity(0, sizeof(set), &set) < 0)
 		return crf_error_errno(errno, "sched_setaffinity");
+	/* 0 (none set) too: crf's own would be inherited. */
+	if (tc->has_ioprio && syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, (int)tc->ioprio) < 0)
+		return crf_error_errno(errno, "ioprio_set(%#x)", tc->ioprio);
+	return 0;
+}
+
+/* The mm's core dump filter; crf's own is inherited otherwise. */
+static int apply_coredump_filter(const Crf__Core__TaskCore *tc)
+{
+	char buf[16];
+	int fd, n;
+
+	if (!tc->has_coredump_filter)
+		return 0;
+	n = snprintf(buf, sizeof(buf), "0x%x", tc->coredump_filter);
+	fd = open("/proc/self/coredump_filter", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, buf, (size_t)n) != n) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return crf_error_errno(e, "/proc/self/coredump_filter: write %s", buf);
+	}
+	close(fd);
 	return 0;
 }
 
@@ -62,6 +90,8 @@ int task_apply(const Crf__Core__TaskCore *tc)
 
 	/* The personality is the restorer's to set (attrs_fill). */
 	r = apply_sched(tc);
+	if (r >= 0)
+		r = apply_coredump_filter(tc);
 	if (r >= 0)
 		r = attrs_apply(tc);
 	if (r >= 0)

@@ -36,6 +36,9 @@
 	(CRF_MB_REGISTER_GLOBAL_EXPEDITED | CRF_MB_REGISTER_PRIVATE_EXPEDITED |                    \
 	 CRF_MB_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE | CRF_MB_REGISTER_PRIVATE_EXPEDITED_RSEQ)
 
+/* prctl(PR_GET_MDWE) (6.3+; glibc 2.36's headers lack it). */
+#define CRF_PR_GET_MDWE 66
+
 /* PR_SET_THP_DISABLE's flag (6.18): disabled except where madvise asks for them. */
 #define CRF_THP_DISABLE_EXCEPT_ADVISED (1 << 1)
 

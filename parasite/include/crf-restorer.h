@@ -156,7 +156,8 @@ struct crf_rst_thread_arg {
 	uint64_t clear_tid, robust_head, robust_len;
 	uint64_t rseq_ptr;
 	uint32_t rseq_len, rseq_sig;
-	int32_t sched_policy, sched_priority, nice, pad;
+	int32_t sched_policy, sched_priority, nice;
+	int32_t ioprio; /* ioprio_set(IOPRIO_WHO_PROCESS, 0, it); -1: leave (older images) */
 	uint64_t affinity[16];
 	char comm[16];
 	/* own_creds: the thread had credentials of its own, else the process's */

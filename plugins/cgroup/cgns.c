@@ -274,7 +274,7 @@ static int enter(const struct cg_restore *rs, const char *ctl, const char *path,
 	if (r < 0)
 		return crf_error_errno(-r, "pid %d: cgroup %s cannot be reached", (int)pid, name);
 	snprintf(file, sizeof(file), "%s/cgroup.procs", dir);
-	fd = open(file, O_WRONLY | O_CLOEXEC);
+	fd = cg_open_at_mount(rs, file, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, "0", 1) < 0)
 		return crf_error_errno(errno,
 				       "pid %d: cgroup namespace: cannot join cgroup %s (%s)",

@@ -18,6 +18,13 @@ struct cg_move {
 	char *controllers, *path; /* as saved: the hierarchy and the cgroup */
 	char *dir;		  /* found through a mount of the hierarchy */
 	int fd;			  /* cgroup v2, a process: @dir, which it is cloned into, or -1 */
+	/*
+	 * cgroup v1, a process: @dir's cgroup.procs, opened in restore-prepare
+	 * in crf's mount namespace (the process writes it in restore-task,
+	 * in its own restored one, where @dir may be another place or
+	 * read-only: a container's), or -1.
+	 */
+	int procs;
 };
 
 /*
@@ -41,7 +48,21 @@ struct cg_restore {
 	bool done;		    /* restore-finish was reached: what was made stays */
 	Crf__Cgroup__CgroupNs **ns; /* cgns.img */
 	size_t n_ns;
+	struct cg_mnt_fd *mnt_fds; /* mntfd.c: crf's cgroup mounts, open */
+	size_t n_mnt_fds;
 };
+
+/* A cgroup mount of crf restore's (its mount point) and an O_PATH fd on it. */
+struct cg_mnt_fd {
+	char *mp;
+	int fd;
+};
+
+/* mntfd.c: open every cgroup mount of rs->mountinfo; 0 or -errno, logged. */
+int cg_mnt_fds_open(struct cg_restore *rs);
+/* open(@file, @flags), relative to the fd of the cgroup mount @file lies in. */
+int cg_open_at_mount(const struct cg_restore *rs, const char *file, int flags);
+void cg_mnt_fds_close(struct cg_restore *rs);
 
 /*
  * restore-prepare (manage.c): read cgprops.img and the keys, then make and

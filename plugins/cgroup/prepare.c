@@ -154,7 +154,7 @@ static int add_move(struct cg_restore *rs, pid_t pid, pid_t tid, const Crf__Cgro
 		rs->cap_moves = cap;
 	}
 	m = &rs->moves[rs->n_moves];
-	*m = (struct cg_move){.pid = pid, .tid = tid, .fd = -1};
+	*m = (struct cg_move){.pid = pid, .tid = tid, .fd = -1, .procs = -1};
 	m->controllers = strdup(mb->controllers);
 	m->path = cg_remap(rs, mb->controllers, mb->path);
 	rs->n_moves++;
@@ -226,6 +226,18 @@ static int clone_into(struct crf_ctx *ctx, struct cg_move *m)
 	return 0;
 }
 
+/* A process's v1 cgroup: its cgroup.procs opened now, in crf's mount namespace. */
+static int open_procs(struct cg_move *m)
+{
+	char file[CG_PATH_MAX + 32];
+
+	if (!*m->controllers || m->tid)
+		return 0;
+	snprintf(file, sizeof(file), "%s/%s", m->dir, cg_move_file(m));
+	m->procs = open(file, O_WRONLY | O_CLOEXEC);
+	return m->procs < 0 ? refuse(m, errno, "its cgroup.procs cannot be opened") : 0;
+}
+
 static int read_records(struct crf_ctx *ctx, struct cg_restore *rs)
 {
 	_cleanup_img_ struct crf_img *img = NULL;
@@ -256,6 +268,8 @@ static int read_self(struct cg_restore *rs)
 		r = cg_parse(cg, &rs->self);
 	if (r >= 0)
 		r = cg_read_text("/proc/self/mountinfo", &rs->mountinfo);
+	if (r >= 0)
+		r = cg_mnt_fds_open(rs);
 	if (r < 0)
 		return crf_log_errno(CRF_LOG_ERROR, -r, "reading crf's own cgroups and mounts");
 	return 0;
@@ -291,6 +305,8 @@ int cgroup_restore_prepare(struct crf_ctx *ctx)
 	}
 	for (size_t i = 0; r >= 0 && i < rs->n_moves; i++)
 		r = clone_into(ctx, &rs->moves[i]);
+	for (size_t i = 0; r >= 0 && i < rs->n_moves; i++)
+		r = open_procs(&rs->moves[i]);
 	for (size_t i = 0; r >= 0 && i < rs->n_moves; i++)
 		crf_debug("pid %d%s%.0d: to be moved into %s", (int)rs->moves[i].pid,
 			  rs->moves[i].tid ? " thread " : "", (int)rs->moves[i].tid,

@@ -19,14 +19,15 @@
 #include "cgroup-restore.h"
 
 /* Write @who (a TID, or "0" for the writer) to the file that moves it into @m's cgroup. */
-static int join(const struct cg_move *m, const char *who)
+static int join(const struct cg_restore *rs, const struct cg_move *m, const char *who)
 {
 	char file[CG_PATH_MAX + 32], name[CG_PATH_MAX + 64];
 	_cleanup_close_ int fd = -1;
 	int err = 0;
 
 	snprintf(file, sizeof(file), "%s/%s", m->dir, cg_move_file(m));
-	fd = open(file, O_WRONLY | O_CLOEXEC);
+	/* An fd restore-prepare opened, else through crf's own cgroup mount. */
+	fd = m->procs >= 0 ? dup(m->procs) : cg_open_at_mount(rs, file, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, who, strlen(who)) < 0)
 		err = errno;
 	cg_name(m->controllers, m->path, name, sizeof(name));
@@ -58,7 +59,7 @@ int cgroup_restore_task(struct crf_ctx *ctx)
 	}
 	for (size_t i = 0; r >= 0 && i < rs->n_moves; i++)
 		if (rs->moves[i].pid == pid && !rs->moves[i].tid && rs->moves[i].fd < 0)
-			r = join(&rs->moves[i], "0");
+			r = join(rs, &rs->moves[i], "0");
 	return r;
 }
 
@@ -72,7 +73,7 @@ int cgroup_restore_finish(struct crf_ctx *ctx)
 		if (!rs->moves[i].tid)
 			continue;
 		snprintf(tid, sizeof(tid), "%d", (int)rs->moves[i].tid);
-		r = join(&rs->moves[i], tid);
+		r = join(rs, &rs->moves[i], tid);
 	}
 	if (rs && r >= 0)
 		rs->done = true;
@@ -108,10 +109,13 @@ int cgroup_restore_cleanup(struct crf_ctx *ctx)
 		free(rs->moves[i].dir);
 		if (rs->moves[i].fd >= 0)
 			close(rs->moves[i].fd);
+		if (rs->moves[i].procs >= 0)
+			close(rs->moves[i].procs);
 	}
 	free(rs->moves);
 	cg_members_free(&rs->self);
 	free(rs->mountinfo);
+	cg_mnt_fds_close(rs);
 	free(rs);
 	crf_ctx_set_priv(ctx, NULL);
 	return 0;

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <crf/cleanup.h>
@@ -80,6 +81,22 @@ static bool is_opath(struct files_dump *d, const char *link, const struct stat *
 	       (info.flags & O_PATH);
 }
 
+/* Is fd @fd of the task on an mqueue filesystem?  Asked through an O_PATH fd of its link. */
+static bool is_mqueue(struct files_dump *d, int fd)
+{
+	char path[64];
+	struct statfs sf;
+	int pfd, r;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)d->pid, fd);
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		return false;
+	r = fstatfs(pfd, &sf);
+	close(pfd);
+	return r == 0 && sf.f_type == 0x19800202; /* MQUEUE_MAGIC */
+}
+
 static const char *fd_kind(struct files_dump *d, int fd, const char *link, const struct stat *st,
 			   char *buf, size_t len)
 {
@@ -108,6 +125,9 @@ static const char *fd_kind(struct files_dump *d, int fd, const char *link, const
 	}
 	if (S_ISBLK(st->st_mode))
 		return "blk";
+	/* An open POSIX message queue (the ns plugin's kind, plugins/ns/ipc-mqfd.c). */
+	if (S_ISREG(st->st_mode) && is_mqueue(d, fd))
+		return "mqueue";
 	if (S_ISREG(st->st_mode))
 		return "file";
 	/* The magic link leads to the symlink itself: an O_PATH|O_NOFOLLOW fd. */

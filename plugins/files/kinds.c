@@ -201,6 +201,39 @@ int files_anon_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 	return files_anon_is(e) ? files_anon_create(ctx, e) : lacks(obj, "its state");
 }
 
+/*
+ * A socket several processes hold is made once at restore, in crf's top
+ * process before the tree is forked (shared.c), so in crf's net namespace:
+ * one of @pid's and @first's in another namespace would come back in crf's,
+ * silently.  Refused (unix sockets are made by their makers, after the fork).
+ */
+static int shared_socket_netns(int pid, int fd, const char *path, int first)
+{
+	char self[64] = "", link[64], p[64];
+	int who[2] = {first, pid};
+	ssize_t n = readlink("/proc/self/ns/net", self, sizeof(self) - 1);
+
+	if (n < 0)
+		return crf_error_errno(errno, "pid %d: fd %d: readlink /proc/self/ns/net", pid, fd);
+	self[n] = '\0';
+	for (int i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "/proc/%d/ns/net", who[i]);
+		n = readlink(p, link, sizeof(link) - 1);
+		if (n < 0)
+			return crf_error_errno(errno, "pid %d: fd %d: readlink %s", pid, fd, p);
+		link[n] = '\0';
+		if (strcmp(link, self))
+			return crf_error_errno(
+				EOPNOTSUPP,
+				"pid %d: fd %d (%s): a socket that pid %d holds too, "
+				"in net namespace %s: crf makes a socket several "
+				"processes hold before the tree is forked, in its own "
+				"net namespace, not in this one",
+				pid, fd, path ? path : "socket", first, link);
+	}
+	return 0;
+}
+
 int files_foreign_dump(struct crf_ctx *ctx, const struct crf_object *obj,
 		       const struct crf_kind *kind)
 {
@@ -221,6 +254,11 @@ int files_foreign_dump(struct crf_ctx *ctx, const struct crf_object *obj,
 	same = files_desc_find(d, obj->id, &e);
 	if (same < 0)
 		return same;
+	if (same && e.has_same_pid && S_ISSOCK(st->st_mode) && strcmp(kind->name, "unix")) {
+		r = shared_socket_netns(d->pid, obj->id, e.path, (int)e.same_pid);
+		if (r < 0)
+			return r;
+	}
 	if (!same) {
 		int copy = files_cur_copy(d);
 

@@ -574,7 +574,8 @@ static int dump_vma(struct dump *d, size_t i)
 	if (kind == MEM_SYSV) {
 		/* The pages are the segment's, saved once for the tree. */
 		vma.has_shmid = true;
-		r = mem_sysv_dump(d->ctx, d->pid, v, &vma.shmid);
+		r = mem_sysv_dump(d->ctx, d->pid, v, &vma.shmid, &vma.shm_ipc_ns);
+		vma.has_shm_ipc_ns = vma.shm_ipc_ns != 0;
 		if (r < 0)
 			return r;
 	}

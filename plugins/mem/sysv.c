@@ -8,6 +8,11 @@
  * restorer.  A segment removed at the dump (IPC_RMID: SHM_DEST, key 0) is
  * removed again at restore-finish, once every task holds it.
  *
+ * A segment of a task's IPC namespace that is not crf's is not in crf's
+ * table: the ns plugin saves and makes it (plugins/ns/ipc-shm.c); mem
+ * records the attachment and which namespace, and the restorer attaches
+ * it by id in the restored namespace.
+ *
  * A keyed segment outlives its tree: restored after the tree was killed it
  * is still there, unattached, under its id and key, and is taken over
  * (its contents replaced by the saved ones).  Any other segment holding the
@@ -19,6 +24,7 @@
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/shm.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <crf/cleanup.h>
@@ -130,13 +136,58 @@ static int save_segment(struct crf_ctx *ctx, const struct mem_sysv_seg *s, const
 	return r;
 }
 
-int mem_sysv_dump(struct crf_ctx *ctx, pid_t pid, const struct smaps_vma *v, int *shmid)
+/* The inode of @pid's IPC namespace when it is not crf's, else 0; -errno (logged). */
+static int64_t other_ipc_ns(pid_t pid)
 {
+	struct stat self, task;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", (int)pid);
+	if (stat("/proc/self/ns/ipc", &self) < 0 || stat(path, &task) < 0)
+		return crf_error_errno(errno, "task %d: its IPC namespace", (int)pid);
+	return self.st_ino == task.st_ino && self.st_dev == task.st_dev ? 0 : (int64_t)task.st_ino;
+}
+
+/*
+ * A segment of the task's own IPC namespace (not in crf's table): its
+ * size is that of the file the task maps.  The ns plugin saves the segment.
+ */
+static int ns_segment(pid_t pid, const struct smaps_vma *v, int *shmid)
+{
+	uint64_t page = mem_page_size(), len;
+	struct stat st;
+	char link[96];
+
+	snprintf(link, sizeof(link), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)v->start, (unsigned long long)v->end);
+	if (stat(link, &st) < 0)
+		return crf_error_errno(errno, "task %d: System V segment %llu: %s", (int)pid,
+				       (unsigned long long)v->inode, link);
+	len = ((uint64_t)st.st_size + page - 1) & ~(page - 1);
+	if (v->pgoff || v->end - v->start != len)
+		return crf_error_errno(ENOTSUP,
+				       "task %d: %#llx-%#llx is part of System V segment %llu "
+				       "(not supported: only whole attachments are)",
+				       (int)pid, (unsigned long long)v->start,
+				       (unsigned long long)v->end, (unsigned long long)v->inode);
+	*shmid = (int)v->inode;
+	return 0;
+}
+
+int mem_sysv_dump(struct crf_ctx *ctx, pid_t pid, const struct smaps_vma *v, int *shmid,
+		  uint64_t *ipc_ns)
+{
+	int64_t ns = other_ipc_ns(pid);
 	struct mem_sysv_seg s;
 	uint64_t len;
 	char name[64];
 	int r;
 
+	if (ns < 0)
+		return (int)ns;
+	*ipc_ns = (uint64_t)ns;
+	if (ns)
+		return ns_segment(pid, v, shmid);
 	r = lookup((int)v->inode, &s);
 	if (r == -ENOENT)
 		return crf_error_errno(ENOENT, "task %d: System V segment %llu is not in %s",

@@ -33,9 +33,12 @@ int mem_sysv_find(FILE *f, int id, struct mem_sysv_seg *s);
 
 /*
  * dump-task: the segment attached at @v (MEM_SYSV).  Saves it unless an
- * earlier task of this dump did; sets *@shmid.  0 or -errno (logged).
+ * earlier task of this dump did; sets *@shmid.  A segment of the task's IPC
+ * namespace when that is not crf's is the ns plugin's to save: *@ipc_ns is
+ * then that namespace's inode (else 0).  0 or -errno (logged).
  */
-int mem_sysv_dump(struct crf_ctx *ctx, pid_t pid, const struct smaps_vma *v, int *shmid);
+int mem_sysv_dump(struct crf_ctx *ctx, pid_t pid, const struct smaps_vma *v, int *shmid,
+		  uint64_t *ipc_ns);
 
 /* restore-prepare: recreate segment @id from its image (@name). 0 or -errno (logged). */
 int mem_sysv_create(struct crf_ctx *ctx, struct mem_shm *m, int id, const char *name);

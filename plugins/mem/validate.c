@@ -159,7 +159,7 @@ static int check_kind(struct mem_mm_walk *w, const Crf__Mem__Vma *v)
 	if ((v->kind == CRF__MEM__VMA_KIND__SYSV_SHM) != (v->has_shmid && v->shmid >= 0) ||
 	    (v->kind == CRF__MEM__VMA_KIND__SYSV_SHM && (v->flags != MAP_SHARED || v->pgoff)))
 		return bad(w, "Vma.shmid: a System V attachment without its segment, or not whole");
-	if (v->kind == CRF__MEM__VMA_KIND__SYSV_SHM && !have_object(w, v))
+	if (v->kind == CRF__MEM__VMA_KIND__SYSV_SHM && !v->has_shm_ipc_ns && !have_object(w, v))
 		return bad(w, "Vma.shmid: no image of System V segment %d", (int)v->shmid);
 	return check_guards(w, v);
 }

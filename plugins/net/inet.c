@@ -156,12 +156,32 @@ static int sockopt_int(int fd, int level, int name, int *v)
 	return getsockopt(fd, level, name, v, &len) ? -errno : 0;
 }
 
+/* " NAME" of an IP protocol crf does not restore, for "a NAME socket". */
+static const char *proto_name(int proto)
+{
+	static char buf[32];
+
+	switch (proto) {
+	case IPPROTO_UDPLITE:
+		return " UDP-Lite";
+	case IPPROTO_ICMP:
+	case IPPROTO_ICMPV6:
+		return " ping (ICMP)";
+	case IPPROTO_MPTCP:
+		return "n MPTCP";
+	case IPPROTO_SCTP:
+		return "n SCTP";
+	}
+	snprintf(buf, sizeof(buf), " protocol %d", proto);
+	return buf;
+}
+
 /* Family, protocol and both addresses of @fd into @sk. */
 static int describe(const struct crf_object *obj, int fd, Crf__Net__InetSk *sk)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
-	int family, type;
+	int family, type, proto;
 
 	if (sockopt_int(fd, SOL_SOCKET, SO_DOMAIN, &family) ||
 	    sockopt_int(fd, SOL_SOCKET, SO_TYPE, &type))
@@ -172,6 +192,13 @@ static int describe(const struct crf_object *obj, int fd, Crf__Net__InetSk *sk)
 				       "pid %d: fd %d (%s): socket of family %d, type %d: "
 				       "not TCP or UDP",
 				       (int)obj->pid, obj->id, obj->desc, family, type);
+	/* The protocol too: UDP-Lite, ping (ICMP) and MPTCP sockets have these types. */
+	if (sockopt_int(fd, SOL_SOCKET, SO_PROTOCOL, &proto))
+		return crf_error_errno(errno, "pid %d: fd %d: SO_PROTOCOL", (int)obj->pid, obj->id);
+	if (proto != (type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP))
+		return crf_error_errno(EOPNOTSUPP,
+				       "pid %d: fd %d (%s): a%s socket, which crf does not restore",
+				       (int)obj->pid, obj->id, obj->desc, proto_name(proto));
 	sk->family = family;
 	sk->proto = type == SOCK_STREAM ? CRF__NET__PROTO__TCP : CRF__NET__PROTO__UDP;
 	if (getsockname(fd, (struct sockaddr *)&ss, &len))

@@ -68,6 +68,9 @@ int sockopt_restore_reuse(int fd, const Crf__Net__InetSk *sk, const char *name);
 /* UDP (udp.c): the receive queue at the dump, the datagrams re-queued at the restore. */
 int udp_dump(int fd, Crf__Net__InetSk *sk, const char *name);
 int udp_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name);
+/* udp-mcast.c: the multicast groups it joined, with their source filters. */
+int udp_mcast_dump(int fd, Crf__Net__InetSk *sk, const char *name);
+int udp_mcast_restore(int fd, const Crf__Net__InetSk *sk, const char *name);
 
 /* TCP (tcp.c, tcp-repair.c). */
 struct inet_opts {

@@ -6,8 +6,8 @@
  *
  * Policy routing rules are not restored: the namespace must have a fresh
  * namespace's (the dump makes one to compare).  Nor are neighbour entries:
- * the kernel's own come back with the traffic, one added by hand
- * (permanent) is refused, and so is a proxy entry.  Nor are tc qdiscs: a
+ * the kernel's own come back with the traffic, one added by hand is
+ * refused (netns-neigh.c), and so is a proxy entry.  Nor are tc qdiscs: a
  * link must have the kernel's default (noqueue, noop while down) and no ingress or clsact one
  * (their filters hang below them).  iptables-legacy tables are
  * refused: their rules are in a binary format of x_tables that only
@@ -35,7 +35,6 @@
 
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
-#include <netlink/route/neighbour.h>
 #include <netlink/route/qdisc.h>
 #include <netlink/route/rule.h>
 
@@ -46,10 +45,17 @@
 
 #define RULES_MAX 4096
 
+/*
+ * The rules as the kernel sends them (each RTM_NEWRULE's body, after its
+ * length), which is what is compared: libnl's text leaves attributes out
+ * (uidrange...).  The text is for the message.
+ */
 struct rules {
 	char text[RULES_MAX];
 	size_t len;
-	int r;
+	unsigned char raw[RULES_MAX];
+	size_t raw_len;
+	bool over;
 };
 
 static void rule_cb(struct nl_object *o, void *arg)
@@ -58,11 +64,48 @@ static void rule_cb(struct nl_object *o, void *arg)
 	char line[256];
 
 	nl_object_dump_buf(o, line, sizeof(line));
-	if (rs->len + strlen(line) + 2 >= sizeof(rs->text)) {
-		rs->r = -E2BIG;
-		return;
+	if (rs->len + strlen(line) + 2 < sizeof(rs->text))
+		rs->len += (size_t)snprintf(rs->text + rs->len, sizeof(rs->text) - rs->len, "%s\n",
+					    line);
+}
+
+static int raw_rules(struct rules *rs)
+{
+	_cleanup_close_ int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_ROUTE);
+	struct {
+		struct nlmsghdr h;
+		struct rtgenmsg g;
+	} req = {
+		.h = {.nlmsg_len = sizeof(req),
+		      .nlmsg_type = RTM_GETRULE,
+		      .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+		.g = {.rtgen_family = AF_UNSPEC},
+	};
+	long b[2048];
+	ssize_t n;
+
+	if (fd < 0 || send(fd, &req, sizeof(req), 0) < 0)
+		return -errno;
+	while ((n = recv(fd, b, sizeof(b), 0)) > 0) {
+		for (struct nlmsghdr *h = (void *)b; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			uint32_t len = h->nlmsg_len - NLMSG_HDRLEN;
+
+			if (h->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (h->nlmsg_type == NLMSG_ERROR)
+				return -EIO;
+			if (h->nlmsg_type != RTM_NEWRULE)
+				continue;
+			if (rs->raw_len + sizeof(len) + len > sizeof(rs->raw)) {
+				rs->over = true;
+				continue;
+			}
+			memcpy(rs->raw + rs->raw_len, &len, sizeof(len));
+			memcpy(rs->raw + rs->raw_len + sizeof(len), NLMSG_DATA(h), len);
+			rs->raw_len += sizeof(len) + len;
+		}
 	}
-	rs->len += (size_t)snprintf(rs->text + rs->len, sizeof(rs->text) - rs->len, "%s\n", line);
+	return n < 0 ? -errno : 0;
 }
 
 static int list_rules(struct nl_sock *sk, struct rules *rs)
@@ -72,12 +115,12 @@ static int list_rules(struct nl_sock *sk, struct rules *rs)
 
 	if (e < 0)
 		return -EIO;
-	rs->len = 0;
+	rs->len = rs->raw_len = 0;
 	rs->text[0] = '\0';
-	rs->r = 0;
+	rs->over = false;
 	nl_cache_foreach(c, rule_cb, rs);
 	nl_cache_free(c);
-	return rs->r;
+	return raw_rules(rs);
 }
 
 /* A fresh namespace's rules: unshare one for this thread, then go back into @back. */
@@ -114,7 +157,8 @@ int netns_check_rules(struct nl_sock *sk, const char *what)
 		r = fresh_rules(fresh, back, what);
 	if (r < 0)
 		return crf_error_errno(-r, "%s: listing its routing rules", what);
-	if (strcmp(have->text, fresh->text))
+	if (have->over || have->raw_len != fresh->raw_len ||
+	    memcmp(have->raw, fresh->raw, have->raw_len))
 		return crf_error_errno(ENOTSUP,
 				       "%s: its routing rules are not a fresh namespace's, and "
 				       "crf does not restore rules:\n%s",
@@ -127,23 +171,6 @@ struct neigh_walk {
 	const char *what;
 	int r;
 };
-
-static void neigh_cb(struct nl_object *o, void *arg)
-{
-	struct rtnl_neigh *n = (struct rtnl_neigh *)o;
-	struct neigh_walk *w = arg;
-	char dst[64] = "?", dev[IF_NAMESIZE] = "?";
-
-	if (w->r < 0 || !(rtnl_neigh_get_state(n) & NUD_PERMANENT))
-		return;
-	if (rtnl_neigh_get_dst(n))
-		nl_addr2str(rtnl_neigh_get_dst(n), dst, sizeof(dst));
-	rtnl_link_i2name(w->links, rtnl_neigh_get_ifindex(n), dev, sizeof(dev));
-	w->r = crf_error_errno(ENOTSUP,
-			       "%s: neighbour entry %s dev %s is permanent (added by "
-			       "hand): not restored",
-			       w->what, dst, dev);
-}
 
 /* A proxy neighbour entry (ip neigh add proxy ...): the cache above does not list them. */
 static int check_proxy(struct nl_cache *links, const char *what)
@@ -191,16 +218,9 @@ static int check_proxy(struct nl_cache *links, const char *what)
 
 int netns_check_neigh(struct nl_sock *sk, struct nl_cache *links, const char *what)
 {
-	struct neigh_walk w = {.links = links, .what = what};
-	struct nl_cache *c = NULL;
-	int e = rtnl_neigh_alloc_cache(sk, &c);
+	int r = netns_check_neigh_entries(sk, links, what);
 
-	if (e < 0)
-		return crf_error_errno(EIO, "%s: listing neighbour entries: %s", what,
-				       nl_geterror(e));
-	nl_cache_foreach(c, neigh_cb, &w);
-	nl_cache_free(c);
-	return w.r < 0 ? w.r : check_proxy(links, what);
+	return r < 0 ? r : check_proxy(links, what);
 }
 
 static void qdisc_cb(struct nl_object *o, void *arg)

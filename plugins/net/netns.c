@@ -262,6 +262,8 @@ static int read_inside(pid_t pid, int own, Crf__Net__NetNs *ns, const char *what
 	nl_cache_foreach(links, link_cb, &w);
 	r = w.r == -ENOMEM ? crf_error_errno(ENOMEM, "%s", what) : w.r;
 	if (r >= 0)
+		r = netns_check_link_attrs(what);
+	if (r >= 0)
 		r = netns_routes_dump(sk, links, ns, what);
 	if (r >= 0)
 		r = netns_check_rules(sk, what);
@@ -273,6 +275,8 @@ static int read_inside(pid_t pid, int own, Crf__Net__NetNs *ns, const char *what
 		r = netns_check_legacy(pid, what);
 	if (r >= 0)
 		r = netns_check_tcp(what);
+	if (r >= 0)
+		r = netns_check_xfrm(what);
 	if (r >= 0)
 		r = netns_sysctl_dump(ns, what);
 	if (r >= 0)
@@ -301,7 +305,9 @@ static int read_ns(pid_t pid, Crf__Net__NetNs *ns, const char *what)
 	r = read_inside(pid, own, ns, what);
 	if (setns(own, CLONE_NEWNET) < 0)
 		return crf_error_errno(errno, "%s: going back to crf's own net namespace", what);
-	return r < 0 ? r : netns_veth_peers(ns, what);
+	if (r >= 0)
+		r = netns_veth_peers(ns, what);
+	return r < 0 ? r : netns_check_peer_attrs(ns, what);
 }
 
 void netns_image(char *buf, size_t len, uint64_t id)

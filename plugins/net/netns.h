@@ -71,7 +71,7 @@ int netns_routes_dump(struct nl_sock *sk, struct nl_cache *links, Crf__Net__NetN
 		      const char *what);
 int netns_routes_restore(struct nl_sock *sk, const Crf__Net__NetNs *ns, const char *what);
 
-/* netns-sysctl.c: the defined list (docs/ns-net.md), for lo and each link of @ns. */
+/* netns-sysctl.c: every sysctl of /proc/sys/net, compared with a fresh namespace's. */
 int netns_sysctl_dump(Crf__Net__NetNs *ns, const char *what);
 int netns_sysctl_restore(const Crf__Net__NetNs *ns, const char *what);
 /* After the whole build: every saved sysctl reads as it was (a later step may change one). */
@@ -85,9 +85,17 @@ int netns_sysctl_check(const Crf__Net__NetNs *ns, const char *what);
  */
 int netns_check_rules(struct nl_sock *sk, const char *what);
 int netns_check_neigh(struct nl_sock *sk, struct nl_cache *links, const char *what);
+/* netns-neigh.c: entries a fresh namespace with the same links would not have. */
+int netns_check_neigh_entries(struct nl_sock *sk, struct nl_cache *links, const char *what);
 int netns_check_qdisc(struct nl_sock *sk, struct nl_cache *links, const char *what);
 int netns_check_legacy(pid_t pid, const char *what);
 int netns_check_tcp(const char *what);
+/* netns-link.c: every attribute of a link the restore does not set is a new link's. */
+int netns_check_link_attrs(const char *what);
+/* The same, for the veths' peers in @ns, from crf's namespace. */
+int netns_check_peer_attrs(const Crf__Net__NetNs *ns, const char *what);
+/* netns-xfrm.c: IPsec states, policies, default policies, hash thresholds (refused). */
+int netns_check_xfrm(const char *what);
 int netns_nft_dump(Crf__Net__NetNs *ns, const char *what);
 int netns_nft_restore(const Crf__Net__NetNs *ns, const char *what);
 

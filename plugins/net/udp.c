@@ -188,6 +188,9 @@ int udp_dump(int fd, Crf__Net__InetSk *sk, const char *name)
 				       "%s: corked (UDP_CORK) with %d bytes pending: "
 				       "not restored",
 				       name, outq);
+	r = udp_mcast_dump(fd, sk, name);
+	if (r < 0)
+		return r;
 	len = sizeof(off);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &off, &len))
 		return crf_error_errno(errno, "%s: SO_PEEK_OFF", name);
@@ -300,6 +303,7 @@ static int make(int fd, const Crf__Net__InetSk *sk, const char *name)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
+	int r;
 
 	if (sk->local->port || !inet_addr_is_any(sk->local)) {
 		inet_addr_to_sa(sk->family, sk->local, &ss, &len);
@@ -311,7 +315,8 @@ static int make(int fd, const Crf__Net__InetSk *sk, const char *name)
 		if (connect(fd, (struct sockaddr *)&ss, len))
 			return crf_error_errno(errno, "%s: connect", name);
 	}
-	return requeue(fd, sk, name);
+	r = udp_mcast_restore(fd, sk, name);
+	return r < 0 ? r : requeue(fd, sk, name);
 }
 
 int udp_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name)

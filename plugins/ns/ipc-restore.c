@@ -19,6 +19,7 @@
 #include <crf/log.h>
 #include <crf/plugin.h>
 
+#include "ipc.h"
 #include "ipc.pb-c.h"
 #include "ns.h"
 
@@ -54,7 +55,7 @@ static int write_sysctl(const char *name, const char *value)
 	return 0;
 }
 
-static int next_id(const char *what, int id)
+int ns_ipc_next_id(const char *what, int id)
 {
 	char path[48], text[16];
 
@@ -104,6 +105,16 @@ static int check_ns(const char *img, const Crf__Ns__IpcNs *ns)
 						       "type <= 0 or text over %d bytes",
 						       img, i, k, MSG_MAX_SIZE);
 	}
+	for (size_t i = 0; r >= 0 && i < ns->n_mqueues; i++)
+		r = ns_ipc_mq_check(img, i, ns->mqueues[i]);
+	for (size_t i = 0; r >= 0 && i < ns->n_shms; i++)
+		if (ns->shms[i]->perm->id < 0 || !ns->shms[i]->size ||
+		    ns->shms[i]->size > NS_IPC_SHM_MAX)
+			return crf_error_errno(
+				EBADMSG,
+				"%s: IpcNs.shms[%zu]: id < 0, or a size of 0 or over "
+				"%llu",
+				img, i, (unsigned long long)NS_IPC_SHM_MAX);
 	for (size_t i = 0; r >= 0 && i < ns->n_sems; i++) {
 		if (ns->sems[i]->perm->id < 0 || !ns->sems[i]->n_values)
 			return crf_error_errno(EBADMSG, "%s: IpcNs.sems[%zu]: id < 0 or no value",
@@ -141,7 +152,7 @@ static int read_image(struct crf_ctx *ctx, uint64_t id, Crf__Ns__IpcNs **out)
 }
 
 /* Create with euid/egid the creator's, so that the kernel records them as cuid/cgid. */
-static int as_creator(const Crf__Ns__IpcPerm *p, int (*get)(const Crf__Ns__IpcPerm *p, void *a),
+int ns_ipc_as_creator(const Crf__Ns__IpcPerm *p, int (*get)(const Crf__Ns__IpcPerm *p, void *a),
 		      void *arg)
 {
 	uid_t euid = geteuid();
@@ -183,7 +194,7 @@ static void set_perm(struct ipc_perm *to, const Crf__Ns__IpcPerm *p)
 static int restore_queue(const struct crf_object *obj, const Crf__Ns__IpcMsgQueue *q)
 {
 	struct msqid_ds ds;
-	int id, r = next_id("msg", q->perm->id);
+	int id, r = ns_ipc_next_id("msg", q->perm->id);
 	struct {
 		long mtype;
 		char mtext[MSG_MAX_SIZE];
@@ -191,7 +202,7 @@ static int restore_queue(const struct crf_object *obj, const Crf__Ns__IpcMsgQueu
 
 	if (r < 0)
 		return r;
-	id = as_creator(q->perm, get_queue, NULL);
+	id = ns_ipc_as_creator(q->perm, get_queue, NULL);
 	if (id != q->perm->id)
 		return crf_error_errno(
 			id < 0 ? errno : EEXIST,
@@ -228,13 +239,13 @@ static int restore_sems(const struct crf_object *obj, const Crf__Ns__IpcSemSet *
 	_cleanup_free_ unsigned short *v = calloc(s->n_values, sizeof(*v));
 	size_t nsems = s->n_values;
 	struct semid_ds ds;
-	int id, r = next_id("sem", s->perm->id);
+	int id, r = ns_ipc_next_id("sem", s->perm->id);
 
 	if (r < 0)
 		return r;
 	if (!v)
 		return -ENOMEM;
-	id = as_creator(s->perm, get_sems, &nsems);
+	id = ns_ipc_as_creator(s->perm, get_sems, &nsems);
 	if (id != s->perm->id)
 		return crf_error_errno(
 			id < 0 ? errno : EEXIST,
@@ -251,7 +262,14 @@ static int restore_sems(const struct crf_object *obj, const Crf__Ns__IpcSemSet *
 	return 0;
 }
 
-static int restore_ns(const struct crf_object *obj, const Crf__Ns__IpcNs *ns)
+/* kernel/shm*: written once the segments are made (a lowered limit would refuse one). */
+static bool shm_sysctl(const char *name)
+{
+	return !strncmp(name, "kernel/shm", 10);
+}
+
+static int restore_ns(struct crf_ctx *ctx, const struct crf_object *obj, uint64_t nsid,
+		      const Crf__Ns__IpcNs *ns)
 {
 	int r = 0;
 
@@ -259,11 +277,19 @@ static int restore_ns(const struct crf_object *obj, const Crf__Ns__IpcNs *ns)
 		return crf_error_errno(errno, "pid %d: namespace %s: unshare(CLONE_NEWIPC)",
 				       (int)obj->pid, obj->desc);
 	for (size_t i = 0; r >= 0 && i < ns->n_sysctls; i++)
-		r = write_sysctl(ns->sysctls[i]->name, ns->sysctls[i]->value);
+		if (!shm_sysctl(ns->sysctls[i]->name))
+			r = write_sysctl(ns->sysctls[i]->name, ns->sysctls[i]->value);
 	for (size_t i = 0; r >= 0 && i < ns->n_queues; i++)
 		r = restore_queue(obj, ns->queues[i]);
 	for (size_t i = 0; r >= 0 && i < ns->n_sems; i++)
 		r = restore_sems(obj, ns->sems[i]);
+	for (size_t i = 0; r >= 0 && i < ns->n_shms; i++)
+		r = ns_ipc_shm_restore(ctx, obj, nsid, ns->shms[i]);
+	for (size_t i = 0; r >= 0 && i < ns->n_mqueues; i++)
+		r = ns_ipc_mq_restore(obj, ns->mqueues[i]);
+	for (size_t i = 0; r >= 0 && i < ns->n_sysctls; i++)
+		if (shm_sysctl(ns->sysctls[i]->name))
+			r = write_sysctl(ns->sysctls[i]->name, ns->sysctls[i]->value);
 	/* -1 (none asked for) is what each reads after an object took it, and is not writable. */
 	for (size_t i = 0; r >= 0 && i < ns->n_next_ids; i++)
 		if (strcmp(ns->next_ids[i]->value, "-1"))
@@ -282,7 +308,7 @@ int ns_ipc_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 	r = read_image(ctx, ni->id, &ns);
 	if (r < 0)
 		return r;
-	r = restore_ns(obj, ns);
+	r = restore_ns(ctx, obj, ni->id, ns);
 	crf__ns__ipc_ns__free_unpacked(ns, NULL);
 	return r;
 }

@@ -43,9 +43,13 @@
 #include <crf/log.h>
 #include <crf/plugin.h>
 
+#include "ipc.h"
 #include "ipc.pb-c.h"
 #include "ns.h"
 
+#ifndef SHM_LOCKED
+#define SHM_LOCKED 02000
+#endif
 #ifndef MSG_COPY
 #define MSG_COPY 040000
 #endif
@@ -162,46 +166,58 @@ static Crf__Ns__IpcPerm *new_perm(const struct ipc_perm *p, int id)
 	return m;
 }
 
-static int refuse_shm(struct reader *rd)
+static bool rmid_forced(const Crf__Ns__IpcNs *ns)
+{
+	for (size_t i = 0; i < ns->n_sysctls; i++)
+		if (!strcmp(ns->sysctls[i]->name, "kernel/shm_rmid_forced"))
+			return strcmp(ns->sysctls[i]->value, "0") != 0;
+	return false;
+}
+
+/* SysV shared memory segments: what they are; crf saves their pages (ipc-shm.c). */
+static int read_shms(struct reader *rd)
 {
 	_cleanup_free_ int *ids = NULL;
-	struct shmid_ds ds;
 	size_t n;
 	int r = list_ids("shm", &ids, &n);
 
-	if (r < 0 || !n)
+	if (r < 0)
 		return r;
-	if (shmctl(ids[0], IPC_STAT, &ds) < 0)
-		ds.shm_perm.__key = 0;
-	return crf_error_errno(ENOTSUP,
-			       "pid %d: namespace %s: %zu SysV shared memory segment%s (id %d, "
-			       "key 0x%x%s), which crf does not restore yet",
-			       (int)rd->obj->pid, rd->obj->desc, n, n == 1 ? "" : "s", ids[0],
-			       (unsigned)ds.shm_perm.__key, n > 1 ? ", ..." : "");
+	rd->ns->shms = calloc(n ? n : 1, sizeof(*rd->ns->shms));
+	if (!rd->ns->shms)
+		return -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		Crf__Ns__IpcShm *m = calloc(1, sizeof(*m));
+		struct shmid_ds ds;
+
+		if (!m)
+			return -ENOMEM;
+		crf__ns__ipc_shm__init(m);
+		rd->ns->shms[rd->ns->n_shms++] = m;
+		if (shmctl(ids[i], IPC_STAT, &ds) < 0)
+			return crf_error_errno(
+				errno, "pid %d: namespace %s: SysV shared memory segment %d",
+				(int)rd->obj->pid, rd->obj->desc, ids[i]);
+		r = ns_ipc_shm_check(rd->obj, ids[i], &ds, rmid_forced(rd->ns));
+		m->perm = new_perm(&ds.shm_perm, ids[i]);
+		m->size = ds.shm_segsz;
+		m->locked = (ds.shm_perm.mode & SHM_LOCKED) != 0;
+		if (r >= 0 && !m->perm)
+			r = -ENOMEM;
+	}
+	return r;
 }
 
-/* POSIX message queues: listed from an mqueue filesystem of this namespace. */
-static int refuse_mqueue(struct reader *rd)
+/* POSIX message queues: listed from an mqueue filesystem of this namespace (ipc-mq.c). */
+static int read_mqueues(struct reader *rd)
 {
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *e;
 	char dir[] = "/tmp";
 
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 	    mount("mqueue", dir, "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		return crf_error_errno(errno, "pid %d: namespace %s: an mqueue filesystem of it",
 				       (int)rd->obj->pid, rd->obj->desc);
-	d = opendir(dir);
-	if (!d)
-		return crf_error_errno(errno, "pid %d: namespace %s: its mqueue filesystem",
-				       (int)rd->obj->pid, rd->obj->desc);
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			return crf_error_errno(ENOTSUP,
-					       "pid %d: namespace %s: POSIX message queue /%s, "
-					       "which crf does not restore yet",
-					       (int)rd->obj->pid, rd->obj->desc, e->d_name);
-	return 0;
+	return ns_ipc_mq_read(rd->obj, dir, rd->ns);
 }
 
 static int read_msgs(struct reader *rd, Crf__Ns__IpcMsgQueue *q, int id, size_t qnum)
@@ -321,13 +337,13 @@ static _Noreturn void dump_child(const struct crf_object *obj, int nsfd, int out
 	if (r >= 0)
 		r = read_sysctls(&ns.next_ids, &ns.n_next_ids, next_ids, N(next_ids));
 	if (r >= 0)
-		r = refuse_shm(&rd);
+		r = read_shms(&rd);
 	if (r >= 0)
 		r = read_queues(&rd);
 	if (r >= 0)
 		r = read_sems(&rd);
 	if (r >= 0)
-		r = refuse_mqueue(&rd);
+		r = read_mqueues(&rd);
 	if (r < 0)
 		_exit(CHILD_LOGGED);
 	len = crf__ns__ipc_ns__get_packed_size(&ns);
@@ -418,12 +434,15 @@ int ns_ipc_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	if (r >= 0)
 		r = read_ns(obj, fd, &ns);
 	if (r >= 0)
+		r = ns_ipc_shm_save(ctx, obj, fd, ni->id, ns);
+	if (r >= 0)
 		r = crf_img_create(crf_ctx_images(ctx), name, &crf__ns__ipc_ns__descriptor, &img);
 	if (r >= 0)
 		r = crf_img_write(img, &ns->base);
 	if (r >= 0)
-		crf_info("namespace %s: %zu message queues, %zu semaphore sets", obj->desc,
-			 ns->n_queues, ns->n_sems);
+		crf_info("namespace %s: %zu message queues, %zu semaphore sets, %zu shared "
+			 "memory segments, %zu POSIX message queues",
+			 obj->desc, ns->n_queues, ns->n_sems, ns->n_shms, ns->n_mqueues);
 	if (ns)
 		crf__ns__ipc_ns__free_unpacked(ns, NULL);
 	return r < 0 ? r : crf_img_close(TAKE_PTR(img));

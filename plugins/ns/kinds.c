@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The namespace kinds the ns plugin records claims of, in restore order
- * (the user namespace owns the others), and their index: apart from
+ * (the user namespace owns the others; the mount namespace's
+ * filesystems are made in the others), and their index: apart from
  * claims.c so that validate.c, and the fuzzer with it, need nothing else.
  */
 #include <string.h>
@@ -10,11 +11,12 @@
 
 const char *const ns_kinds[NS_N_KINDS] = {
 	"user",
-	"mnt",
 	"net",
 	"uts",
 	"ipc",
 	"cgroup",
+	/* After net, ipc, cgroup: its sysfs, mqueue, cgroup mounts are theirs (mnt-fs.c). */
+	"mnt",
 	"time",
 	"time_for_children",
 	"pid_for_children",

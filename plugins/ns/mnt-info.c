@@ -232,6 +232,7 @@ int mnt_opts_attr(const char *opts, uint64_t *attr)
 		{"nosymfollow", MOUNT_ATTR_NOSYMFOLLOW},
 	};
 	char buf[256], *tok, *save = NULL;
+	bool relatime = false;
 
 	*attr = 0;
 	if (strlen(opts) >= sizeof(buf))
@@ -246,8 +247,11 @@ int mnt_opts_attr(const char *opts, uint64_t *attr)
 		if (i == sizeof(known) / sizeof(known[0]))
 			return -EINVAL;
 		*attr |= known[i].attr;
+		relatime |= !strcmp(tok, "relatime");
 	}
-	/* No atime option shown: strictatime (MOUNT_ATTR_STRICTATIME is 0). */
+	/* No atime option shown: strictatime (MOUNT_ATTR_RELATIME is the 0). */
+	if (!relatime && !(*attr & MOUNT_ATTR__ATIME))
+		*attr |= MOUNT_ATTR_STRICTATIME;
 	return 0;
 }
 

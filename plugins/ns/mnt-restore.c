@@ -369,6 +369,26 @@ static bool covered(const struct mnt_rst *s, const Crf__Ns__MntEntry *e)
 	return false;
 }
 
+/*
+ * A bind of a file or directory of a filesystem made in the namespace: a
+ * clone of the mount made for it (earlier in the table), detached in s->fd[i].
+ */
+static int make_newbind(struct mnt_rst *s, size_t i)
+{
+	const Crf__Ns__MntEntry *e = s->e[i];
+	int k = e->has_bind_of ? dump_index(s, e->bind_of) : -1;
+
+	if (k < 0 || (size_t)k >= i || s->e[k]->how != CRF__NS__MNT_HOW__MNT_NEW || s->fd[k] < 0 ||
+	    !mnt_root_ok(e->root))
+		return fail(s, e, EBADMSG, "a bind of no filesystem made before it");
+	s->fd[i] = (int)syscall(SYS_open_tree, s->fd[k], strcmp(e->root, "/") ? e->root + 1 : "",
+				OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW |
+					(strcmp(e->root, "/") ? 0 : AT_EMPTY_PATH));
+	if (s->fd[i] < 0)
+		return fail(s, e, errno, "open_tree of its root in the filesystem made for it");
+	return 0;
+}
+
 /* 4: the mounts made in the namespace, and everyone's flags. */
 static int make_mounts(struct mnt_rst *s)
 {
@@ -382,7 +402,10 @@ static int make_mounts(struct mnt_rst *s)
 				r = set_attr(AT_FDCWD, e->mount_point, 0, e, s);
 			continue;
 		}
-		r = e->how == CRF__NS__MNT_HOW__MNT_NEW
+		if (e->how == CRF__NS__MNT_HOW__MNT_NEWBIND)
+			r = make_newbind(s, i);
+		r = r < 0 ? r
+		    : e->how == CRF__NS__MNT_HOW__MNT_NEW
 			    ? make_new(s, i)
 			    : set_attr(s->fd[i], "", AT_EMPTY_PATH, e, s);
 		if (r >= 0) {
@@ -437,6 +460,34 @@ static int differs(const struct mnt_rst *s, const Crf__Ns__MntEntry *e, const ch
 	return fail(s, e, ENOTRECOVERABLE, why);
 }
 
+/* The device of the mount a MNT_NEWBIND was made from, as it is in @t now. */
+static const char *bind_dev(const struct mnt_rst *s, const struct mnt_table *t,
+			    const Crf__Ns__MntEntry *e, char *buf, size_t len)
+{
+	int k = dump_index(s, e->bind_of);
+
+	if (k < 0 || s->now[k] < 0)
+		snprintf(buf, len, "none");
+	else
+		snprintf(buf, len, "%u:%u", t->v[s->now[k]].major, t->v[s->now[k]].minor);
+	return buf;
+}
+
+/*
+ * A sysfs or mqueue made anew must be the one of the net or IPC namespace
+ * the process is in now (its own, restored before this one: ns_kinds[]).
+ */
+static int own_ns_fs(const struct mnt_rst *s, const Crf__Ns__MntEntry *e, const struct mnt_line *m)
+{
+	const char *path = strcmp(e->fstype, "sysfs") ? "thread-self/ns/ipc" : "thread-self/ns/net";
+	int r = mnt_fs_of_ns_at(s->proc, path, m);
+
+	if (r == 0)
+		r = fail(s, e, ENOTRECOVERABLE,
+			 "after the restore it is not the one of the namespace the process is in");
+	return r;
+}
+
 /* 6: the table now against the dump's. */
 static int compare(struct mnt_rst *s)
 {
@@ -474,8 +525,15 @@ static int compare(struct mnt_rst *s)
 			r = differs(s, e, "per-mount options", m->opts, e->opts);
 		else if (strcmp(m->super_opts, e->super_opts))
 			r = differs(s, e, "superblock options", m->super_opts, e->super_opts);
-		else if (e->how != CRF__NS__MNT_HOW__MNT_NEW && strcmp(a, b))
+		else if (e->how != CRF__NS__MNT_HOW__MNT_NEW &&
+			 e->how != CRF__NS__MNT_HOW__MNT_NEWBIND && strcmp(a, b))
 			r = differs(s, e, "device", a, b);
+		else if (e->how == CRF__NS__MNT_HOW__MNT_NEWBIND &&
+			 strcmp(a, bind_dev(s, &t, e, b, sizeof(b))))
+			r = differs(s, e, "device (its filesystem's now)", a, b);
+		if (r >= 0 && e->how == CRF__NS__MNT_HOW__MNT_NEW &&
+		    (!strcmp(e->fstype, "sysfs") || !strcmp(e->fstype, "mqueue")))
+			r = own_ns_fs(s, e, m);
 		if (r < 0)
 			break;
 		if (other && strcmp(m->opts, e->opts))

@@ -266,22 +266,7 @@ static bool own_group(const struct mnt_dump *d, unsigned int g)
 static bool is_new_fs(const char *fstype)
 {
 	return !strcmp(fstype, "tmpfs") || !strcmp(fstype, "proc") || !strcmp(fstype, "sysfs") ||
-	       !strcmp(fstype, "mqueue");
-}
-
-/* The task's namespace of @kind is crf's own. */
-static int same_ns(pid_t pid, const char *kind)
-{
-	char a[64], b[64], la[64], lb[64];
-	ssize_t n, k;
-
-	snprintf(a, sizeof(a), "/proc/%d/ns/%s", (int)pid, kind);
-	snprintf(b, sizeof(b), "/proc/self/ns/%s", kind);
-	n = readlink(a, la, sizeof(la) - 1);
-	k = readlink(b, lb, sizeof(lb) - 1);
-	if (n < 0 || k < 0)
-		return crf_error_errno(errno, "%s", n < 0 ? a : b);
-	return n == k && !memcmp(la, lb, (size_t)n);
+	       !strcmp(fstype, "mqueue") || !strcmp(fstype, "devpts");
 }
 
 /* A bind mount of crf's: the own mount of the same fs whose root holds @m's. */
@@ -320,6 +305,23 @@ static int bind_source(struct mnt_dump *d, size_t i, const struct stat *st)
 }
 
 static int classify_one(struct mnt_dump *d, size_t i);
+
+/* A devpts of its own is made again empty: one with a pty (a master open anywhere) is refused. */
+static int devpts_empty(struct mnt_dump *d, const struct mnt_line *m)
+{
+	char where[4200];
+	int fd, r;
+
+	r = join_clone(&d->j, m->mount_point, &fd);
+	if (r < 0)
+		return crf_error_errno(r, "pid %d: mount namespace %s: open_tree %s", (int)d->pid,
+				       d->desc, m->mount_point);
+	snprintf(where, sizeof(where), "pid %d: mount namespace %s: mount %u at %s (devpts %s)",
+		 (int)d->pid, d->desc, m->id, m->mount_point, m->source);
+	r = mnt_fs_empty(fd, where, "ptmx", "pty");
+	close(fd);
+	return r;
+}
 
 /*
  * A mount covering its parent at the same place: only copies of crf's
@@ -394,13 +396,22 @@ static int classify_one(struct mnt_dump *d, size_t i)
 		e->how = CRF__NS__MNT_HOW__MNT_CRF;
 		return 0;
 	}
-	for (size_t k = 0; k < d->t.n; k++)
-		if (k < i && d->e[k].how == CRF__NS__MNT_HOW__MNT_NEW &&
-		    d->t.v[k].major == m->major && d->t.v[k].minor == m->minor)
+	/* A bind of a file or directory of a filesystem made before it in the namespace. */
+	for (size_t k = 0; k < i; k++) {
+		if (d->e[k].how != CRF__NS__MNT_HOW__MNT_NEW || d->t.v[k].major != m->major ||
+		    d->t.v[k].minor != m->minor)
+			continue;
+		if (strcmp(m->fstype, d->t.v[k].fstype) || strcmp(m->source, d->t.v[k].source) ||
+		    !mnt_root_ok(m->root))
 			return refuse(d, m,
-				      "a second mount of the filesystem of mount %u, "
-				      "made in the namespace: not restored",
+				      "a second mount of the filesystem of mount %u, made in "
+				      "the namespace, not a plain bind of it: not restored",
 				      d->t.v[k].id);
+		e->how = CRF__NS__MNT_HOW__MNT_NEWBIND;
+		e->has_bind_of = true;
+		e->bind_of = d->t.v[k].id;
+		return 0;
+	}
 	if (is_new_fs(m->fstype)) {
 		bool own_dev = true;
 
@@ -415,23 +426,30 @@ static int classify_one(struct mnt_dump *d, size_t i)
 					      "a part (%s) of a filesystem made in the "
 					      "namespace: not restored",
 					      m->root);
-			if (!strcmp(m->fstype, "sysfs") && (r = same_ns(d->pid, "net")) <= 0)
+			/*
+			 * Of crf's namespace, or of the task's own, which its handler
+			 * restores before this one (ns_kinds[]): the restore mounts
+			 * the one of the namespace it is in.
+			 */
+			if (!strcmp(m->fstype, "sysfs") &&
+			    (r = mnt_fs_of_ns(d->pid, "net", m)) <= 0)
 				return r < 0 ? r
 					     : refuse(d, m,
-						      "sysfs of a net namespace not crf's: "
-						      "not restored");
-			if (!strcmp(m->fstype, "mqueue") && (r = same_ns(d->pid, "ipc")) <= 0)
+						      "sysfs of a net namespace neither crf's "
+						      "nor the task's: not restored");
+			if (!strcmp(m->fstype, "mqueue") &&
+			    (r = mnt_fs_of_ns(d->pid, "ipc", m)) <= 0)
 				return r < 0 ? r
 					     : refuse(d, m,
-						      "mqueue of an IPC namespace not "
-						      "crf's: not restored");
+						      "mqueue of an IPC namespace neither "
+						      "crf's nor the task's: not restored");
 			if (p < 0)
 				return refuse(d, m,
 					      "a container root on a filesystem of its own, "
 					      "which crf does not restore yet (a directory "
 					      "of crf's is restored)");
 			e->how = CRF__NS__MNT_HOW__MNT_NEW;
-			return 0;
+			return strcmp(m->fstype, "devpts") ? 0 : devpts_empty(d, m);
 		}
 	}
 	for (size_t k = 0; !theirs && k < d->own.n; k++)
@@ -527,7 +545,12 @@ static int check_files(const struct mnt_dump *d)
 				(int)d->pid, de->d_name, id, d->desc);
 			break;
 		}
-		if ((e = new_dev(d, st.st_dev)))
+		/*
+		 * A device node there is made again with its number: the fd is
+		 * reopened by path (the files plugin's device kinds), the same
+		 * device.  Any other file would be another inode.
+		 */
+		if (!S_ISCHR(st.st_mode) && (e = new_dev(d, st.st_dev)))
 			r = crf_error_errno(ENOTSUP,
 					    "pid %d: fd %s is on the %s mounted at %s in mount "
 					    "namespace %s, which the restore makes anew: a file "
@@ -584,21 +607,11 @@ static int save_contents(struct crf_ctx *ctx, struct mnt_dump *d, uint64_t ns, s
 				       d->desc, e->mount_point);
 	snprintf(where, sizeof(where), "pid %d: mount namespace %s: %s at %s", (int)d->pid, d->desc,
 		 e->fstype, e->mount_point);
-	if (!strcmp(e->fstype, "mqueue")) {
-		DIR *dir = fdopendir(fd);
-		struct dirent *de;
-
-		if (!dir) {
-			close(fd);
-			return crf_error_errno(errno, "%s", where);
-		}
-		while ((de = readdir(dir)))
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-				r = crf_error_errno(ENOTSUP, "%s: holds queue %s, not restored",
-						    where, de->d_name);
-				break;
-			}
-		closedir(dir);
+	/* The queues of the task's own IPC namespace are its handler's (ipc.c). */
+	if (!strcmp(e->fstype, "mqueue") && mnt_ns_is_crf(d->pid, "ipc"))
+		r = mnt_fs_empty(fd, where, NULL, "queue");
+	if (strcmp(e->fstype, "tmpfs")) {
+		close(fd);
 		return r;
 	}
 	mnt_image(name, sizeof(name), ns, e->id);

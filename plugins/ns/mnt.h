@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <crf/plugin.h>
 
@@ -43,6 +44,23 @@ int mnt_opts_attr(const char *opts, uint64_t *attr);
 struct crf_img;
 int mnt_tmpfs_save(int fd, const char *where, struct crf_img *img);
 int mnt_tmpfs_fill(int fd, const char *where, struct crf_img *img);
+
+/*
+ * mnt-fs.c: 1 when the filesystem of @m (sysfs, mqueue) is the one of task
+ * @pid's namespace of @kind ("net", "ipc"), 0 when not, or -errno.
+ */
+int mnt_fs_of_ns(pid_t pid, const char *kind, const struct mnt_line *m);
+/* The same for the namespace file @path, relative to directory @dirfd. */
+int mnt_fs_of_ns_at(int dirfd, const char *path, const struct mnt_line *m);
+/* 1 when task @pid's namespace of @kind is crf's, 0 when not (or unknown). */
+int mnt_ns_is_crf(pid_t pid, const char *kind);
+/*
+ * 0 when the directory of mount @fd (an O_PATH fd, kept) holds nothing but
+ * @keep (NULL: nothing), else the refusal naming the @what found there.
+ */
+int mnt_fs_empty(int fd, const char *where, const char *keep, const char *what);
+/* A mount root a bind of it can be made from again: "/" or "/a/b", no "." or ".." in it. */
+bool mnt_root_ok(const char *root);
 
 /* The handler of kind "mnt" (mnt.c, mnt-restore.c). */
 int mnt_dump(struct crf_ctx *ctx, const struct crf_object *obj);

@@ -79,6 +79,9 @@ int ns_time_restore(struct crf_ctx *ctx, const struct crf_object *obj);
 int ns_timefc_restore(struct crf_ctx *ctx, const struct crf_object *obj);
 int ns_ipc_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 int ns_ipc_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+/* ipc-mqfd.c: the "mqueue" fd kind, an open POSIX message queue. */
+int ns_mqfd_dump(struct crf_ctx *ctx, const struct crf_object *obj);
+int ns_mqfd_restore(struct crf_ctx *ctx, const struct crf_object *obj);
 /* The fd of namespace @kind of the thread of CRF_OBJ_NS object @obj, or -errno (logged). */
 int ns_open_of(const struct crf_object *obj, const char *kind);
 /*

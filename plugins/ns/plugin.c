@@ -44,6 +44,8 @@ CRF_PLUGIN(
 		{.cls = CRF_OBJ_NS, .name = "mnt", .dump = mnt_dump, .restore = mnt_restore},
 		{ .cls = CRF_OBJ_NS, .name = "uts", .dump = ns_uts_dump, .restore = ns_uts_restore },
 		{ .cls = CRF_OBJ_NS, .name = "ipc", .dump = ns_ipc_dump, .restore = ns_ipc_restore },
+		{ .cls = CRF_OBJ_FD, .name = "mqueue", .dump = ns_mqfd_dump,
+		  .restore = ns_mqfd_restore },
 		{ .cls = CRF_OBJ_NS, .name = "time", .dump = ns_time_dump,
 		  .restore = ns_time_restore },
 		{ .cls = CRF_OBJ_NS, .name = "time_for_children", .dump = ns_time_dump,
@@ -53,6 +55,7 @@ CRF_PLUGIN(
 	.schemas = CRF_SCHEMAS(&crf__ns__ns_claim__descriptor, &crf__ns__user_ns__descriptor,
 			       &crf__ns__pid_for_children__descriptor, &crf__ns__mnt_entry__descriptor,
 			       &crf__ns__mnt_node__descriptor, &crf__ns__uts_ns__descriptor,
-			       &crf__ns__time_ns__descriptor, &crf__ns__ipc_ns__descriptor),
+			       &crf__ns__time_ns__descriptor, &crf__ns__ipc_ns__descriptor,
+			       &crf__ns__ipc_shm_data__descriptor),
 );
 /* clang-format on */

@@ -14,6 +14,8 @@
  *   D/bf        a bind mount of the host file D/hostfile, read-only; an fd
  *               kept on it
  *   D/p D/s D/q proc (nosuid,nodev,noexec), sysfs (ro), mqueue
+ *   D/pt        devpts of its own (newinstance,ptmxmode=0666,mode=0620,gid=5)
+ *   D/ps D/pu   binds of D/p's sys (read-only) and uptime
  *   /dev/shm    its copy of crf's, made noexec (per-mount flags of a copy)
  *
  * Verification, from inside: the mount table (mount IDs, peer group numbers
@@ -27,7 +29,8 @@
  * is a slave of it (master:N); the copy of GONE, another of crf's, is
  * unmounted (the restore must unmount it again).
  * MODE refused-ramfs: a ramfs mount (a type crf does not restore);
- * refused-devpts: a devpts instance of its own (the same); refused-block DEV:
+ * refused-devpts: a devpts instance of its own with a pty (its master kept
+ * open); refused-block DEV:
  * the ext4 on block device DEV (tests/e2e/mnt-loop.sh: a loop device);
  * container: pivot_root into a directory (below); container-outside-fd: the
  * same with an fd kept on a host file opened before the pivot (refused);
@@ -57,7 +60,7 @@
 static char base[3000], table[65536], tree_t[65536], tree_inner[8192];
 static bool mask_root;	      /* the root's root field changes (crf restore --root) */
 static const char *block_dev; /* refused-block DEV */
-static int counter_fd = -1, file_fd = -1, tmpfs_fd = -1;
+static int counter_fd = -1, file_fd = -1, tmpfs_fd = -1, pty_fd = -1, null_fd = -1;
 static unsigned long counter;
 
 /* @rel under D, or @rel itself when absolute. */
@@ -457,6 +460,11 @@ static void setup(const char *mode, const char *gone, const char *data, const ch
 	mkdir_at("s", 0755);
 	mkdir_at("q", 0755);
 	mkdir_at("r", 0755);
+	mkdir_at("pt", 0755);
+	mkdir_at("ps", 0755);
+	path_of(p, sizeof(p), "pu");
+	if (close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
+		wl_fail("create %s: %m", p);
 	path_of(p, sizeof(p), "hostfile");
 	if (close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
 		wl_fail("create %s: %m", p);
@@ -487,6 +495,11 @@ static void setup(const char *mode, const char *gone, const char *data, const ch
 	}
 	if (!strcmp(mode, "refused-devpts")) {
 		do_mount("wl-devpts", "r", "devpts", 0, "newinstance,ptmxmode=0666");
+		/* A pty in it: its master open (an empty instance is restored). */
+		path_of(p, sizeof(p), "r/ptmx");
+		pty_fd = open(p, O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (pty_fd < 0)
+			wl_fail("open %s: %m", p);
 		return;
 	}
 	if (!strcmp(mode, "refused-root")) {
@@ -511,12 +524,20 @@ static void setup(const char *mode, const char *gone, const char *data, const ch
 	path_of(p, sizeof(p), "t/null");
 	if (mknod(p, S_IFCHR | 0666, makedev(1, 3)) < 0)
 		wl_fail("mknod %s: %m", p);
+
 	mkdir_at("t/inner", 0701);
 	path_of(p, sizeof(p), "t/a");
 	if (chown(p, 1000, 1000) < 0 || chmod(p, 0710) < 0)
 		wl_fail("chown %s: %m", p);
 	do_mount("wl-inner", "t/inner", "tmpfs", 0, "size=64k");
 	make_file("t/inner/x", 0600, 5, 6, 100, 11, t0 + 30);
+	/* Held open (t is nodev, inner is not): a device node on a tmpfs made anew. */
+	path_of(p, sizeof(p), "t/inner/null");
+	if (mknod(p, S_IFCHR | 0666, makedev(1, 3)) < 0)
+		wl_fail("mknod %s: %m", p);
+	null_fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (null_fd < 0)
+		wl_fail("open %s: %m", p);
 	do_mount(NULL, "t/inner", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOEXEC, NULL);
 	do_mount(NULL, "t/inner", NULL, MS_UNBINDABLE, NULL);
 	do_mount(NULL, "t", NULL, MS_SHARED, NULL);
@@ -541,6 +562,14 @@ static void setup(const char *mode, const char *gone, const char *data, const ch
 	do_mount("wl-proc", "p", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 	do_mount("wl-sysfs", "s", "sysfs", MS_RDONLY, NULL);
 	do_mount("wl-mqueue", "q", "mqueue", 0, NULL);
+	/* A devpts of its own, as runc makes it, and binds of parts of the proc made here. */
+	do_mount("wl-devpts", "pt", "devpts", MS_NOSUID | MS_NOEXEC,
+		 "newinstance,ptmxmode=0666,mode=0620,gid=5");
+	path_of(p, sizeof(p), "p/sys");
+	do_mount(p, "ps", NULL, MS_BIND, NULL);
+	do_mount(NULL, "ps", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL);
+	path_of(p, sizeof(p), "p/uptime");
+	do_mount(p, "pu", NULL, MS_BIND, NULL);
 	if (mount(NULL, "/dev/shm", NULL, MS_REMOUNT | MS_BIND | MS_NOEXEC, NULL) < 0)
 		wl_downgrade("/dev/shm is not a mount here (%m): no copy of crf's changed");
 	path_of(p, sizeof(p), "b/counter");
@@ -625,6 +654,13 @@ int main(int argc, char **argv)
 		if (strcmp(now, tree_inner))
 			wl_fail("tmpfs t/inner:\n%s\nwas:\n%s", now, tree_inner);
 	}
+	if (null_fd >= 0) {
+		struct stat st;
+
+		if (fstat(null_fd, &st) < 0 || !S_ISCHR(st.st_mode) ||
+		    st.st_rdev != makedev(1, 3) || write(null_fd, "x", 1) != 1)
+			wl_fail("the fd on the tmpfs's t/null is not /dev/null's device: %m");
+	}
 	if (counter_fd >= 0) {
 		char buf[64], want[64], p[4096];
 		ssize_t n;
@@ -642,5 +678,7 @@ int main(int argc, char **argv)
 	}
 	if (tmpfs_fd >= 0)
 		same_file(tmpfs_fd, "t/a/f");
+	if (pty_fd >= 0)
+		same_file(pty_fd, "r/ptmx");
 	return 0;
 }

@@ -4,9 +4,14 @@
  * waiting in their receive queues (one of them empty, from two sources),
  * and common options set.
  *
+ * Multicast: socket 0 joined 239.1.2.3 on lo, socket 2 joined 239.7.7.7
+ * on lo with a source filter (include 127.0.0.1 only), socket 3 (IPv6)
+ * joined ff15::1234 on lo.
+ *
  * After the restore: each socket's addresses, options and O_NONBLOCK are
  * as they were; each queue gives exactly its datagrams, in order, with
- * their source addresses, then nothing; new datagrams pass.
+ * their source addresses, then nothing; new datagrams pass; each socket is
+ * in its groups with its filter, and in no other of them.
  *
  * wl-udp outside: a sender outside the tree (a grandchild, reparented away)
  * sends numbered datagrams to a socket every millisecond throughout the
@@ -22,6 +27,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -149,6 +155,90 @@ static void mode_outside(void)
 		OUTSIDE_N, OUTSIDE_N - n);
 }
 
+struct mc {
+	int sk;
+	const char *group;
+	uint32_t fmode, nsrc;
+};
+
+static const struct mc mcs[] = {
+	{0, "239.1.2.3", MCAST_EXCLUDE, 0},
+	{2, "239.7.7.7", MCAST_INCLUDE, 1},
+	{3, "ff15::1234", MCAST_EXCLUDE, 0},
+};
+
+static void mc_sa(struct sockaddr_storage *ss, const char *a)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (strchr(a, ':')) {
+		ss->ss_family = AF_INET6;
+		inet_pton(AF_INET6, a, &((struct sockaddr_in6 *)ss)->sin6_addr);
+	} else {
+		ss->ss_family = AF_INET;
+		inet_pton(AF_INET, a, &((struct sockaddr_in *)ss)->sin_addr);
+	}
+}
+
+static void mc_join(const struct mc *m)
+{
+	struct group_req req = {.gr_interface = if_nametoindex("lo")};
+	int level = strchr(m->group, ':') ? IPPROTO_IPV6 : IPPROTO_IP;
+
+	mc_sa(&req.gr_group, m->group);
+	if (m->fmode == MCAST_INCLUDE) {
+		struct group_source_req sr = {.gsr_interface = req.gr_interface,
+					      .gsr_group = req.gr_group};
+
+		mc_sa(&sr.gsr_source, "127.0.0.1");
+		WL_CHECK(!setsockopt(sk[m->sk].fd, level, MCAST_JOIN_SOURCE_GROUP, &sr, sizeof(sr)),
+			 "MCAST_JOIN_SOURCE_GROUP %s: %s", m->group, strerror(errno));
+		return;
+	}
+	WL_CHECK(!setsockopt(sk[m->sk].fd, level, MCAST_JOIN_GROUP, &req, sizeof(req)),
+		 "MCAST_JOIN_GROUP %s: %s", m->group, strerror(errno));
+}
+
+/* Socket @s's filter of @group on lo: 0 and the mode and sources, or -errno. */
+static int mc_filter(int s, const char *group, uint32_t *fmode, uint32_t *nsrc)
+{
+	union {
+		struct group_filter gf;
+		char room[sizeof(struct group_filter) + 4 * sizeof(struct sockaddr_storage)];
+	} u = {0};
+	socklen_t len = sizeof(u);
+	int level = strchr(group, ':') ? IPPROTO_IPV6 : IPPROTO_IP;
+
+	u.gf.gf_interface = if_nametoindex("lo");
+	mc_sa(&u.gf.gf_group, group);
+	u.gf.gf_numsrc = 4;
+	if (getsockopt(sk[s].fd, level, MCAST_MSFILTER, &u, &len))
+		return -errno;
+	*fmode = u.gf.gf_fmode;
+	*nsrc = u.gf.gf_numsrc;
+	return 0;
+}
+
+static void mc_check(void)
+{
+	for (size_t i = 0; i < sizeof(mcs) / sizeof(mcs[0]); i++)
+		for (int s = 0; s < N_SK; s++) {
+			uint32_t fmode = 0, nsrc = 0;
+			int r = mc_filter(s, mcs[i].group, &fmode, &nsrc);
+			bool member = s == mcs[i].sk;
+
+			if (!member) {
+				WL_CHECK(r < 0, "socket %d is in group %s, which it never joined",
+					 s, mcs[i].group);
+				continue;
+			}
+			WL_CHECK(r == 0, "socket %d: not in group %s: %s", s, mcs[i].group,
+				 strerror(-r));
+			WL_CHECK(fmode == mcs[i].fmode && nsrc == mcs[i].nsrc,
+				 "socket %d, group %s: filter mode %u with %u sources, was %u, %u",
+				 s, mcs[i].group, fmode, nsrc, mcs[i].fmode, mcs[i].nsrc);
+		}
+}
+
 int main(int argc, char **argv)
 {
 	struct linger lg = {.l_onoff = 1, .l_linger = 5};
@@ -188,6 +278,9 @@ int main(int argc, char **argv)
 	wl_connect(sk[4].fd, &sk[3]);
 	for (i = 0; i < N_SK; i++)
 		wl_sk_record(&sk[i]);
+	for (size_t m = 0; m < sizeof(mcs) / sizeof(mcs[0]); m++)
+		mc_join(&mcs[m]);
+	mc_check();
 
 	queue(1, 0, 5, 'a');
 	queue(1, 0, 0, 'b');
@@ -203,6 +296,16 @@ int main(int argc, char **argv)
 
 		if (setsockopt(sk[2].fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)))
 			wl_fail("SO_ATTACH_FILTER: %s", strerror(errno));
+	}
+	/*
+	 * wl-udp udplite: a UDP-Lite socket beside, which has the type of a UDP
+	 * socket (SOCK_DGRAM) and must not come back as one: refused.
+	 */
+	if (argc > 1 && !strcmp(argv[1], "udplite")) {
+		int l = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDPLITE);
+
+		if (l < 0)
+			wl_fail("socket(IPPROTO_UDPLITE): %s", strerror(errno));
 	}
 	/*
 	 * wl-udp error: a socket connected to a port nobody listens on has sent
@@ -234,6 +337,7 @@ int main(int argc, char **argv)
 		wl_sk_check(&sk[i], i);
 		check_queue(i);
 	}
+	mc_check();
 	/* New traffic passes, through a connected socket and to a wildcard one. */
 	if (send(sk[1].fd, "new", 3, 0) != 3 || recv(sk[0].fd, buf, sizeof(buf), 0) != 3 ||
 	    memcmp(buf, "new", 3))
