@@ -27,6 +27,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,7 +178,17 @@ static void mode_veth(void)
 		unlink(go);
 		a = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons(PORT)};
 		inet_pton(AF_INET, "10.89.0.2", &a.sin_addr);
-		wl_tcp_peer(connect_to(&a), result);
+		/* The bridge's port may take a moment to forward. */
+		for (int i = 0; i < 100; i++) {
+			int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+			if (fd >= 0 && connect(fd, (void *)&a, sizeof(a)) == 0)
+				wl_tcp_peer(fd, result);
+			if (fd >= 0)
+				close(fd);
+			usleep(100000);
+		}
+		wl_fail("the peer cannot connect to 10.89.0.2: %s", strerror(errno));
 	}
 	if (unshare(CLONE_NEWNET) < 0)
 		wl_fail("unshare(CLONE_NEWNET): %s", strerror(errno));
@@ -189,6 +200,8 @@ static void mode_veth(void)
 		if (!f || fputs("go\n", f) < 0 || fclose(f))
 			wl_fail("%s: %s", go, strerror(errno));
 	}
+	if (poll(&(struct pollfd){.fd = l, .events = POLLIN}, 1, 20000) != 1)
+		wl_fail("the peer in the host's namespace did not connect in 20 s");
 	s.fd = accept4(l, NULL, NULL, SOCK_CLOEXEC);
 	if (s.fd < 0)
 		wl_fail("accept: %s", strerror(errno));
