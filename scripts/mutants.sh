@@ -1522,12 +1522,6 @@ mutant netns-xfrm-default plugins/net/netns-xfrm.c 'e2e-netns-xfrm-default-refus
 mutant netns-xfrm-hthresh plugins/net/netns-xfrm.c 'e2e-netns-xfrm-hthresh-refused' \
 	'xfrm policy hash thresholds of its own are not refused (nor restored)' \
 	'		if (t->lbits != want || t->rbits != want)' '		if (0)'
-mutant netns-tcp plugins/net/netns-check.c 'e2e-netns-tcp-refused' \
-	'a TCP connection in the namespace is dumped, its network lock taken in crf'"'"'s namespace' \
-	'	if (r > 0)
-		return crf_error_errno(ENOTSUP,' \
-	'	if (0)
-		return crf_error_errno(ENOTSUP,'
 mutant net-inet-proto plugins/net/inet.c 'e2e-udp-lite-refused' \
 	'a UDP-Lite socket is dumped and restored as a UDP one' \
 	'	if (proto != (type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP))' '	if (0)'
@@ -1576,6 +1570,65 @@ mutant tun-queued plugins/devices/tun.c 'e2e-tun-queued-refused' \
 mutant tun-route plugins/devices/tun-link.c 'e2e-tun-route-refused' \
 	'a route added through a tun/tap interface is dropped' \
 	'		if (via && rtnl_route_get_protocol(rt) != RTPROT_KERNEL)' '		if (0)'
+mutant netns-tcp-orphan plugins/net/netns-check.c 'e2e-tcp-ns-orphan-refused' \
+	'a TCP connection in the namespace that no fd holds (closed, FIN-WAIT-2) is not refused' \
+	'			if (m->idiag_inode || queued || found)' \
+	'			if (1 || m->idiag_inode || queued || found)'
+mutant net-lock-ns-restore plugins/net/tcp.c 'e2e-tcp-ns-lo-kill' \
+	'no network lock in the restored namespace: an end made first is reset by its peer'"'"'s port' \
+	'		r = netlock_restore_here(name);' '		r = 0;'
+mutant net-lock-ns-resume plugins/net/netlock.c 'e2e-tcp-ns-lo-kill' \
+	'the network lock stays in the restored namespace: the connections there carry nothing' \
+	'	r = nft_in(nsfd, buf, what);
+	if (r < 0)
+		return r;
+	restore_unlocked' '	r = 0;
+	if (r < 0)
+		return r;
+	restore_unlocked'
+mutant net-lock-ns-release plugins/net/netlock.c 'e2e-tcp-ns-lo-leave' \
+	'the network lock stays in the namespace of a tree left running' \
+	'		if (nft_in(dump_lock.ns[i].fd, buf, "dropping the network lock") == 0)' \
+	'		if (0)'
+mutant net-tcp-fin-ours plugins/net/tcp-fin.c 'e2e-tcp-fin-wait-1-kill e2e-tcp-closing-kill' \
+	'a connection that sent its FIN comes back without it' \
+	'		*step = "our FIN";
+		r = our_fin(fd);
+		if (r >= 0)
+			r = await(fd, TCP_FIN_WAIT1);' '		*step = "our FIN";'
+mutant net-tcp-fin-peer plugins/net/tcp-fin.c 'e2e-tcp-fin-wait-2-kill e2e-tcp-last-ack-kill' \
+	'a connection that received its peer'"'"'s FIN comes back without it' \
+	'		r = inject(sk, TH_FIN | TH_ACK, rcv_nxt, c->snd_seq, win);' '		r = 0;'
+mutant net-tcp-fin-seq plugins/net/tcp-repair.c 'e2e-tcp-fin-wait-2-kill e2e-tcp-fin-wait-2-leave' \
+	'the peer'"'"'s FIN is counted as a byte of the receive queue'"'"'s' \
+	'	c->rcv_seq -= (uint32_t)inq + (received ? 1 : 0);' '	c->rcv_seq -= (uint32_t)inq;'
+mutant net-tcp-fin-unsent plugins/net/tcp-fin.c 'e2e-tcp-fin-wait-1-full-kill' \
+	'the data never sent before a FIN is lost' \
+	'	if (tcp_fin_sent(st) && c->send_unsent) {' '	if (0) {'
+mutant net-tcp-shut-rd plugins/net/tcp-repair.c 'e2e-tcp-shut-rd-kill' \
+	'a connection shut down for reading comes back open' \
+	'	if (sk->tcp->shut_rd && shutdown(fd, SHUT_RD) < 0)' '	if (0 && shutdown(fd, SHUT_RD) < 0)'
+mutant net-tcp-closed plugins/net/tcp.c 'e2e-tcp-closed-refused' \
+	'a socket whose connection is over (reset) is restored as a fresh one' \
+	'		if (hup)
+			return crf_error_errno(EOPNOTSUPP,
+					       "%s, closed:' '		if (0)
+			return crf_error_errno(EOPNOTSUPP,
+					       "%s, closed:'
+mutant net-tcp-sndbuf plugins/net/tcp-repair.c 'e2e-tcp-fin-wait-1-full-kill' \
+	'data never sent, more than the send buffer holds, is not written back' \
+	'	if (len && big > sndbuf &&' '	if (0 &&'
+mutant net-tcp-close plugins/net/tcp.c 'e2e-tcp-close-kill' \
+	'--tcp-close restores a connection as a fresh socket, not shut down' \
+	'	if (sk->state == CRF__NET__STATE__CLOSED && shutdown(fd, SHUT_RDWR) < 0 &&' \
+	'	if (0 && shutdown(fd, SHUT_RDWR) < 0 &&'
+mutant net-tcp-v6only plugins/net/tcp-repair.c 'e2e-tcp-fin-wait-2-v6-kill' \
+	'a restored IPv6 client connection reads IPV6_V6ONLY 1 (its bind set it)' \
+	'	return sk->family == AF_INET6 && !inet_addr_is_mapped(sk->local) &&' \
+	'	return false && sk->family == AF_INET6 && !inet_addr_is_mapped(sk->local) &&'
+mutant net-sk-ns plugins/net/inet.c 'e2e-tcp-ns-foreign-refused' \
+	'a socket of another namespace than its task'"'"'s is dumped (and made in the task'"'"'s)' \
+	'	if (sk_st.st_ino == task_st.st_ino)' '	if (1 || sk_st.st_ino == task_st.st_ino)'
 
 # crf swrk and the criu command line (compat/, docs/criu-compat.md)
 mutant swrk-notify-answer compat/swrk-req.c 'compat-swrk' \

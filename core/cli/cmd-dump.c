@@ -22,6 +22,7 @@ enum {
 	OPT_EXTERNAL,
 	OPT_TCP_ESTABLISHED,
 	OPT_SKIP_IN_FLIGHT,
+	OPT_TCP_CLOSE,
 	OPT_UNIX_PEERCRED_CRF,
 	OPT_LIVE,
 };
@@ -58,6 +59,8 @@ static const char help[] =
 	"                         a network lock); without it they are refused\n"
 	"      --skip-in-flight   leave out TCP connections not yet accepted (their\n"
 	"                         peers see a reset); without it they are refused\n"
+	"      --tcp-close        save TCP connections to be restored closed (the fd\n"
+	"                         is there, reads end of file, writes fail)\n"
 	"      --unix-peercred-crf\n"
 	"                         restore unix listeners and connections although their\n"
 	"                         SO_PEERCRED will name crf restore's process, not the\n"
@@ -133,6 +136,9 @@ static int handle(void *data, int c, const char *arg)
 	case OPT_SKIP_IN_FLIGHT:
 		a->o->skip_in_flight = true;
 		return 0;
+	case OPT_TCP_CLOSE:
+		a->o->tcp_close = true;
+		return 0;
 	case OPT_UNIX_PEERCRED_CRF:
 		a->o->unix_peercred_crf = true;
 		return 0;
@@ -159,6 +165,7 @@ int cmd_dump(struct crf_opts *o, int argc, char **argv)
 		{"external", required_argument, NULL, OPT_EXTERNAL},
 		{"tcp-established", no_argument, NULL, OPT_TCP_ESTABLISHED},
 		{"skip-in-flight", no_argument, NULL, OPT_SKIP_IN_FLIGHT},
+		{"tcp-close", no_argument, NULL, OPT_TCP_CLOSE},
 		{"unix-peercred-crf", no_argument, NULL, OPT_UNIX_PEERCRED_CRF},
 		{0},
 	};

@@ -220,6 +220,8 @@ static int set_files_keys(const struct crf_opts *o, struct crf_config *conf)
 		r = config_set(conf, "net", "tcp-established", "yes", "--tcp-established");
 	if (r >= 0 && o->skip_in_flight)
 		r = config_set(conf, "net", "skip-in-flight", "yes", "--skip-in-flight");
+	if (r >= 0 && o->tcp_close)
+		r = config_set(conf, "net", "tcp-close", "yes", "--tcp-close");
 	/* A live dump's pages are the mem plugin's (docs/live.md). */
 	if (r >= 0 && o->live)
 		r = config_set(conf, "mem", "live", "yes", "--live");

@@ -41,6 +41,7 @@ struct crf_opts {
 	bool live; /* crf dump --live: the mem plugin's live = yes */
 	bool skip_in_flight;
 	bool unix_peercred_crf;
+	bool tcp_close; /* dump --tcp-close: the net plugin's tcp-close = yes */
 	/* restore --manage-cgroups[=MODE], --cgroup-root: the cgroup plugin's keys of those
 	 * names (cgroup-root: the words) */
 	const char *manage_cgroups;

@@ -15,8 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/sockios.h>
 
 #include <crf/cleanup.h>
 
@@ -211,6 +215,28 @@ static int describe(const struct crf_object *obj, int fd, Crf__Net__InetSk *sk)
 	return sk->local ? 0 : -ENOMEM;
 }
 
+/*
+ * The restore makes a socket in its task's net namespace: one of another
+ * namespace (made before a setns(), or received from a process there) is
+ * refused.
+ */
+static int same_ns(const struct crf_object *obj, int fd, const char *name)
+{
+	_cleanup_close_ int nsfd = ioctl(fd, SIOCGSKNS);
+	struct stat sk_st, task_st;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)obj->pid);
+	if (nsfd < 0 || fstat(nsfd, &sk_st) < 0 || stat(path, &task_st) < 0)
+		return crf_error_errno(errno, "%s: its net namespace", name);
+	if (sk_st.st_ino == task_st.st_ino)
+		return 0;
+	return crf_error_errno(ENOTSUP,
+			       "%s: in net namespace net:[%lu], not its task's "
+			       "(net:[%lu]): crf makes a socket in its task's namespace",
+			       name, (unsigned long)sk_st.st_ino, (unsigned long)task_st.st_ino);
+}
+
 static bool config_yes(struct crf_ctx *ctx, const char *key)
 {
 	const char *v = crf_ctx_config(ctx, key);
@@ -241,6 +267,7 @@ int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	struct inet_opts o = {
 		.tcp_established = config_yes(ctx, "tcp-established"),
 		.skip_in_flight = config_yes(ctx, "skip-in-flight"),
+		.tcp_close = config_yes(ctx, "tcp-close"),
 	};
 	const struct crf_fd_info *info = obj->data;
 	Crf__Net__InetSk *sk;
@@ -259,10 +286,14 @@ int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	if (r >= 0) {
 		const char *why = sockopt_refusal(fd);
 
-		inet_sk_name(sk, name);
-		r = why ? crf_error_errno(ENOTSUP, "pid %d: fd %d: %s: %s", (int)obj->pid, obj->id,
-					  name, why)
-			: sockopt_dump(fd, sk, name);
+		/* "pid 42: fd 3: tcp 1.2.3.4:5 -> ...": every message names the task and fd. */
+		char sk_name[INET_NAME_MAX];
+
+		snprintf(name, sizeof(name), "pid %d: fd %d: %s", (int)obj->pid, obj->id,
+			 inet_sk_name(sk, sk_name));
+		r = why ? crf_error_errno(ENOTSUP, "%s: %s", name, why) : same_ns(obj, fd, name);
+		if (r >= 0)
+			r = sockopt_dump(fd, sk, name);
 	}
 	if (r >= 0 && sk->proto == CRF__NET__PROTO__UDP)
 		r = udp_dump(fd, sk, name);
@@ -271,7 +302,7 @@ int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	if (r >= 0)
 		r = save(ctx, obj, sk);
 	if (r >= 0)
-		crf_debug("pid %d: fd %d: %s saved", (int)obj->pid, obj->id, name);
+		crf_debug("%s saved", name);
 	inet_sk_free(sk);
 	return r;
 }

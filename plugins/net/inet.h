@@ -17,7 +17,7 @@
 #include "inet.pb-c.h"
 
 /* "tcp 127.0.0.1:18777 -> 127.0.0.1:40112" and the like: the name of a socket in messages. */
-#define INET_NAME_MAX 128
+#define INET_NAME_MAX 192
 
 /* Addresses. */
 void inet_addr_to_sa(int family, const Crf__Net__Addr *a, struct sockaddr_storage *ss,
@@ -76,26 +76,43 @@ int udp_mcast_restore(int fd, const Crf__Net__InetSk *sk, const char *name);
 struct inet_opts {
 	bool tcp_established; /* --tcp-established */
 	bool skip_in_flight;  /* --skip-in-flight */
+	bool tcp_close;	      /* --tcp-close */
 };
 int tcp_dump(int fd, Crf__Net__InetSk *sk, const struct inet_opts *o, const char *name);
 int tcp_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name);
 /* bind() to @sk->local in repair mode, which shares the port with the tree's other sockets. */
 int tcp_bind_repair(int fd, const Crf__Net__InetSk *sk, const char *name);
-/* Established: dump in repair mode (the socket is left in it), restore through it. */
-int tcp_repair_dump(int fd, Crf__Net__InetSk *sk, const char *name);
+/*
+ * Connected (@state: established, or closing one way or both; @shut_rd:
+ * shut down for reading): dump in repair mode (the socket is left in it),
+ * restore through it.
+ */
+int tcp_repair_dump(int fd, Crf__Net__InetSk *sk, unsigned state, bool shut_rd, const char *name);
 int tcp_repair_restore(int fd, const Crf__Net__InetSk *sk, const char *name);
+int tcp_write_unsent(int fd, const Crf__Net__TcpConn *c);
+/* The FINs of a closing connection (tcp-fin.c), in repair mode; @step names what failed. */
+bool tcp_fin_sent(unsigned state);
+bool tcp_fin_received(unsigned state);
+int tcp_fin_restore(int fd, const Crf__Net__InetSk *sk, const char **step);
+/* The restored connection is in the state it was dumped in, or an error naming both. */
+int tcp_check_state(int fd, const Crf__Net__InetSk *sk, const char *name);
 /* Leave repair mode on every socket the dump put in it (DUMP_UNDO, DUMP_RESUME). */
 void tcp_repair_release(void);
 /* Close the dump's copies of those sockets (DUMP_CLEANUP). */
 void tcp_repair_forget(void);
 
 /* The network lock (netlock.c): drop a connection's packets while it is frozen. */
-int netlock_conn(const Crf__Net__InetSk *sk, const char *name);
+/* Lock @sk (socket @fd): in crf's namespace, and in the socket's when it is another. */
+int netlock_conn(int fd, const Crf__Net__InetSk *sk, const char *name);
 void netlock_dump_release(void);
 /* The dump is over and the lock, if still held, stays for the restore (DUMP_CLEANUP). */
 void netlock_dump_forget(void);
 int netlock_dump_finish(struct crf_ctx *ctx);
 int netlock_restore_prepare(struct crf_ctx *ctx);
+/* In a restored task: lock its namespace too, when it is not crf's. */
+int netlock_restore_here(const char *name);
+/* restore-resume: drop that lock in @pid's namespace. */
+int netlock_restore_resume(pid_t pid);
 void netlock_restore_release(void);
 /*
  * Drop the datagrams to @sk's address and port, but for those crf sends

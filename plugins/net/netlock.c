@@ -23,9 +23,14 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/sockios.h>
 
 #include <crf/cleanup.h>
 #include <crf/image.h>
@@ -35,17 +40,37 @@
 #define NETLOCK_IMG "netlock.img"
 #define SCRIPT_MAX  8192
 
+/* A net namespace not crf's that holds a copy of the lock's table. */
+struct lock_ns {
+	int fd;
+	ino_t ino;
+};
+
 static struct {
 	char table[64];
 	bool held;
 	Crf__Net__LockedConn **conns;
 	size_t n_conns;
+	/* The namespaces of the locked connections that are not crf's. */
+	struct lock_ns *ns;
+	size_t n_ns;
 } dump_lock;
 
 static char restore_table[64];
+/*
+ * The restore's: netlock.img, crf's own namespace, and the namespaces
+ * (not crf's) locked in this process and unlocked by restore-resume.
+ */
+static Crf__Net__NetLock *restore_nl;
+static ino_t restore_host_ino, restore_locked_ino;
+static ino_t *restore_unlocked;
+static size_t n_restore_unlocked;
 
-/* Run nft -f - with @script; 0, or -errno with nft's own message logged. */
-static int nft(const char *script, const char *what)
+/*
+ * Run nft -f - with @script, in the net namespace @nsfd (-1: the caller's);
+ * 0, or -errno with nft's own message logged.
+ */
+static int nft_in(int nsfd, const char *script, const char *what)
 {
 	int in[2], err[2], status;
 	char msg[512];
@@ -64,6 +89,10 @@ static int nft(const char *script, const char *what)
 		dup2(in[0], 0);
 		dup2(err[1], 1);
 		dup2(err[1], 2);
+		if (nsfd >= 0 && setns(nsfd, CLONE_NEWNET) < 0) {
+			dprintf(2, "cannot enter the net namespace: %s", strerror(errno));
+			_exit(127);
+		}
 		execlp("nft", "nft", "-f", "-", (char *)NULL);
 		execl("/usr/sbin/nft", "nft", "-f", "-", (char *)NULL);
 		dprintf(2, "cannot run nft (nftables): %s", strerror(errno));
@@ -90,6 +119,29 @@ static int nft(const char *script, const char *what)
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		return crf_error_errno(EIO, "%s: nft failed: %s", what, got ? msg : "no message");
 	return 0;
+}
+
+static int nft(const char *script, const char *what)
+{
+	return nft_in(-1, script, what);
+}
+
+static int ns_ino(int fd, ino_t *ino)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/* The inode of the calling thread's net namespace, or 0. */
+static ino_t own_ns_ino(void)
+{
+	struct stat st;
+
+	return stat("/proc/thread-self/ns/net", &st) < 0 ? 0 : st.st_ino;
 }
 
 /* "ip saddr A ip daddr B tcp sport P tcp dport Q" for packets from @a to @b. */
@@ -140,8 +192,10 @@ static int script(char *buf, size_t len, const char *table, Crf__Net__LockedConn
 			for (int dir = 0; dir < 2; dir++) {
 				match(m, sizeof(m), dir ? conns[i]->peer : conns[i]->local,
 				      dir ? conns[i]->local : conns[i]->peer);
-				w = snprintf(buf + at, len - at, "add rule inet %s %s %s drop\n",
-					     table, hooks[h], m);
+				/* But for the segments crf makes (tcp-fin.c). */
+				w = snprintf(buf + at, len - at,
+					     "add rule inet %s %s %s meta mark != %#x drop\n",
+					     table, hooks[h], m, NETLOCK_MARK);
 				if (w < 0 || (size_t)w >= len - at)
 					return -E2BIG;
 				at += (size_t)w;
@@ -170,11 +224,51 @@ static Crf__Net__LockedConn *conn_of(const Crf__Net__InetSk *sk)
 	return c;
 }
 
-int netlock_conn(const Crf__Net__InetSk *sk, const char *name)
+/*
+ * The namespace of socket @fd, when it is not crf's: its entry in
+ * dump_lock.ns (added, with @chains true, if it is new), or NULL.
+ */
+static int sock_ns(int fd, struct lock_ns **out, bool *chains, const char *what)
+{
+	_cleanup_close_ int nsfd = ioctl(fd, SIOCGSKNS);
+	struct lock_ns *n;
+	ino_t ino = 0;
+
+	*out = NULL;
+	*chains = false;
+	if (nsfd < 0 || ns_ino(nsfd, &ino) < 0)
+		return crf_error_errno(errno, "%s: the socket's net namespace (SIOCGSKNS)", what);
+	if (ino == own_ns_ino())
+		return 0;
+	for (size_t i = 0; i < dump_lock.n_ns; i++)
+		if (dump_lock.ns[i].ino == ino) {
+			*out = &dump_lock.ns[i];
+			return 0;
+		}
+	n = realloc(dump_lock.ns, (dump_lock.n_ns + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	dump_lock.ns = n;
+	*out = &n[dump_lock.n_ns];
+	**out = (struct lock_ns){TAKE_FD(nsfd), ino};
+	*chains = true;
+	return 0;
+}
+
+/*
+ * Lock @sk (socket @fd): in crf's namespace, and in the socket's own when
+ * it is another (the tree's): there the connection's packets between two
+ * ends in the namespace, or from a peer outside that reach it, are
+ * dropped; in crf's those of a peer in crf's namespace, from the dump to
+ * the restore (the namespace dies with a killed tree).
+ */
+int netlock_conn(int fd, const Crf__Net__InetSk *sk, const char *name)
 {
 	_cleanup_free_ char *buf = malloc(SCRIPT_MAX);
 	Crf__Net__LockedConn **n, *c;
 	char what[INET_NAME_MAX + 32];
+	struct lock_ns *ns = NULL;
+	bool chains = false;
 	int r;
 
 	if (!buf)
@@ -190,7 +284,18 @@ int netlock_conn(const Crf__Net__InetSk *sk, const char *name)
 		return -ENOMEM;
 	}
 	dump_lock.conns = n;
-	r = script(buf, SCRIPT_MAX, dump_lock.table, &c, 1, !dump_lock.held);
+	r = sock_ns(fd, &ns, &chains, what);
+	if (r >= 0 && ns) {
+		r = script(buf, SCRIPT_MAX, dump_lock.table, &c, 1, chains);
+		if (r >= 0)
+			r = nft_in(ns->fd, buf, what);
+		if (chains && r >= 0)
+			dump_lock.n_ns++;
+		else if (chains)
+			close(ns->fd);
+	}
+	if (r >= 0)
+		r = script(buf, SCRIPT_MAX, dump_lock.table, &c, 1, !dump_lock.held);
 	if (r >= 0)
 		r = nft(buf, what);
 	if (r < 0) {
@@ -199,7 +304,8 @@ int netlock_conn(const Crf__Net__InetSk *sk, const char *name)
 	}
 	dump_lock.held = true;
 	dump_lock.conns[dump_lock.n_conns++] = c;
-	crf_debug("%s: locked in nftables table inet %s", name, dump_lock.table);
+	crf_debug("%s: locked in nftables table inet %s%s", name, dump_lock.table,
+		  ns ? ", in crf's and in its own net namespace" : "");
 	return 0;
 }
 
@@ -221,8 +327,30 @@ static void drop_table(const char *table)
 		crf_debug("network lock dropped: table inet %s", table);
 }
 
+/*
+ * The copies in the tree's namespaces: dropped whether the tree runs on or
+ * was killed (its sockets died in repair mode, silently; a namespace that
+ * outlives it, bound somewhere, keeps no lock of crf's).
+ */
+static void drop_ns_tables(void)
+{
+	char buf[160];
+
+	snprintf(buf, sizeof(buf), "delete table inet %s\n", dump_lock.table);
+	for (size_t i = 0; i < dump_lock.n_ns; i++) {
+		if (nft_in(dump_lock.ns[i].fd, buf, "dropping the network lock") == 0)
+			crf_debug("network lock dropped in net:[%lu]",
+				  (unsigned long)dump_lock.ns[i].ino);
+		close(dump_lock.ns[i].fd);
+	}
+	free(dump_lock.ns);
+	dump_lock.ns = NULL;
+	dump_lock.n_ns = 0;
+}
+
 void netlock_dump_release(void)
 {
+	drop_ns_tables();
 	if (dump_lock.held)
 		drop_table(dump_lock.table);
 	dump_lock.held = false;
@@ -231,6 +359,7 @@ void netlock_dump_release(void)
 
 void netlock_dump_forget(void)
 {
+	drop_ns_tables();
 	if (dump_lock.held)
 		crf_info("the network lock stays until the restore: nftables table inet %s",
 			 dump_lock.table);
@@ -255,13 +384,27 @@ int netlock_dump_finish(struct crf_ctx *ctx)
 	return crf_img_finish(img, crf_img_write(img, &nl.base));
 }
 
+/* The whole lock of netlock.img, made anew in one transaction, in @nsfd (-1: the caller's). */
+static int lock_all(int nsfd, const Crf__Net__NetLock *nl, const char *what)
+{
+	size_t at, len = SCRIPT_MAX * (nl->n_conns + 1);
+	_cleanup_free_ char *buf = malloc(len);
+	int r;
+
+	if (!buf)
+		return -ENOMEM;
+	/* Whether or not the dump's table is still there: one transaction makes it anew. */
+	at = (size_t)snprintf(buf, SCRIPT_MAX, "add table inet %s\ndelete table inet %s\n",
+			      nl->table, nl->table);
+	r = script(buf + at, len - at, nl->table, nl->conns, nl->n_conns, true);
+	return r < 0 ? r : nft_in(nsfd, buf, what);
+}
+
 int netlock_restore_prepare(struct crf_ctx *ctx)
 {
 	struct crf_imgdir *dir = crf_ctx_images(ctx);
-	_cleanup_free_ char *buf = NULL;
 	Crf__Net__NetLock *nl = NULL;
 	struct crf_img *img;
-	size_t at;
 	int r;
 
 	if (faccessat(crf_imgdir_fd(dir), NETLOCK_IMG, F_OK, 0) < 0)
@@ -273,24 +416,80 @@ int netlock_restore_prepare(struct crf_ctx *ctx)
 	crf_img_close(img);
 	if (r <= 0)
 		return r < 0 ? r : crf_error_errno(EBADMSG, NETLOCK_IMG ": empty");
-	buf = malloc(SCRIPT_MAX * (nl->n_conns + 1));
-	r = buf ? 0 : -ENOMEM;
-	if (r >= 0) {
-		/* Whether or not the dump's table is still there: one transaction makes it anew. */
-		at = (size_t)snprintf(buf, SCRIPT_MAX, "add table inet %s\ndelete table inet %s\n",
-				      nl->table, nl->table);
-		r = script(buf + at, SCRIPT_MAX * (nl->n_conns + 1) - at, nl->table, nl->conns,
-			   nl->n_conns, true);
+	restore_host_ino = own_ns_ino();
+	r = restore_host_ino ? lock_all(-1, nl, "the network lock")
+			     : crf_error_errno(errno, "/proc/thread-self/ns/net");
+	if (r < 0) {
+		protobuf_c_message_free_unpacked(&nl->base, NULL);
+		return r;
 	}
-	if (r >= 0)
-		r = nft(buf, "the network lock");
-	if (r >= 0) {
-		snprintf(restore_table, sizeof(restore_table), "%s", nl->table);
-		crf_debug("%zu connections locked in nftables table inet %s", nl->n_conns,
-			  nl->table);
-	}
-	protobuf_c_message_free_unpacked(&nl->base, NULL);
-	return r;
+	snprintf(restore_table, sizeof(restore_table), "%s", nl->table);
+	crf_debug("%zu connections locked in nftables table inet %s", nl->n_conns, nl->table);
+	/* Kept: a restored task in a namespace of its own takes the lock there too. */
+	restore_nl = nl;
+	return 0;
+}
+
+/*
+ * In a restored task, before it makes a connection: a namespace that is
+ * not crf's (the tree's, made in restore-premap) gets the lock too, so that
+ * no end made there answers its peer's segments with a reset, nor the peer
+ * the window probe of the end made first.  restore-resume drops it.
+ */
+int netlock_restore_here(const char *name)
+{
+	char what[INET_NAME_MAX + 32];
+	ino_t ino;
+	int r;
+
+	if (!restore_nl)
+		return 0;
+	ino = own_ns_ino();
+	if (!ino)
+		return crf_error_errno(errno, "%s: /proc/thread-self/ns/net", name);
+	if (ino == restore_host_ino || ino == restore_locked_ino)
+		return 0;
+	snprintf(what, sizeof(what), "%s: the network lock in net:[%lu]", name, (unsigned long)ino);
+	r = lock_all(-1, restore_nl, what);
+	if (r < 0)
+		return r;
+	restore_locked_ino = ino;
+	crf_debug("%s: locked in its net namespace net:[%lu] too", name, (unsigned long)ino);
+	return 0;
+}
+
+/* restore-resume, per task: drop the lock in its namespace, when it is not crf's. */
+int netlock_restore_resume(pid_t pid)
+{
+	char path[64], buf[160], what[96];
+	_cleanup_close_ int nsfd = -1;
+	ino_t ino = 0, *n;
+	int r;
+
+	if (!restore_nl)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (nsfd < 0 || ns_ino(nsfd, &ino) < 0)
+		return crf_error_errno(errno, "%s", path);
+	if (ino == restore_host_ino)
+		return 0;
+	for (size_t i = 0; i < n_restore_unlocked; i++)
+		if (restore_unlocked[i] == ino)
+			return 0;
+	n = realloc(restore_unlocked, (n_restore_unlocked + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	restore_unlocked = n;
+	/* Whether or not a task made a connection there. */
+	snprintf(buf, sizeof(buf), "add table inet %s\ndelete table inet %s\n", restore_nl->table,
+		 restore_nl->table);
+	snprintf(what, sizeof(what), "dropping the network lock in net:[%lu]", (unsigned long)ino);
+	r = nft_in(nsfd, buf, what);
+	if (r < 0)
+		return r;
+	restore_unlocked[n_restore_unlocked++] = ino;
+	return 0;
 }
 
 /*
@@ -336,4 +535,11 @@ void netlock_restore_release(void)
 	if (restore_table[0])
 		drop_table(restore_table);
 	restore_table[0] = '\0';
+	if (restore_nl)
+		protobuf_c_message_free_unpacked(&restore_nl->base, NULL);
+	restore_nl = NULL;
+	free(restore_unlocked);
+	restore_unlocked = NULL;
+	n_restore_unlocked = 0;
+	restore_locked_ino = 0;
 }

@@ -11,9 +11,7 @@
  * link must have the kernel's default (noqueue, noop while down) and no ingress or clsact one
  * (their filters hang below them).  iptables-legacy tables are
  * refused: their rules are in a binary format of x_tables that only
- * iptables-save reads.  TCP connections are refused: the network lock
- * (netlock.c) is taken in crf's own namespace, so a connection in another
- * one would see the dump.
+ * iptables-save reads.  A TCP connection no fd holds is refused (below).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -283,8 +281,23 @@ int netns_check_legacy(pid_t pid, const char *what)
 	return 0;
 }
 
-/* The first TCP socket of @family in a state with a peer, or 0 if none. */
-static int tcp_conn(int family, char *buf, size_t len, const char *what)
+/*
+ * TCP connections are the sockets' (inet.c, tcp.c), dumped through the fds
+ * that hold them, with the network lock taken in the namespace too
+ * (netlock.c).  One no fd holds (inode 0) is refused: its program closed it
+ * (FIN-WAIT, LAST-ACK, CLOSING), and it would be gone after the restore.
+ * Not those waiting in a listener's queue (the listener's dump refuses
+ * them, or --skip-in-flight leaves them out), nor TIME-WAIT and half-open
+ * ones (request sockets), which no process holds.
+ */
+static const char *const tcp_states[] = {
+	[TCP_ESTABLISHED] = "established", [TCP_FIN_WAIT1] = "fin-wait-1",
+	[TCP_FIN_WAIT2] = "fin-wait-2",	   [TCP_CLOSE_WAIT] = "close-wait",
+	[TCP_LAST_ACK] = "last-ack",	   [TCP_CLOSING] = "closing",
+	[TCP_SYN_SENT] = "syn-sent",
+};
+
+static int tcp_orphan(int family, char *buf, size_t len, const char *what)
 {
 	_cleanup_close_ int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	struct {
@@ -296,11 +309,14 @@ static int tcp_conn(int family, char *buf, size_t len, const char *what)
 		      .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
 		.r = {.sdiag_family = (uint8_t)family,
 		      .sdiag_protocol = IPPROTO_TCP,
-		      .idiag_states =
-			      ~((1u << TCP_LISTEN) | (1u << TCP_CLOSE) | (1u << TCP_TIME_WAIT))},
+		      .idiag_states = ~((1u << TCP_CLOSE) | (1u << TCP_TIME_WAIT) |
+					(1u << TCP_SYN_RECV) | (1u << 12 /* NEW_SYN_RECV */))},
 	};
+	uint16_t listen_ports[64];
+	size_t n_listen = 0;
 	long b[2048];
 	ssize_t n;
+	int found = 0;
 
 	if (fd < 0 || send(fd, &req, sizeof(req), 0) < 0)
 		return crf_error_errno(errno, "%s: inet_diag", what);
@@ -308,19 +324,33 @@ static int tcp_conn(int family, char *buf, size_t len, const char *what)
 		for (struct nlmsghdr *h = (void *)b; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
 			struct inet_diag_msg *m = NLMSG_DATA(h);
 			char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
+			bool queued = false;
 
 			if (h->nlmsg_type == NLMSG_DONE)
-				return 0;
+				return found;
 			if (h->nlmsg_type == NLMSG_ERROR)
 				return crf_error_errno(EIO, "%s: inet_diag", what);
+			/* The dump lists a namespace's listeners before their connections. */
+			if (m->idiag_state == TCP_LISTEN) {
+				if (n_listen < sizeof(listen_ports) / sizeof(listen_ports[0]))
+					listen_ports[n_listen++] = m->id.idiag_sport;
+				continue;
+			}
+			for (size_t i = 0; i < n_listen; i++)
+				queued |= listen_ports[i] == m->id.idiag_sport;
+			if (m->idiag_inode || queued || found)
+				continue;
 			inet_ntop(family, m->id.idiag_src, s, sizeof(s));
 			inet_ntop(family, m->id.idiag_dst, d, sizeof(d));
-			snprintf(buf, len, "%s port %u -> %s port %u", s, ntohs(m->id.idiag_sport),
-				 d, ntohs(m->id.idiag_dport));
-			return 1;
+			snprintf(buf, len, "%s port %u -> %s port %u (%s)", s,
+				 ntohs(m->id.idiag_sport), d, ntohs(m->id.idiag_dport),
+				 m->idiag_state < 12 && tcp_states[m->idiag_state]
+					 ? tcp_states[m->idiag_state]
+					 : "?");
+			found = 1;
 		}
 	}
-	return n < 0 ? crf_error_errno(errno, "%s: inet_diag", what) : 0;
+	return n < 0 ? crf_error_errno(errno, "%s: inet_diag", what) : found;
 }
 
 int netns_check_tcp(const char *what)
@@ -330,11 +360,11 @@ int netns_check_tcp(const char *what)
 	int r = 0;
 
 	for (size_t i = 0; r == 0 && i < 2; i++)
-		r = tcp_conn(families[i], conn, sizeof(conn), what);
+		r = tcp_orphan(families[i], conn, sizeof(conn), what);
 	if (r > 0)
 		return crf_error_errno(ENOTSUP,
-				       "%s: TCP connection %s: the network lock is taken in crf's "
-				       "own net namespace only, so it is not restored",
+				       "%s: TCP connection %s: no fd holds it (its program closed "
+				       "it), so it is not restored",
 				       what, conn);
 	return r;
 }

@@ -52,6 +52,11 @@ static int net_restore_prepare(struct crf_ctx *ctx)
 	return r < 0 ? r : net_unix_restore_prepare(ctx);
 }
 
+static int net_restore_resume(struct crf_ctx *ctx)
+{
+	return netlock_restore_resume(crf_ctx_pid(ctx));
+}
+
 static int net_restore_cleanup(struct crf_ctx *ctx)
 {
 	netlock_restore_release();
@@ -76,6 +81,7 @@ CRF_PLUGIN(
 		[CRF_STAGE_DUMP_CLEANUP] = net_dump_cleanup,
 		[CRF_STAGE_RESTORE_PREPARE] = net_restore_prepare,
 		[CRF_STAGE_RESTORE_PREMAP] = net_unix_restore_premap,
+		[CRF_STAGE_RESTORE_RESUME] = net_restore_resume,
 		[CRF_STAGE_RESTORE_CLEANUP] = net_restore_cleanup,
 	),
 	.kinds = CRF_KINDS(
@@ -87,7 +93,8 @@ CRF_PLUGIN(
 		  .restore = netlink_restore },
 		{ .cls = CRF_OBJ_NS, .name = "net", .dump = netns_dump, .restore = netns_restore }
 	),
-	.config_keys = CRF_STRINGS("tcp-established", "skip-in-flight", "unix-peercred-crf"),
+	.config_keys = CRF_STRINGS("tcp-established", "skip-in-flight", "unix-peercred-crf",
+				   "tcp-close"),
 	.schemas = CRF_SCHEMAS(&crf__net__inet_sk__descriptor, &crf__net__net_lock__descriptor,
 			       &crf__net__unix_sk__descriptor, &crf__net__netlink_sk__descriptor,
 			       &crf__net__net_ns__descriptor),

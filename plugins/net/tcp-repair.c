@@ -96,24 +96,35 @@ static int read_queue(int fd, int q, size_t len, uint32_t *seq, ProtobufCBinaryD
 
 static int read_conn(int fd, Crf__Net__TcpConn *c)
 {
+	bool sent = tcp_fin_sent(c->state), received = tcp_fin_received(c->state);
 	struct tcp_repair_window w;
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
 	int outq, unsent, inq, r;
+	size_t data;
 
 	if (ioctl(fd, SIOCOUTQ, &outq) || ioctl(fd, SIOCOUTQNSD, &unsent) ||
 	    ioctl(fd, SIOCINQ, &inq))
 		return -errno;
-	r = read_queue(fd, TCP_SEND_QUEUE, (size_t)outq, &c->snd_seq, &c->send_queue);
+	/*
+	 * A FIN we sent is one number in the send queue's, after the data:
+	 * in SIOCOUTQ until it is acknowledged (FIN-WAIT-2), in SIOCOUTQNSD
+	 * until it is sent.  SIOCINQ leaves out the peer's FIN.
+	 */
+	if (sent &&
+	    ((c->state != TCP_FIN_WAIT2 && outq < 1) || (c->state == TCP_FIN_WAIT2 && outq)))
+		return -EPROTO;
+	data = (size_t)outq - (sent && c->state != TCP_FIN_WAIT2 ? 1 : 0);
+	c->send_unsent = (uint32_t)(sent && unsent ? unsent - 1 : unsent);
+	r = read_queue(fd, TCP_SEND_QUEUE, data, &c->snd_seq, &c->send_queue);
 	if (r < 0)
 		return r;
-	/* The queue's first byte, write_seq less what is still queued. */
-	c->snd_seq -= (uint32_t)outq;
-	c->send_unsent = (uint32_t)unsent;
+	/* The queue's first byte, write_seq less what is still queued (and our FIN). */
+	c->snd_seq -= (uint32_t)data + (sent ? 1 : 0);
 	r = read_queue(fd, TCP_RECV_QUEUE, (size_t)inq, &c->rcv_seq, &c->recv_queue);
 	if (r < 0)
 		return r;
-	c->rcv_seq -= (uint32_t)inq;
+	c->rcv_seq -= (uint32_t)inq + (received ? 1 : 0);
 	if (set_int(fd, TCP_REPAIR_QUEUE, TCP_NO_QUEUE) < 0)
 		return -errno;
 	memset(&ti, 0, sizeof(ti));
@@ -135,7 +146,7 @@ static int read_conn(int fd, Crf__Net__TcpConn *c)
 	return 0;
 }
 
-int tcp_repair_dump(int fd, Crf__Net__InetSk *sk, const char *name)
+int tcp_repair_dump(int fd, Crf__Net__InetSk *sk, unsigned state, bool shut_rd, const char *name)
 {
 	socklen_t len;
 	int reuse, r;
@@ -145,7 +156,7 @@ int tcp_repair_dump(int fd, Crf__Net__InetSk *sk, const char *name)
 	len = sizeof(reuse);
 	if (getsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, &len))
 		return crf_error_errno(errno, "%s: SO_REUSEADDR", name);
-	r = netlock_conn(sk, name);
+	r = netlock_conn(fd, sk, name);
 	if (r < 0)
 		return r;
 	if (set_int(fd, TCP_REPAIR, TCP_REPAIR_ON) < 0)
@@ -159,6 +170,14 @@ int tcp_repair_dump(int fd, Crf__Net__InetSk *sk, const char *name)
 	if (!sk->tcp)
 		return -ENOMEM;
 	crf__net__tcp_conn__init(sk->tcp);
+	if (state != TCP_ESTABLISHED) {
+		sk->tcp->has_state = true;
+		sk->tcp->state = state;
+	}
+	if (shut_rd && !tcp_fin_received(state)) {
+		sk->tcp->has_shut_rd = true;
+		sk->tcp->shut_rd = true;
+	}
 	r = read_conn(fd, sk->tcp);
 	if (r < 0)
 		return crf_error_errno(-r, "%s: reading the connection in repair mode", name);
@@ -221,7 +240,11 @@ static int set_options(int fd, const Crf__Net__TcpConn *c)
 	return 0;
 }
 
-static int set_window(int fd, const Crf__Net__TcpConn *c)
+/*
+ * The window as saved; @before_fin: before the peer's FIN is put back, its
+ * number (which the saved rcv_wup may count) is not received yet.
+ */
+static int set_window(int fd, const Crf__Net__TcpConn *c, bool before_fin)
 {
 	struct tcp_repair_window w = {
 		.snd_wl1 = c->snd_wl1,
@@ -230,8 +253,29 @@ static int set_window(int fd, const Crf__Net__TcpConn *c)
 		.rcv_wnd = c->rcv_wnd,
 		.rcv_wup = c->rcv_wup,
 	};
+	uint32_t rcv_nxt = c->rcv_seq + (uint32_t)c->recv_queue.len;
 
+	if (before_fin && (int32_t)(w.rcv_wup - rcv_nxt) > 0) {
+		w.rcv_wnd += w.rcv_wup - rcv_nxt;
+		w.rcv_wup = rcv_nxt;
+	}
 	return setsockopt(fd, SOL_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w)) ? -errno : 0;
+}
+
+/*
+ * bind() to an IPv6 address (not v4-mapped) sets IPV6_V6ONLY, which cannot be
+ * cleared once bound: a connection whose end has it off (a client's, bound
+ * by its connect()) is bound to the wildcard address with its port, and
+ * connect() chooses the source address, checked against the saved one.
+ */
+static bool bind_any(int fd, const Crf__Net__InetSk *sk)
+{
+	socklen_t len = sizeof(int);
+	int v6only = 1;
+
+	return sk->family == AF_INET6 && !inet_addr_is_mapped(sk->local) &&
+	       !inet_addr_is_any(sk->local) &&
+	       !getsockopt(fd, SOL_IPV6, IPV6_V6ONLY, &v6only, &len) && !v6only;
 }
 
 /* The steps in repair mode, up to the window; @step names the one that failed. */
@@ -241,6 +285,8 @@ static int repair(int fd, const Crf__Net__InetSk *sk, const char **step)
 	size_t sent = c->send_queue.len - c->send_unsent;
 	struct sockaddr_storage ss;
 	socklen_t len;
+	bool any;
+	int r;
 
 	*step = "TCP_REPAIR";
 	if (set_int(fd, TCP_REPAIR, TCP_REPAIR_ON) < 0)
@@ -254,13 +300,28 @@ static int repair(int fd, const Crf__Net__InetSk *sk, const char **step)
 	    set_int(fd, TCP_QUEUE_SEQ, (int)c->rcv_seq) < 0)
 		return -errno;
 	*step = "bind";
+	any = bind_any(fd, sk);
 	inet_addr_to_sa(sk->family, sk->local, &ss, &len);
+	if (any)
+		memset(&((struct sockaddr_in6 *)&ss)->sin6_addr, 0, sizeof(struct in6_addr));
 	if (bind(fd, (struct sockaddr *)&ss, len))
 		return -errno;
 	*step = "connect";
 	inet_addr_to_sa(sk->family, sk->peer, &ss, &len);
 	if (connect(fd, (struct sockaddr *)&ss, len))
 		return -errno;
+	if (any) {
+		struct sockaddr_storage got, want;
+
+		*step = "the local address (the route gives another)";
+		len = sizeof(got);
+		inet_addr_to_sa(sk->family, sk->local, &want, &(socklen_t){0});
+		if (getsockname(fd, (struct sockaddr *)&got, &len))
+			return -errno;
+		if (memcmp(&((struct sockaddr_in6 *)&got)->sin6_addr,
+			   &((struct sockaddr_in6 *)&want)->sin6_addr, sizeof(struct in6_addr)))
+			return -EADDRNOTAVAIL;
+	}
 	*step = "TCP_REPAIR_OPTIONS";
 	if (set_options(fd, c) < 0)
 		return -errno;
@@ -271,27 +332,65 @@ static int repair(int fd, const Crf__Net__InetSk *sk, const char **step)
 	if (write_queue(fd, TCP_SEND_QUEUE, c->send_queue.data, sent) < 0)
 		return -errno;
 	*step = "TCP_REPAIR_WINDOW";
-	if (set_window(fd, c) < 0)
+	if (set_window(fd, c, tcp_fin_received(c->state)) < 0)
 		return -errno;
 	*step = "TCP_REPAIR_QUEUE";
-	return set_int(fd, TCP_REPAIR_QUEUE, TCP_NO_QUEUE);
+	if (set_int(fd, TCP_REPAIR_QUEUE, TCP_NO_QUEUE) < 0)
+		return -errno;
+	if (!c->has_state)
+		return 0;
+	r = tcp_fin_restore(fd, sk, step);
+	if (r < 0)
+		return r;
+	/* The window as it was after those segments. */
+	*step = "TCP_REPAIR_WINDOW";
+	return set_window(fd, c, false) < 0 ? -errno : 0;
 }
 
 /* The unsent tail of the send queue, written as the program wrote it. */
-static int write_unsent(int fd, const Crf__Net__TcpConn *c)
+int tcp_write_unsent(int fd, const Crf__Net__TcpConn *c)
 {
 	const uint8_t *p = c->send_queue.data + c->send_queue.len - c->send_unsent;
 	size_t len = c->send_unsent;
+	int sndbuf = 0, lock = 0, big, r = 0;
+	socklen_t sl = sizeof(sndbuf), ll = sizeof(lock);
 	ssize_t n;
 
+	/*
+	 * The queue the kernel held may be over the send buffer's size (it
+	 * lets a queue overshoot it): for the writes, a buffer big enough, and
+	 * then the size and its lock (SO_BUF_LOCK, which setting it sets) again
+	 * as they were.
+	 */
+	if (len && (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl) ||
+		    getsockopt(fd, SOL_SOCKET, SO_BUF_LOCK, &lock, &ll)))
+		return -errno;
+	big = (int)(c->send_queue.len * 4 + 65536);
+	if (len && big > sndbuf &&
+	    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &(int){big / 2}, sizeof(int)))
+		return -errno;
 	while (len) {
 		n = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			break;
+		}
 		p += n;
 		len -= (size_t)n;
 	}
-	return 0;
+	if (c->send_unsent && big > sndbuf) {
+		int now = 0;
+
+		sl = sizeof(now);
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &(int){sndbuf / 2}, sizeof(int)) ||
+		    setsockopt(fd, SOL_SOCKET, SO_BUF_LOCK, &lock, sizeof(lock)) ||
+		    getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &now, &sl))
+			return r < 0 ? r : -errno;
+		/* An odd size (the kernel's tuning) cannot be set again. */
+		if (r >= 0 && now != sndbuf)
+			r = -ERANGE;
+	}
+	return r;
 }
 
 int tcp_repair_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
@@ -310,12 +409,20 @@ int tcp_repair_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
 	if (set_int(fd, TCP_REPAIR, TCP_REPAIR_OFF) < 0)
 		return crf_error_errno(errno, "%s: TCP_REPAIR off", name);
 	r = sockopt_restore_reuse(fd, sk, name);
-	if (r >= 0)
-		r = sockopt_restore_buf_lock(fd, sk->opts, sk->n_opts, name);
 	if (r < 0)
 		return r;
-	r = write_unsent(fd, sk->tcp);
+	/* Before our FIN, if it was sent (tcp-fin.c). */
+	if (!tcp_fin_sent(sk->tcp->state)) {
+		r = tcp_write_unsent(fd, sk->tcp);
+		if (r < 0)
+			return crf_error_errno(-r, "%s: %u bytes never sent", name,
+					       sk->tcp->send_unsent);
+	}
+	/* Last: setting the send buffer's size for those writes locked it. */
+	r = sockopt_restore_buf_lock(fd, sk->opts, sk->n_opts, name);
 	if (r < 0)
-		return crf_error_errno(-r, "%s: %u bytes never sent", name, sk->tcp->send_unsent);
-	return 0;
+		return r;
+	if (sk->tcp->shut_rd && shutdown(fd, SHUT_RD) < 0)
+		return crf_error_errno(errno, "%s: shutdown(SHUT_RD)", name);
+	return tcp_check_state(fd, sk, name);
 }
