@@ -7,7 +7,7 @@ pkgs=(
 	libinih-dev libprotobuf-c-dev protobuf-c-compiler
 	libcap-dev libnl-3-dev libnl-route-3-dev
 	libcmocka-dev python3
-	nftables
+	nftables libnftables-dev
 	# the network namespace tests (wl-netns, netns-veth.sh): ip, bridge, nsenter
 	iproute2 util-linux
 	# the fuzzer (tests/fuzz/): clang's libFuzzer and sanitizers

@@ -1555,6 +1555,9 @@ mutant ns-mnt-devnode-fd plugins/ns/mnt.c 'e2e-mnt-kill' \
 mutant files-shared-mntns plugins/files/shared.c 'e2e-container-shared-refused' \
 	'a description a container'"'"'s processes share is opened again by its path in crf'"'"'s mount namespace' \
 	'		if (!s->shared && (r = check_reachable(s, e, d->pid, fd)) < 0)' '		if (0)'
+mutant cgroup-devices-list plugins/cgroup/manage.c 'e2e-cgroup-props' \
+	'the v1 device list is written back like any setting (devices.list cannot be written)' \
+	'	if (!strcmp(p->name, "devices.list")) {' '	if (0) {'
 mutant tun-index plugins/devices/tun-link.c 'e2e-tun-kill' \
 	'a tun/tap interface made anew keeps the index the kernel gave it' \
 	'	if (cur != (int)l->ifindex && (r = set_index(' '	if (0 && (r = set_index('

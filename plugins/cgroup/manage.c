@@ -269,6 +269,18 @@ static int write_prop(const char *dir, const Crf__Cgroup__Prop *p)
 			       : write_text(dir, p->name, "threaded", 8);
 	if (!strcmp(p->name, "cgroup.subtree_control"))
 		return write_subtree(dir, p->value, now);
+	/* The v1 device list: every device denied, then each saved line allowed, in order. */
+	if (!strcmp(p->name, "devices.list")) {
+		r = write_text(dir, "devices.deny", "a", 1);
+		for (const char *s = p->value; r >= 0 && *s;) {
+			size_t n = strcspn(s, "\n");
+
+			if (n)
+				r = write_text(dir, "devices.allow", s, n);
+			s += n + (s[n] == '\n');
+		}
+		return r;
+	}
 	/* io.max, io.weight: a line each, written one by one. */
 	for (const char *s = p->value; r >= 0 && *s;) {
 		size_t n = strcspn(s, "\n");

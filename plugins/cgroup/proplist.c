@@ -47,6 +47,7 @@ static const char *const v1_props[] = {
 	"pids.max",
 	"blkio.weight",
 	"blkio.bfq.weight",
+	"devices.list", /* written through devices.deny and devices.allow (manage.c) */
 	NULL,
 };
 

@@ -120,7 +120,6 @@ static const struct unsaved {
 	{"cpuset.memory_spread_slab", "cpuset", "="},
 	{"cpuset.sched_load_balance", "cpuset", "1"},
 	{"cpuset.sched_relax_domain_level", "cpuset", "-1"},
-	{"devices.list", "devices", "=", false, true},
 	{"net_cls.classid", "net_cls", "0"},
 	{"net_prio.ifpriomap", "net_prio", "="},
 	{"freezer.state", "freezer", "THAWED"},

@@ -32,6 +32,8 @@
 
 #include <linux/sockios.h>
 
+#include <nftables/libnftables.h>
+
 #include <crf/cleanup.h>
 #include <crf/image.h>
 
@@ -67,57 +69,40 @@ static ino_t *restore_unlocked;
 static size_t n_restore_unlocked;
 
 /*
- * Run nft -f - with @script, in the net namespace @nsfd (-1: the caller's);
- * 0, or -errno with nft's own message logged.
+ * Run the nft commands of @script with libnftables, in the net namespace
+ * @nsfd (-1: the caller's); 0, or -errno with nftables' own message logged.
+ * In-process, not the nft tool: a restored task pivoted into its container
+ * has no nft to run, and a fork and exec per connection cost ~10 ms.
  */
 static int nft_in(int nsfd, const char *script, const char *what)
 {
-	int in[2], err[2], status;
-	char msg[512];
-	ssize_t n, got = 0;
-	pid_t pid;
+	_cleanup_close_ int own = -1;
+	struct nft_ctx *nft;
+	const char *msg;
+	char text[512] = "";
+	int rc;
 
-	if (pipe2(in, O_CLOEXEC))
-		return crf_error_errno(errno, "%s: pipe", what);
-	if (pipe2(err, O_CLOEXEC)) {
-		close(in[0]);
-		close(in[1]);
-		return crf_error_errno(errno, "%s: pipe", what);
+	/* The library's netlink socket is made in the namespace the thread is in. */
+	if (nsfd >= 0) {
+		own = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (own < 0 || setns(nsfd, CLONE_NEWNET) < 0)
+			return crf_error_errno(errno, "%s: entering the net namespace", what);
 	}
-	pid = fork();
-	if (pid == 0) {
-		dup2(in[0], 0);
-		dup2(err[1], 1);
-		dup2(err[1], 2);
-		if (nsfd >= 0 && setns(nsfd, CLONE_NEWNET) < 0) {
-			dprintf(2, "cannot enter the net namespace: %s", strerror(errno));
-			_exit(127);
-		}
-		execlp("nft", "nft", "-f", "-", (char *)NULL);
-		execl("/usr/sbin/nft", "nft", "-f", "-", (char *)NULL);
-		dprintf(2, "cannot run nft (nftables): %s", strerror(errno));
-		_exit(127);
+	nft = nft_ctx_new(NFT_CTX_DEFAULT);
+	if (nft && (nft_ctx_buffer_output(nft) || nft_ctx_buffer_error(nft))) {
+		nft_ctx_free(nft);
+		nft = NULL;
 	}
-	close(in[0]);
-	close(err[1]);
-	if (pid < 0) {
-		close(in[1]);
-		close(err[0]);
-		return crf_error_errno(errno, "%s: fork", what);
-	}
-	/* The script is far smaller than a pipe's buffer. */
-	if (write(in[1], script, strlen(script)) < 0)
-		crf_debug("%s: writing to nft: %s", what, strerror(errno));
-	close(in[1]);
-	while ((n = read(err[0], msg + got, sizeof(msg) - 1 - (size_t)got)) > 0)
-		got += n;
-	close(err[0]);
-	msg[got > 0 ? got : 0] = '\0';
-	msg[strcspn(msg, "\n")] = '\0';
-	if (waitpid(pid, &status, 0) < 0)
-		return crf_error_errno(errno, "%s: waiting for nft", what);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		return crf_error_errno(EIO, "%s: nft failed: %s", what, got ? msg : "no message");
+	rc = nft ? nft_run_cmd_from_buffer(nft, script) : -1;
+	msg = nft ? nft_ctx_get_error_buffer(nft) : "libnftables: no context";
+	snprintf(text, sizeof(text), "%s", msg ? msg : "");
+	text[strcspn(text, "\n")] = '\0';
+	if (nft)
+		nft_ctx_free(nft);
+	if (own >= 0 && setns(own, CLONE_NEWNET) < 0)
+		return crf_error_errno(errno, "%s: back to crf's net namespace", what);
+	if (rc)
+		return crf_error_errno(EIO, "%s: nftables: %s", what, text[0] ? text : "failed");
 	return 0;
 }
 

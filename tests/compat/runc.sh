@@ -5,14 +5,13 @@
 # runs `criu swrk 3` and speaks CRIU's RPC to crf).  The container counts
 # into a bind-mounted file, its stdio pipes of this script, as runc wants.
 #
-#   1. runc's own default config (runc spec): crf refuses the dump (today
-#      the devices cgroup's devices.list, which crf does not restore); the
-#      refusal, naming the object, must be in the log file runc names in
-#      its error, runc must fail, and the container count on.
-#   2. the same with a devices cgroup that allows all (what crf restores
-#      today, docs/criu-compat.md): checkpoint --leave-running (counts on),
-#      checkpoint (gone), restore -d: the same PID, and the count file goes
-#      on from where it was, no number missing or repeated.
+#   1. runc's default config with a ramfs mounted in the container, which
+#      crf refuses: the refusal, naming the object, must be in the log file
+#      runc names in its error, runc must fail, and the container count on.
+#   2. runc's own default config (runc spec, its devices cgroup whitelist
+#      too): checkpoint --leave-running (counts on), checkpoint (gone),
+#      restore -d: the same PID, and the count file goes on from where it
+#      was, no number missing or repeated.
 # Each step's time is printed.  Exits 77 without root, runc or busybox.
 set -uo pipefail
 criu=$1
@@ -94,15 +93,15 @@ checkpoint() { # checkpoint [--leave-running]
 		>"$tmp/runc.out" 2>&1
 }
 
-# 1. runc's default container: refused, by name, where runc looks
-config pass
+# 1. A container crf refuses (a ramfs in it): refused, by name, where runc looks
+config "c['mounts'].append({'destination': '/r', 'type': 'ramfs', 'source': 'ramfs', 'options': []})"
 start
 pid=$(runc state "$ct" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
 t=$(now)
 if checkpoint; then
-	fail "runc checkpoint of runc's default container succeeded: crf restores its mount namespace now? update runc.sh"
+	fail "runc checkpoint of a container with a ramfs succeeded: crf restores ramfs now? update runc.sh"
 fi
-echo "ok: default config: runc checkpoint refused in $(took "$t") s: $(grep -m1 'criu failed' "$tmp/runc.out")"
+echo "ok: a ramfs in the container: runc checkpoint refused in $(took "$t") s: $(grep -m1 'criu failed' "$tmp/runc.out")"
 grep -q 'log file: .*dump.log' "$tmp/runc.out" || fail "runc's error does not name dump.log: $(cat "$tmp/runc.out")"
 # a plugin's error naming the task or the container's cgroup
 refusal="crf\[[a-z]+\]: error: .*(pid $pid|cgroup [a-z=,]+:[^ ]*$ct)"
@@ -115,9 +114,8 @@ runc kill "$ct" KILL
 sleep 0.3
 runc delete -f "$ct" 2>/dev/null
 
-# 2. What crf restores today: runc's default but for a devices cgroup that
-# allows all (crf refuses a devices.list it does not restore).
-config "c['linux']['resources']['devices'] = [{'allow': True, 'access': 'rwm'}]"
+# 2. runc's default container, its devices cgroup whitelist too.
+config "c['mounts'] = [m for m in c['mounts'] if m['destination'] != '/r']"
 start
 pid=$(runc state "$ct" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
 cat "/proc/$pid/cgroup" >"$tmp/cgroup.before"

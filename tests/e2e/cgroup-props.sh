@@ -43,10 +43,11 @@ mnt() {
 	fi
 }
 V2=$(mnt "") MEM=$(mnt memory) PIDS=$(mnt pids) CPU=$(mnt cpu) CPUSET=$(mnt cpuset)
+DEVICES=$(mnt devices)
 [[ -n $V2 ]] || { echo "SKIP: no cgroup v2 mounted"; exit 77; }
 # The v1 hierarchies used, and the paths of each below its mount ("" none).
 V1=()
-for h in MEM PIDS CPU CPUSET; do [[ -n ${!h} && ${!h} != "$V2"* ]] && V1+=("$h"); done
+for h in MEM PIDS CPU CPUSET DEVICES; do [[ -n ${!h} && ${!h} != "$V2"* ]] && V1+=("$h"); done
 [[ ${#V1[@]} -gt 0 ]] || echo "note: no v1 hierarchy mounted: cgroup v2 only"
 has() { local h; for h in "${V1[@]}"; do [[ $h == "$1" ]] && return 0; done; return 1; }
 
@@ -58,6 +59,7 @@ dirs() {
 	has PIDS && echo "$PIDS$root/$N"
 	has CPU && echo "$CPU$root/$N"
 	has CPUSET && echo "$CPUSET$root/$N"
+	has DEVICES && echo "$DEVICES$root/$N"
 }
 kill_tree() {
 	local p
@@ -102,6 +104,7 @@ settings() {
 	has CPU && SETTINGS+=("$CPU$root/$N cpu.shares" "$CPU$root/$N cpu.cfs_quota_us"
 		"$CPU$root/$N cpu.cfs_period_us")
 	has CPUSET && SETTINGS+=("$CPUSET$root/$N cpuset.cpus" "$CPUSET$root/$N cpuset.mems")
+	has DEVICES && SETTINGS+=("$DEVICES$root/$N devices.list")
 	return 0
 }
 snapshot() { # FILE [ROOT]: every setting's value, one a line
@@ -136,6 +139,15 @@ start() {
 		mkdir -p "$CPUSET/$N" && echo "${CPUS:-0}" >"$CPUSET/$N/cpuset.cpus" &&
 			echo 0 >"$CPUSET/$N/cpuset.mems" || { fail "cpuset"; exit 1; }
 		procs+=" $CPUSET/$N/cgroup.procs"
+	fi
+	if has DEVICES; then
+		# A container's device list: all denied, then a few allowed (runc's default).
+		mkdir -p "$DEVICES/$N" && echo a >"$DEVICES/$N/devices.deny" &&
+			echo "c 1:3 rwm" >"$DEVICES/$N/devices.allow" &&
+			echo "c 1:5 rwm" >"$DEVICES/$N/devices.allow" &&
+			echo "c 136:* rwm" >"$DEVICES/$N/devices.allow" &&
+			echo "b *:* m" >"$DEVICES/$N/devices.allow" || { fail "devices"; exit 1; }
+		procs+=" $DEVICES/$N/cgroup.procs"
 	fi
 	rm -f "$T"/st.*
 	case ${CASE:-} in root) touch "$T/st.rebase" ;; esac

@@ -83,6 +83,8 @@ block-refused)
 	exit 2
 	;;
 esac
+# TCP connections inside (+tcp, +tcp-host) are saved with --tcp-established.
+[[ $PIECES == *+tcp* ]] && args+=(--dump-arg --tcp-established)
 "$HARNESS" "${args[@]}" -- "$WL" "$T/rootfs" "$T/host" "$PIECES"
 rc=$?
 # From outside, after the workload's end: nothing of the container is left.
