@@ -182,12 +182,15 @@ int swrk_cg_roots(const CriuOpts *o, const char *dir, struct strv *argv, char *w
 		slen = strlen(s);
 		if (strlen(want->path) < slen ||
 		    strcmp(want->path + strlen(want->path) - slen, s)) {
-			snprintf(why, len,
-				 "option cg_root %s:%s refused: the tree's root task was in %s:%s, "
-				 "%s below the cgroup crf can move (%s), and %s does not end so",
-				 want->ctrl ? want->ctrl : "", want->path, ctl[0] ? ctl : "v2",
-				 task, s, root, want->path);
-			return -EINVAL;
+			/* Another name (podman restore --name): the task's cgroup itself moves. */
+			_cleanup_free_ char *to = NULL, *from = NULL;
+
+			to = xasprintf("--cgroup-root=%s:%s", ctl[0] ? ctl : "v2", want->path);
+			from = xasprintf("--cgroup-root-from=%s:%s", ctl[0] ? ctl : "v2", task);
+			r = to && from ? strv_push(argv, to) : -ENOMEM;
+			if (r >= 0)
+				r = strv_push(argv, from);
+			continue;
 		}
 		{
 			_cleanup_free_ char *word = NULL;

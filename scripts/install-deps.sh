@@ -15,7 +15,7 @@ pkgs=(
 	# the format test (scripts/check-format.sh)
 	clang-format
 	# the container tests: a busybox rootfs (tests/lib/busybox-rootfs.sh), runc
-	busybox-static runc
+	busybox-static runc podman
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1552,12 +1552,17 @@ mutant net-udp-mcast-filter plugins/net/udp-mcast.c 'e2e-udp-kill' \
 mutant ns-mnt-devnode-fd plugins/ns/mnt.c 'e2e-mnt-kill' \
 	'an fd on a device node of a tmpfs made anew is refused again' \
 	'		if (!S_ISCHR(st.st_mode) && (e = new_dev(d, st.st_dev)))' '		if ((e = new_dev(d, st.st_dev)))'
-mutant files-shared-mntns plugins/files/shared.c 'e2e-container-shared-refused' \
+mutant files-shared-mntns plugins/files/shared.c 'e2e-container-twice' \
 	'a description a container'"'"'s processes share is opened again by its path in crf'"'"'s mount namespace' \
-	'		if (!s->shared && (r = check_reachable(s, e, d->pid, fd)) < 0)' '		if (0)'
+	'		s->in_maker = true;' '		s->in_maker = false;'
 mutant cgroup-devices-list plugins/cgroup/manage.c 'e2e-cgroup-props' \
 	'the v1 device list is written back like any setting (devices.list cannot be written)' \
 	'	if (!strcmp(p->name, "devices.list")) {' '	if (0) {'
+mutant swrk-cgroot-rename compat/swrk-cgroot.c 'compat-podman' \
+	'a container restored under another name (podman --import --name) keeps the old cgroup names' \
+	'			if (r >= 0)
+				r = strv_push(argv, from);' '			if (0)
+				r = strv_push(argv, from);'
 mutant tun-index plugins/devices/tun-link.c 'e2e-tun-kill' \
 	'a tun/tap interface made anew keeps the index the kernel gave it' \
 	'	if (cur != (int)l->ifindex && (r = set_index(' '	if (0 && (r = set_index('

@@ -20,6 +20,7 @@ enum {
 	OPT_FILE_VALIDATION,
 	OPT_MANAGE_CGROUPS,
 	OPT_CGROUP_ROOT,
+	OPT_CGROUP_ROOT_FROM,
 	OPT_EXTERNAL,
 	OPT_ROOT,
 };
@@ -63,7 +64,11 @@ static const char help[] =
 	"                         if gone, settings written), strict (must be gone)\n"
 	"      --cgroup-root [CONTROLLER:]PATH\n"
 	"                         the tree's cgroups under PATH instead of where they\n"
-	"                         were (CONTROLLER v2, cpu, ...: that hierarchy only)\n";
+	"                         were (CONTROLLER v2, cpu, ...: that hierarchy only)\n"
+	"      --cgroup-root-from [CONTROLLER:]PATH\n"
+	"                         the saved cgroup --cgroup-root's PATH replaces, with\n"
+	"                         what is below it (default: where the tree's cgroups\n"
+	"                         branch off crf's)\n";
 
 struct restore_args {
 	struct crf_restore_opts ro;
@@ -139,6 +144,11 @@ static int handle(void *data, int c, const char *arg)
 			return crf_usage_error(a->o, "--cgroup-root %s: not [CONTROLLER:]/PATH",
 					       arg);
 		return strv_push(&a->o->cgroup_root, arg) < 0 ? -ENOMEM : 0;
+	case OPT_CGROUP_ROOT_FROM:
+		if (!strchr(arg, '/') || strchr(arg, ' '))
+			return crf_usage_error(
+				a->o, "--cgroup-root-from %s: not [CONTROLLER:]/PATH", arg);
+		return strv_push(&a->o->cgroup_root_from, arg) < 0 ? -ENOMEM : 0;
 	}
 	return -EINVAL;
 }
@@ -155,6 +165,7 @@ int cmd_restore(struct crf_opts *o, int argc, char **argv)
 		{"file-validation", required_argument, NULL, OPT_FILE_VALIDATION},
 		{"manage-cgroups", optional_argument, NULL, OPT_MANAGE_CGROUPS},
 		{"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
+		{"cgroup-root-from", required_argument, NULL, OPT_CGROUP_ROOT_FROM},
 		{"external", required_argument, NULL, OPT_EXTERNAL},
 		{"root", required_argument, NULL, OPT_ROOT},
 		{0},

@@ -237,6 +237,12 @@ static int set_files_keys(const struct crf_opts *o, struct crf_config *conf)
 		r = v ? config_set(conf, "cgroup", "cgroup-root", v, "--cgroup-root")
 		      : crf_error_errno(ENOMEM, "--cgroup-root");
 	}
+	if (r >= 0 && o->cgroup_root_from.n) {
+		_cleanup_free_ char *v = strv_join(&o->cgroup_root_from, " ");
+
+		r = v ? config_set(conf, "cgroup", "cgroup-root-from", v, "--cgroup-root-from")
+		      : crf_error_errno(ENOMEM, "--cgroup-root-from");
+	}
 	/* Mount namespaces are the ns plugin's. */
 	if (r >= 0 && o->external_mnt.n) {
 		_cleanup_free_ char *value = strv_join(&o->external_mnt, " ");
@@ -359,5 +365,6 @@ void opts_free(struct crf_opts *o)
 	strv_free(&o->inherit_ns);
 	strv_free(&o->inherit_fd);
 	strv_free(&o->cgroup_root);
+	strv_free(&o->cgroup_root_from);
 	crf__log_close();
 }

@@ -46,6 +46,7 @@ struct crf_opts {
 	 * names (cgroup-root: the words) */
 	const char *manage_cgroups;
 	struct strv cgroup_root;
+	struct strv cgroup_root_from; /* --cgroup-root-from, words as cgroup_root's */
 	/*
 	 * Mount namespaces, the ns plugin's keys: dump --external mnt[MP]:KEY
 	 * and restore --external mnt[KEY]:PATH (external-mnt = the words

@@ -42,6 +42,9 @@ struct cg_restore {
 	Crf__Cgroup__Hierarchy **hiers;
 	size_t n_hiers;
 	char **new_root; /* per hierarchy: --cgroup-root's path, or NULL */
+	/* per hierarchy: --cgroup-root-from's, the saved cgroup new_root replaces
+	 * (NULL: the hierarchy's root, where the tree's cgroups branch off crf's) */
+	char **from_root;
 	enum cg_mode mode;
 	char **made; /* the directories restore-prepare created, parents first */
 	size_t n_made;

@@ -43,7 +43,9 @@ static const char *const mode_names[] = {"none", "props", "soft", "full", "stric
 char *cg_remap(const struct cg_restore *rs, const char *controllers, const char *path)
 {
 	for (size_t i = 0; i < rs->n_hiers; i++) {
-		const char *root = rs->hiers[i]->root, *nr = rs->new_root[i];
+		const char *root =
+			rs->from_root && rs->from_root[i] ? rs->from_root[i] : rs->hiers[i]->root;
+		const char *nr = rs->new_root[i];
 		char *out;
 
 		if (strcmp(rs->hiers[i]->controllers, controllers) || !nr)
@@ -75,8 +77,8 @@ static bool names(const char *c, size_t len, const char *h)
 	return false;
 }
 
-/* One word of cgroup-root: [CONTROLLER:]PATH. */
-static int root_word(struct cg_restore *rs, const char *w, size_t len, bool dflt)
+/* One word of cgroup-root (into @to: rs->new_root or rs->from_root): [CONTROLLER:]PATH. */
+static int root_word(struct cg_restore *rs, char **to, const char *w, size_t len, bool dflt)
 {
 	const char *colon = memchr(w, ':', len), *path = colon ? colon + 1 : w;
 	size_t plen = len - (size_t)(path - w);
@@ -97,10 +99,10 @@ static int root_word(struct cg_restore *rs, const char *w, size_t len, bool dflt
 		if (colon && !names(w, (size_t)(colon - w), h))
 			continue;
 		any = true;
-		if (dflt && rs->new_root[i])
+		if (dflt && to[i])
 			continue; /* a CONTROLLER: word said it */
-		free(rs->new_root[i]);
-		if (!(rs->new_root[i] = strdup(p)))
+		free(to[i]);
+		if (!(to[i] = strdup(p)))
 			return -ENOMEM;
 	}
 	if (colon && !any) {
@@ -111,7 +113,7 @@ static int root_word(struct cg_restore *rs, const char *w, size_t len, bool dflt
 	return 0;
 }
 
-static int parse_roots(struct cg_restore *rs, const char *v)
+static int parse_roots(struct cg_restore *rs, char **to, const char *v)
 {
 	int r = 0;
 
@@ -121,7 +123,7 @@ static int parse_roots(struct cg_restore *rs, const char *v)
 			size_t len = strcspn(s, " ");
 
 			if (len)
-				r = root_word(rs, s, len, pass == 1);
+				r = root_word(rs, to, s, len, pass == 1);
 			s += len + (s[len] == ' ');
 		}
 	return r;
@@ -131,6 +133,7 @@ int cg_manage_load(struct crf_ctx *ctx, struct cg_restore *rs)
 {
 	const char *mode = crf_ctx_config(ctx, "manage-cgroups");
 	const char *roots = crf_ctx_config(ctx, "cgroup-root");
+	const char *from = crf_ctx_config(ctx, "cgroup-root-from");
 	_cleanup_img_ struct crf_img *img = NULL;
 	ProtobufCMessage *msg;
 	int r = 0;
@@ -168,9 +171,27 @@ int cg_manage_load(struct crf_ctx *ctx, struct cg_restore *rs)
 	rs->new_root = calloc(rs->n_hiers ? rs->n_hiers : 1, sizeof(*rs->new_root));
 	if (!rs->new_root)
 		return crf_log_errno(CRF_LOG_ERROR, ENOMEM, "%s", CG_PROPS_IMG);
-	r = roots ? parse_roots(rs, roots) : 0;
+	r = roots ? parse_roots(rs, rs->new_root, roots) : 0;
+	if (r >= 0 && from && *from) {
+		rs->from_root = calloc(rs->n_hiers ? rs->n_hiers : 1, sizeof(*rs->from_root));
+		r = rs->from_root ? parse_roots(rs, rs->from_root, from) : -ENOMEM;
+	}
 	if (r == -ENOMEM)
 		crf_error("--cgroup-root: %s", strerror(ENOMEM));
+	/* FROM is the hierarchy's root or below it, and moves only with a new root. */
+	for (size_t i = 0; r >= 0 && rs->from_root && i < rs->n_hiers; i++) {
+		const char *f = rs->from_root[i], *root = rs->hiers[i]->root;
+
+		if (!f)
+			continue;
+		if (!rs->new_root[i] || (strcmp(f, root) && !cg_below(f, root))) {
+			crf_error("--cgroup-root-from %s: %s", f,
+				  rs->new_root[i] ? "not where the tree's cgroups branch off "
+						    "crf's, nor below"
+						  : "no --cgroup-root for its hierarchy");
+			r = -EINVAL;
+		}
+	}
 	return r;
 }
 
@@ -425,7 +446,9 @@ static int check_roots(const struct cg_restore *rs)
 		const char *ctl = rs->hiers[i]->controllers;
 		int r;
 
-		if (!rs->new_root[i])
+		/* A new root that replaces a saved cgroup is made with it (setup_dir). */
+		if (!rs->new_root[i] || (rs->from_root && rs->from_root[i] &&
+					 strcmp(rs->from_root[i], rs->hiers[i]->root)))
 			continue;
 		r = locate(rs, ctl, rs->new_root[i], dir, sizeof(dir));
 		if (r < 0)

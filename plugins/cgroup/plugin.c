@@ -35,7 +35,7 @@ CRF_PLUGIN(
 		{ .cls = CRF_OBJ_NS, .name = "cgroup", .dump = cg_ns_dump,
 		  .restore = cg_ns_restore }
 	),
-	.config_keys = CRF_STRINGS("manage-cgroups", "cgroup-root"),
+	.config_keys = CRF_STRINGS("manage-cgroups", "cgroup-root", "cgroup-root-from"),
 	.schemas = CRF_SCHEMAS(&crf__cgroup__task_cgroups__descriptor,
 			       &crf__cgroup__hierarchy__descriptor,
 			       &crf__cgroup__cgroup_ns__descriptor),

@@ -94,7 +94,10 @@ int cgroup_restore_cleanup(struct crf_ctx *ctx)
 	for (size_t i = 0; i < rs->n_hiers; i++) {
 		protobuf_c_message_free_unpacked(&rs->hiers[i]->base, NULL);
 		free(rs->new_root[i]);
+		if (rs->from_root)
+			free(rs->from_root[i]);
 	}
+	free(rs->from_root);
 	free(rs->hiers);
 	for (size_t i = 0; i < rs->n_ns; i++)
 		protobuf_c_message_free_unpacked(&rs->ns[i]->base, NULL);

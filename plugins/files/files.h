@@ -226,6 +226,7 @@ int files_fdinfo_fd_begin(struct crf_ctx *ctx, const struct crf_object *obj, con
 			  struct Crf__Files__Fd *e, const char **text, struct files_dump **dp);
 int files_shared_dump_finish(struct crf_ctx *ctx);
 int files_shared_restore_prepare(struct crf_ctx *ctx);
+int files_shared_restore_premap(struct crf_ctx *ctx);
 int files_shared_dup(struct crf_ctx *ctx, int pid, int fd);
 void files_descs_free(struct files_descs *descs);
 

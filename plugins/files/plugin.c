@@ -20,6 +20,7 @@ CRF_PLUGIN(
 		[CRF_STAGE_DUMP_FINISH] = files_dump_finish,
 		[CRF_STAGE_DUMP_CLEANUP] = files_cleanup,
 		[CRF_STAGE_RESTORE_PREPARE] = files_restore_prepare,
+		[CRF_STAGE_RESTORE_PREMAP] = files_shared_restore_premap,
 		[CRF_STAGE_RESTORE_TASK] = files_restore_task,
 		[CRF_STAGE_RESTORE_FINISH] = files_ttys_restore_finish,
 		[CRF_STAGE_RESTORE_CLEANUP] = files_cleanup,

@@ -31,6 +31,7 @@
 
 #include <linux/kcmp.h>
 
+#include <crf/cleanup.h>
 #include <crf/image.h>
 
 #include "anonfd.h"
@@ -46,6 +47,7 @@ struct files_desc {
 	int pid, fd;
 	uint64_t dev, ino; /* dump: its file's, compared before kcmp is asked */
 	bool shared;	   /* dump: an fd of another task has it too */
+	bool in_maker;	   /* made in @pid's restore-premap, not in crf's top process */
 	int top;	   /* restore: crf's own fd on it, or -1 */
 	bool given;	   /* restore: @top is the core's now (crf_rst_keep_fd) */
 	/*
@@ -180,16 +182,47 @@ static bool same_mnt_ns(int pid)
 	       a.st_dev == b.st_dev;
 }
 
+/* Is @pid a descendant of @anc (the tree is frozen: parents do not change)? */
+static bool descends(int pid, int anc)
+{
+	for (int i = 0; i < 4096 && pid > 1; i++) {
+		char path[64], text[1024];
+		const char *p;
+		ssize_t n;
+		int f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		f = open(path, O_RDONLY | O_CLOEXEC);
+		n = f < 0 ? -1 : read(f, text, sizeof(text) - 1);
+		if (f >= 0)
+			close(f);
+		if (n <= 0)
+			return false;
+		text[n] = '\0';
+		if (!(p = strrchr(text, ')')))
+			return false;
+		if (sscanf(p + 1, " %*c %d", &pid) != 1)
+			return false;
+		if (pid == anc)
+			return true;
+	}
+	return false;
+}
+
 /*
- * A description two tasks share is opened again once, by its path, in
- * crf's top process before the tree is forked: in crf's mount namespace.
- * Where its first holder is in another one (a container's), that path must
- * lead crf to the same file (a bind of one of crf's), or the restore would
- * open another file there (the host's /etc/hosts for the container's):
- * refused.  Paths of no file (anonymous inodes, memfds, deleted files) are
- * the kinds' own business.
+ * A description two tasks share is made once at restore, before the tasks
+ * are forked from where it was made, and every task that had it dups it:
+ * by default in crf's top process, by its path in crf's mount namespace.
+ * Where its first holder @s is in another one (a container's), that path
+ * may be another file there (the host's /etc/hosts for the container's,
+ * the host's /dev/null for the container's own): then it is made in the
+ * first holder itself, once its namespaces are built (restore-premap),
+ * which needs every other holder to be its descendant (they inherit it
+ * from there).  A holder elsewhere is refused unless the path is the same
+ * file in crf's namespace.  Paths of no file (anonymous inodes, memfds,
+ * deleted files) are the kinds' own business.
  */
-static int check_reachable(const struct files_desc *s, const Crf__Files__Fd *e, int pid, int fd)
+static int check_maker(struct files_desc *s, const Crf__Files__Fd *e, int pid, int fd)
 {
 	struct stat st;
 	size_t n;
@@ -199,13 +232,18 @@ static int check_reachable(const struct files_desc *s, const Crf__Files__Fd *e, 
 	n = strlen(e->path);
 	if (n > 10 && !strcmp(e->path + n - 10, " (deleted)"))
 		return 0;
-	if (stat(e->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+	if ((!s->shared || s->in_maker) && descends(pid, s->pid)) {
+		s->in_maker = true;
+		return 0;
+	}
+	if (!s->in_maker && stat(e->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
 		return 0;
 	return crf_error_errno(ENOTSUP,
 			       "pid %d: fd %d (%s) shares its open file description with pid %d, "
-			       "which is in a mount namespace not crf's: a shared description is "
-			       "opened again in crf's, where that path is another file (or none); "
-			       "not restored",
+			       "which is in a mount namespace not crf's and not its ancestor: a "
+			       "shared description is made in its first holder or, by its path, in "
+			       "crf's namespace, where that path is another file (or none); not "
+			       "restored",
 			       pid, fd, e->path, s->pid);
 }
 
@@ -257,7 +295,7 @@ int files_desc_find(struct files_dump *d, int fd, Crf__Files__Fd *e)
 	e->has_same_as = true;
 	e->same_as = s->fd;
 	if (s->pid != d->pid) {
-		if (!s->shared && (r = check_reachable(s, e, d->pid, fd)) < 0)
+		if ((!s->shared || s->in_maker) && (r = check_maker(s, e, d->pid, fd)) < 0)
 			return r;
 		e->has_same_pid = true;
 		e->same_pid = s->pid;
@@ -326,6 +364,7 @@ int files_shared_dump_finish(struct crf_ctx *ctx)
 		m.id = id++;
 		m.pid = ds->v[i]->pid;
 		m.fd = ds->v[i]->fd;
+		m.has_in_maker = m.in_maker = ds->v[i]->in_maker;
 		r = crf_img_write(img, &m.base);
 	}
 	return crf_img_finish(img, r);
@@ -372,7 +411,7 @@ static int by_pid_fd(const void *a, const void *b)
  * one pass over that task's files-PID.img: a tree sharing thousands of
  * fds would otherwise read the image once per description.
  */
-static int create_for_task(struct crf_ctx *ctx, struct files_desc **v, size_t n)
+static int create_for_task(struct crf_ctx *ctx, struct files_desc **v, size_t n, bool in_maker)
 {
 	struct crf_img *img;
 	Crf__Files__Fd *e;
@@ -387,7 +426,9 @@ static int create_for_task(struct crf_ctx *ctx, struct files_desc **v, size_t n)
 		struct files_desc key = {.pid = v[0]->pid, .fd = (int)e->fd}, *k = &key, **s;
 
 		s = e->has_same_as ? NULL : bsearch(&k, v, n, sizeof(*v), by_pid_fd);
-		r = s && (*s)->top < 0 && !(*s)->later ? create(ctx, *s, e) : 0;
+		r = s && (*s)->top < 0 && !(*s)->later && (*s)->in_maker == in_maker
+			    ? create(ctx, *s, e)
+			    : 0;
 		if (r != 1)
 			crf__files__fd__free_unpacked(e, NULL);
 		if (r < 0)
@@ -397,7 +438,7 @@ static int create_for_task(struct crf_ctx *ctx, struct files_desc **v, size_t n)
 	if (r > 0)
 		r = 0;
 	for (size_t i = 0; r == 0 && i < n; i++)
-		if (v[i]->top < 0 && !v[i]->later)
+		if (v[i]->top < 0 && !v[i]->later && v[i]->in_maker == in_maker)
 			r = crf_error_errno(EBADMSG, "%s: no record of shared fd %d", name,
 					    v[i]->fd);
 	return r;
@@ -407,6 +448,7 @@ int files_shared_restore_prepare(struct crf_ctx *ctx)
 {
 	struct files_tree *tree = files_tree_get(ctx);
 	struct files_descs *ds;
+	struct files_desc *s;
 	Crf__Files__SharedFd *m;
 	struct crf_img *img;
 	uint32_t id = 0;
@@ -421,8 +463,10 @@ int files_shared_restore_prepare(struct crf_ctx *ctx)
 		if (m->id != id++)
 			r = crf_error_errno(EBADMSG, "%s: description %u out of order", SHARED_IMG,
 					    m->id);
-		else if (!desc_add(tree, m->pid, m->fd))
+		else if (!(s = desc_add(tree, m->pid, m->fd)))
 			r = crf_error_errno(ENOMEM, "%s", SHARED_IMG);
+		else
+			s->in_maker = m->has_in_maker && m->in_maker;
 		crf__files__shared_fd__free_unpacked(m, NULL);
 		if (r < 0)
 			break;
@@ -440,9 +484,33 @@ int files_shared_restore_prepare(struct crf_ctx *ctx)
 	for (size_t i = 0, j; r == 0 && i < ds->n; i = j) {
 		for (j = i + 1; j < ds->n && ds->v[j]->pid == ds->v[i]->pid; j++)
 			;
-		r = create_for_task(ctx, ds->v + i, j - i);
+		r = create_for_task(ctx, ds->v + i, j - i, false);
 	}
 	return r;
+}
+
+/*
+ * In a restored process, right after it is forked and its namespaces are
+ * built: the descriptions it makes for itself and its descendants (SharedFd
+ * in_maker), which they inherit as the others inherit crf's.
+ */
+int files_shared_restore_premap(struct crf_ctx *ctx)
+{
+	const struct files_tree *tree = crf_ctx_priv(ctx);
+	const struct files_descs *ds = tree ? tree->descs : NULL;
+	int pid = (int)crf_ctx_pid(ctx);
+	size_t i, j;
+
+	for (i = 0; ds && i < ds->n && !(ds->v[i]->pid == pid && ds->v[i]->in_maker); i++)
+		;
+	if (!ds || i == ds->n)
+		return 0;
+	/* v is sorted by (pid, fd): this process's run. */
+	while (i > 0 && ds->v[i - 1]->pid == pid)
+		i--;
+	for (j = i; j < ds->n && ds->v[j]->pid == pid; j++)
+		;
+	return create_for_task(ctx, ds->v + i, j - i, true);
 }
 
 /*

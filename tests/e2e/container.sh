@@ -59,11 +59,6 @@ shared-socket-refused)
 	args+=(--name container-shared-socket --expect-dump-fail
 		'pid [0-9]+: fd [0-9]+ \(socket:\[[0-9]+\]\): a socket that pid [0-9]+ holds too, in net namespace net:\[[0-9]+\]: crf makes a socket several processes hold before the tree is forked, in its own net namespace')
 	;;
-shared-refused)
-	PIECES=${PIECES:+$PIECES,}shared
-	args+=(--name container-shared --expect-dump-fail
-		'pid [0-9]+: fd [0-9]+ \(/[^)]*\) shares its open file description with pid [0-9]+, which is in a mount namespace not crf.s: a shared description is opened again in crf.s, where that path is another file \(or none\); not restored')
-	;;
 block-refused)
 	truncate -s 8M "$T/disk" && mkfs.ext4 -q -F "$T/disk" >/dev/null 2>&1 || {
 		echo "SKIP: cannot make an ext4 image"
