@@ -21,12 +21,15 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/select.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,38 +74,135 @@ static size_t n_restore_unlocked;
 /*
  * Run the nft commands of @script with libnftables, in the net namespace
  * @nsfd (-1: the caller's); 0, or -errno with nftables' own message logged.
- * In-process, not the nft tool: a restored task pivoted into its container
- * has no nft to run, and a fork and exec per connection cost ~10 ms.
+ * With the library, not the nft tool: a restored task pivoted into its
+ * container has no nft to run, and an exec per connection cost ~10 ms.  In
+ * a forked child whose only fds are 0-3 when crf holds nearly FD_SETSIZE
+ * fds (a tree of many sockets): libnftables waits on its netlink socket with
+ * select(), and a socket numbered past 1023 aborted crf.
  */
-static int nft_in(int nsfd, const char *script, const char *what)
+/* Does the lowest free fd leave room below FD_SETSIZE for libnftables' own? */
+static bool low_fds_free(void)
 {
-	_cleanup_close_ int own = -1;
-	struct nft_ctx *nft;
-	const char *msg;
-	char text[512] = "";
-	int rc;
+	int t = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
-	/* The library's netlink socket is made in the namespace the thread is in. */
-	if (nsfd >= 0) {
-		own = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-		if (own < 0 || setns(nsfd, CLONE_NEWNET) < 0)
-			return crf_error_errno(errno, "%s: entering the net namespace", what);
-	}
-	nft = nft_ctx_new(NFT_CTX_DEFAULT);
+	if (t >= 0)
+		close(t);
+	return t >= 0 && t < FD_SETSIZE - 64;
+}
+
+static struct nft_ctx *nft_new(void)
+{
+	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
+
 	if (nft && (nft_ctx_buffer_output(nft) || nft_ctx_buffer_error(nft))) {
 		nft_ctx_free(nft);
 		nft = NULL;
 	}
-	rc = nft ? nft_run_cmd_from_buffer(nft, script) : -1;
-	msg = nft ? nft_ctx_get_error_buffer(nft) : "libnftables: no context";
-	snprintf(text, sizeof(text), "%s", msg ? msg : "");
-	text[strcspn(text, "\n")] = '\0';
-	if (nft)
-		nft_ctx_free(nft);
-	if (own >= 0 && setns(own, CLONE_NEWNET) < 0)
-		return crf_error_errno(errno, "%s: back to crf's net namespace", what);
-	if (rc)
-		return crf_error_errno(EIO, "%s: nftables: %s", what, text[0] ? text : "failed");
+	return nft;
+}
+
+/* libnftables on @script with @nft; 0, or -1 with its message in @msg. */
+static int nft_run(struct nft_ctx *nft, const char *script, char *msg, size_t len)
+{
+	const char *err;
+	int rc;
+
+	if (!nft) {
+		snprintf(msg, len, "libnftables: no context");
+		return -1;
+	}
+	rc = nft_run_cmd_from_buffer(nft, script);
+	err = nft_ctx_get_error_buffer(nft);
+	snprintf(msg, len, "%s", rc && err ? err : "");
+	msg[strcspn(msg, "\n")] = '\0';
+	return rc ? -1 : 0;
+}
+
+/*
+ * This process's context for crf's own net namespace, kept: made while crf
+ * holds few fds, its netlink socket stays below FD_SETSIZE however many it
+ * holds later (a dump keeps every socket it put in repair mode).  A forked
+ * process (a restored task) makes its own: the socket is not shared.
+ */
+static struct nft_ctx *own_nft(void)
+{
+	static struct nft_ctx *ctx;
+	static pid_t owner;
+
+	if (ctx && owner == getpid())
+		return ctx;
+	ctx = low_fds_free() ? nft_new() : NULL;
+	owner = getpid();
+	return ctx;
+}
+
+/* The child of nft_in() where crf holds many fds: only 0-2 and @msg are left. */
+static _Noreturn void nft_child(int nsfd, int msg, const char *script)
+{
+	char text[512];
+
+	if (nsfd >= 0 && setns(nsfd, CLONE_NEWNET) < 0) {
+		dprintf(msg, "cannot enter the net namespace: %s", strerror(errno));
+		_exit(1);
+	}
+	if (dup2(msg, 3) < 0 || syscall(SYS_close_range, 4, ~0u, 0) < 0)
+		_exit(1);
+	if (nft_run(nft_new(), script, text, sizeof(text)) < 0) {
+		dprintf(3, "%s", text);
+		_exit(1);
+	}
+	_exit(0);
+}
+
+static int nft_in(int nsfd, const char *script, const char *what)
+{
+	_cleanup_close_ int own = -1;
+	char text[512] = "";
+	ssize_t n, got = 0;
+	int p[2], status, r;
+	pid_t pid;
+
+	if (nsfd < 0 && own_nft()) {
+		r = nft_run(own_nft(), script, text, sizeof(text));
+		return r < 0 ? crf_error_errno(EIO, "%s: nftables: %s", what,
+					       text[0] ? text : "failed")
+			     : 0;
+	}
+	if (nsfd >= 0 && low_fds_free()) {
+		struct nft_ctx *nft;
+
+		/* Its netlink socket is made in the namespace the thread is in. */
+		own = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (own < 0 || setns(nsfd, CLONE_NEWNET) < 0)
+			return crf_error_errno(errno, "%s: entering the net namespace", what);
+		nft = nft_new();
+		r = nft_run(nft, script, text, sizeof(text));
+		if (nft)
+			nft_ctx_free(nft);
+		if (setns(own, CLONE_NEWNET) < 0)
+			return crf_error_errno(errno, "%s: back to crf's net namespace", what);
+		return r < 0 ? crf_error_errno(EIO, "%s: nftables: %s", what,
+					       text[0] ? text : "failed")
+			     : 0;
+	}
+	if (pipe2(p, O_CLOEXEC))
+		return crf_error_errno(errno, "%s: pipe", what);
+	pid = fork();
+	if (pid == 0)
+		nft_child(nsfd, p[1], script);
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		return crf_error_errno(errno, "%s: fork", what);
+	}
+	while ((n = read(p[0], text + got, sizeof(text) - 1 - (size_t)got)) > 0)
+		got += n;
+	close(p[0]);
+	text[got > 0 ? got : 0] = '\0';
+	if (waitpid(pid, &status, 0) < 0)
+		return crf_error_errno(errno, "%s: waiting for the nftables child", what);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return crf_error_errno(EIO, "%s: nftables: %s", what, got ? text : "failed");
 	return 0;
 }
 
