@@ -42,6 +42,7 @@
 #include <crf/cleanup.h>
 #include <crf/log.h>
 
+#include "../common/rtnl.h"
 #include "tun.h"
 
 /* The flags of struct ifreq a user sets (SIOCSIFFLAGS); the rest are the driver's. */
@@ -52,22 +53,6 @@
 #define ADDR_FLAGS                                                                                 \
 	(IFA_F_NODAD | IFA_F_HOMEADDRESS | IFA_F_MANAGETEMPADDR | IFA_F_NOPREFIXROUTE |            \
 	 IFA_F_MCAUTOJOIN)
-
-static int nl_open(struct nl_sock **sk, const char *what)
-{
-	int r;
-
-	*sk = nl_socket_alloc();
-	if (!*sk)
-		return crf_error_errno(ENOMEM, "%s: netlink socket", what);
-	r = nl_connect(*sk, NETLINK_ROUTE);
-	if (r < 0) {
-		nl_socket_free(*sk);
-		*sk = NULL;
-		return crf_error_errno(EIO, "%s: rtnetlink: %s", what, nl_geterror(r));
-	}
-	return 0;
-}
 
 static void nl_closep(struct nl_sock **sk)
 {
@@ -91,16 +76,6 @@ static void link_putp(struct rtnl_link **l)
 #define _cleanup_cache_	 __attribute__((cleanup(cache_freep)))
 #define _cleanup_rtlink_ __attribute__((cleanup(link_putp)))
 
-static int copy_addr(ProtobufCBinaryData *b, struct nl_addr *a)
-{
-	b->len = nl_addr_get_len(a);
-	b->data = malloc(b->len ? b->len : 1);
-	if (!b->data)
-		return -ENOMEM;
-	memcpy(b->data, nl_addr_get_binary_addr(a), b->len);
-	return 0;
-}
-
 /* Whether an XDP program is attached: libnl does not parse IFLA_XDP. */
 static int xdp_attached(const char *what, int ifindex, bool *att)
 {
@@ -110,7 +85,7 @@ static int xdp_attached(const char *what, int ifindex, bool *att)
 	_cleanup_free_ unsigned char *buf = NULL;
 	struct sockaddr_nl who;
 	struct nlmsghdr *h;
-	int n, r = nl_open(&sk, what);
+	int n, r = common_rtnl_open(&sk, what);
 
 	if (r < 0)
 		return r;
@@ -153,7 +128,7 @@ static int read_settings(const char *what, struct rtnl_link *k, Crf__Devices__Tu
 	l->carrier = rtnl_link_get_carrier(k);
 	l->group = rtnl_link_get_group(k);
 	if (rtnl_link_get_arptype(k) == ARPHRD_ETHER && mac && nl_addr_get_len(mac)) {
-		if (copy_addr(&l->mac, mac) < 0)
+		if (common_rtnl_copy_addr(&l->mac, mac) < 0)
 			return -ENOMEM;
 		l->has_mac = true;
 	}
@@ -182,15 +157,15 @@ static int add_addr(Crf__Devices__TunLink *l, struct rtnl_addr *a)
 	e->prefixlen = (uint32_t)rtnl_addr_get_prefixlen(a);
 	e->flags = (uint32_t)rtnl_addr_get_flags(a) & ADDR_FLAGS;
 	e->scope = (uint32_t)rtnl_addr_get_scope(a);
-	if (!local || copy_addr(&e->local, local) < 0)
+	if (!local || common_rtnl_copy_addr(&e->local, local) < 0)
 		return -ENOMEM;
 	if (peer && nl_addr_cmp(peer, local)) {
-		if (copy_addr(&e->peer, peer) < 0)
+		if (common_rtnl_copy_addr(&e->peer, peer) < 0)
 			return -ENOMEM;
 		e->has_peer = true;
 	}
 	if (brd) {
-		if (copy_addr(&e->broadcast, brd) < 0)
+		if (common_rtnl_copy_addr(&e->broadcast, brd) < 0)
 			return -ENOMEM;
 		e->has_broadcast = true;
 	}
@@ -309,7 +284,7 @@ int tun_link_read(const char *what, const char *name, int ifindex, Crf__Devices_
 {
 	_cleanup_nl_ struct nl_sock *sk = NULL;
 	_cleanup_rtlink_ struct rtnl_link *k = NULL;
-	int r = nl_open(&sk, what);
+	int r = common_rtnl_open(&sk, what);
 
 	if (r < 0)
 		return r;
@@ -381,7 +356,7 @@ static int set_index(const char *what, struct nl_sock *sk, int cur, int want)
 	if (unshare(CLONE_NEWNET) < 0)
 		return crf_error_errno(errno, "%s: a scratch network namespace", what);
 	scratch = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	r = scratch < 0 ? -errno : nl_open(&inside, what);
+	r = scratch < 0 ? -errno : common_rtnl_open(&inside, what);
 	if (setns(self, CLONE_NEWNET) < 0)
 		return crf_error_errno(errno, "%s: back to crf's network namespace", what);
 	if (r < 0)
@@ -515,7 +490,7 @@ int tun_link_apply(const char *what, const char *name, const Crf__Devices__TunLi
 {
 	_cleanup_nl_ struct nl_sock *sk = NULL;
 	_cleanup_rtlink_ struct rtnl_link *k = NULL;
-	int cur = (int)if_nametoindex(name), r = nl_open(&sk, what);
+	int cur = (int)if_nametoindex(name), r = common_rtnl_open(&sk, what);
 
 	if (r < 0)
 		return r;

@@ -131,7 +131,7 @@ static int fresh_rules(struct rules *rs, int back, const char *what)
 
 	if (unshare(CLONE_NEWNET) < 0)
 		return crf_error_errno(errno, "%s: a fresh net namespace to compare with", what);
-	r = netns_nl_open(&sk, what);
+	r = common_rtnl_open(&sk, what);
 	if (r >= 0)
 		r = list_rules(sk, rs);
 	if (sk)

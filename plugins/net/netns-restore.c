@@ -347,13 +347,13 @@ int netns_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 	/* A socket of crf's namespace, for the veths' peers: it stays there. */
 	for (size_t i = 0; r >= 0 && !hsk && i < ns->n_links; i++)
 		if (ns->links[i]->peer)
-			r = netns_nl_open(&hsk, what);
+			r = common_rtnl_open(&hsk, what);
 	if (r >= 0 && unshare(CLONE_NEWNET) < 0)
 		r = crf_error_errno(errno, "%s: unshare(CLONE_NEWNET)", what);
 	if (r >= 0 && (nsfd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
 		r = crf_error_errno(errno, "%s: /proc/thread-self/ns/net", what);
 	if (r >= 0)
-		r = netns_nl_open(&sk, what);
+		r = common_rtnl_open(&sk, what);
 	if (r >= 0)
 		r = build(sk, hsk, nsfd, ns, what);
 	if (r >= 0)

@@ -105,7 +105,7 @@ int netns_veth_peers(Crf__Net__NetNs *ns, const char *what)
 		if (!ln->has_peer_ifindex)
 			continue;
 		if (!sk) {
-			r = netns_nl_open(&sk, what);
+			r = common_rtnl_open(&sk, what);
 			if (r >= 0 && (rtnl_link_alloc_cache(sk, AF_UNSPEC, &links) < 0 ||
 				       rtnl_addr_alloc_cache(sk, &addrs) < 0))
 				r = crf_error_errno(EIO, "%s: listing crf's own links", what);

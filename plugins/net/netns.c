@@ -48,32 +48,6 @@ int netns_push(void ***arr, size_t *n, void *item)
 	return 0;
 }
 
-int netns_nl_open(struct nl_sock **sk, const char *what)
-{
-	int r;
-
-	*sk = nl_socket_alloc();
-	if (!*sk)
-		return crf_error_errno(ENOMEM, "%s: netlink socket", what);
-	r = nl_connect(*sk, NETLINK_ROUTE);
-	if (r < 0) {
-		nl_socket_free(*sk);
-		*sk = NULL;
-		return crf_error_errno(EIO, "%s: rtnetlink: %s", what, nl_geterror(r));
-	}
-	return 0;
-}
-
-static int copy_bytes(ProtobufCBinaryData *b, struct nl_addr *a)
-{
-	b->len = nl_addr_get_len(a);
-	b->data = malloc(b->len ? b->len : 1);
-	if (!b->data)
-		return -ENOMEM;
-	memcpy(b->data, nl_addr_get_binary_addr(a), b->len);
-	return 0;
-}
-
 /* One address of link @ln; refused where it has what the restore would not give back. */
 static int addr_of(struct rtnl_addr *a, Crf__Net__NsLink *ln, const char *what)
 {
@@ -108,14 +82,14 @@ static int addr_of(struct rtnl_addr *a, Crf__Net__NsLink *ln, const char *what)
 		free(s);
 		return r;
 	}
-	r = copy_bytes(&s->local, local);
+	r = common_rtnl_copy_addr(&s->local, local);
 	if (r >= 0 && rtnl_addr_get_label(a) && s->family == AF_INET) {
 		s->label = strdup(rtnl_addr_get_label(a));
 		r = s->label ? 0 : -ENOMEM;
 	}
 	if (r >= 0 && peer && nl_addr_cmp(peer, local)) {
 		s->has_peer = true;
-		r = copy_bytes(&s->peer, peer);
+		r = common_rtnl_copy_addr(&s->peer, peer);
 	}
 	return r;
 }
@@ -198,7 +172,7 @@ int netns_link_fill(struct rtnl_link *l, struct nl_cache *addrs, Crf__Net__NsLin
 	ln->txqlen = rtnl_link_get_txqlen(l);
 	if (rtnl_link_get_addr(l)) {
 		ln->has_mac = true;
-		r = copy_bytes(&ln->mac, rtnl_link_get_addr(l));
+		r = common_rtnl_copy_addr(&ln->mac, rtnl_link_get_addr(l));
 	}
 	aw.r = r;
 	nl_cache_foreach(addrs, addr_cb, &aw);
@@ -246,7 +220,7 @@ static int read_inside(pid_t pid, int own, Crf__Net__NetNs *ns, const char *what
 	struct nl_cache *links = NULL, *addrs = NULL;
 	struct link_walk w = {.ns = ns, .own = own, .what = what};
 	struct nl_sock *sk;
-	int r = netns_nl_open(&sk, what);
+	int r = common_rtnl_open(&sk, what);
 
 	if (r < 0)
 		return r;

@@ -13,6 +13,7 @@
 #ifndef CRF_PLUGIN_NET_NETNS_H
 #define CRF_PLUGIN_NET_NETNS_H
 
+#include "../common/rtnl.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,7 +58,6 @@ int netns_veth_peer_set(struct nl_sock *hsk, const Crf__Net__NsLink *ln, const c
 void netns_image(char *buf, size_t len, uint64_t id);
 
 /* A connected NETLINK_ROUTE socket of the caller's namespace, in *@sk. */
-int netns_nl_open(struct nl_sock **sk, const char *what);
 
 /* Append @item to the repeated field (@arr, @n); 0 or -ENOMEM. */
 int netns_push(void ***arr, size_t *n, void *item);
