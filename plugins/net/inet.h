@@ -113,6 +113,8 @@ int netlock_restore_prepare(struct crf_ctx *ctx);
 int netlock_restore_here(const char *name);
 /* restore-resume: drop that lock in @pid's namespace. */
 int netlock_restore_resume(pid_t pid);
+/* Free the libnftables context kept for crf's namespace (the plugin's cleanup). */
+void netlock_nft_close(void);
 void netlock_restore_release(void);
 /*
  * Drop the datagrams to @sk's address and port, but for those crf sends

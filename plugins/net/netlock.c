@@ -124,16 +124,23 @@ static int nft_run(struct nft_ctx *nft, const char *script, char *msg, size_t le
  * holds later (a dump keeps every socket it put in repair mode).  A forked
  * process (a restored task) makes its own: the socket is not shared.
  */
+static struct nft_ctx *own_ctx;
+static pid_t own_ctx_pid;
+
 static struct nft_ctx *own_nft(void)
 {
-	static struct nft_ctx *ctx;
-	static pid_t owner;
+	if (own_ctx && own_ctx_pid == getpid())
+		return own_ctx;
+	own_ctx = low_fds_free() ? nft_new() : NULL;
+	own_ctx_pid = getpid();
+	return own_ctx;
+}
 
-	if (ctx && owner == getpid())
-		return ctx;
-	ctx = low_fds_free() ? nft_new() : NULL;
-	owner = getpid();
-	return ctx;
+void netlock_nft_close(void)
+{
+	if (own_ctx && own_ctx_pid == getpid())
+		nft_ctx_free(own_ctx);
+	own_ctx = NULL;
 }
 
 /* The child of nft_in() where crf holds many fds: only 0-2 and @msg are left. */

@@ -24,6 +24,7 @@ struct net_state *net_state(struct crf_ctx *ctx)
 
 int net_cleanup(struct crf_ctx *ctx)
 {
+	netlock_nft_close();
 	net_unix_cleanup(ctx);
 	free(crf_ctx_priv(ctx));
 	crf_ctx_set_priv(ctx, NULL);
