@@ -73,12 +73,11 @@ static const struct {
  * What a new cgroup has, where no scratch cgroup says: @ok as in
  * reads_ok(), or "=" for the parent's value (a new cgroup inherits it).
  * @rule: checked by @ok even where a scratch cgroup is there (the line of a
- * saved setting, or a counter among the lines).  @always: checked though
- * it cannot be written (the v1 device list, changed through devices.deny).
+ * saved setting, or a counter among the lines).
  */
 static const struct unsaved {
 	const char *pattern, *ctl, *ok;
-	bool rule, always;
+	bool rule;
 } known[] = {
 	{"cgroup.freeze", NULL, "0"},
 	{"cgroup.pressure", NULL, "1"},
@@ -284,20 +283,16 @@ static int check_file(Crf__Cgroup__Dir *d, const struct scratch *s, const char *
 	return cg_add_prop(&d->checked, &d->n_checked, file, TAKE_PTR(value));
 }
 
-/* A regular file that may be read and written, or one of the table's to check anyway. */
+/* A regular file that may be read and written, not a saved setting nor a counter. */
 static bool candidate(int dfd, const char *hier, const char *file)
 {
-	const struct unsaved *k;
 	struct stat st;
 
 	if (file[0] == '.' || cg_prop_index(hier, file) >= 0 || not_setting(hier, file))
 		return false;
 	if (fstatat(dfd, file, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
 		return false;
-	if ((st.st_mode & S_IRUSR) && (st.st_mode & S_IWUSR))
-		return true;
-	k = find_known(hier, file);
-	return k && k->always;
+	return (st.st_mode & S_IRUSR) && (st.st_mode & S_IWUSR);
 }
 
 int cg_check_unsaved(Crf__Cgroup__Dir *d, const char *dir, const char *hier, const char *name,
