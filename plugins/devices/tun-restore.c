@@ -14,9 +14,6 @@
 
 #include "tun.h"
 
-#define SETIFF_FLAGS                                                                               \
-	(IFF_TUN | IFF_TAP | IFF_NO_PI | IFF_ONE_QUEUE | IFF_VNET_HDR | IFF_MULTI_QUEUE |          \
-	 IFF_NAPI | IFF_NAPI_FRAGS)
 
 static int set_int(const char *what, int fd, unsigned long req, const char *name, int v)
 {
@@ -65,20 +62,23 @@ static int set_queue(const char *what, int fd, const Crf__Devices__Tun *t)
 static int attach(const char *what, int fd, const Crf__Devices__Tun *t)
 {
 	struct ifreq ifr = {0};
-	unsigned int existed = if_nametoindex(t->name), got;
+	unsigned int existed = if_nametoindex(t->name), got, mask;
 	int r;
 
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t->name);
-	ifr.ifr_flags = (short)(t->flags & SETIFF_FLAGS);
+	ifr.ifr_flags = (short)(t->flags & TUN_SETIFF_FLAGS);
 	if (ioctl(fd, TUNSETIFF, &ifr) < 0)
 		return crf_error_errno(errno, "%s: TUNSETIFF%s", what,
 				       existed ? " (the interface exists)" : "");
 	if (ioctl(fd, TUNGETIFF, &ifr) < 0)
 		return crf_error_errno(errno, "%s: TUNGETIFF", what);
-	got = (uint16_t)ifr.ifr_flags & (SETIFF_FLAGS | IFF_PERSIST);
-	if (got != (t->flags & (SETIFF_FLAGS | IFF_PERSIST)) && existed)
-		return crf_error_errno(EEXIST, "%s: the interface there has flags %#x, not %#x",
-				       what, got, t->flags & (SETIFF_FLAGS | IFF_PERSIST));
+	/* A device made now is persistent only once set_new() says so. */
+	mask = existed ? TUN_SETIFF_FLAGS | IFF_PERSIST : TUN_SETIFF_FLAGS;
+	got = (uint16_t)ifr.ifr_flags & mask;
+	if (got != (t->flags & mask))
+		return crf_error_errno(existed ? EEXIST : EIO,
+				       "%s: the interface %s has flags %#x, not %#x", what,
+				       existed ? "there" : "made", got, t->flags & mask);
 	if (existed && existed != t->link->ifindex)
 		return crf_error_errno(EEXIST, "%s: the interface there has index %u, not %u", what,
 				       existed, t->link->ifindex);

@@ -43,10 +43,6 @@
 
 #define TUN_MAJOR 10
 #define TUN_MINOR 200
-/* The flags TUNSETIFF takes (TUN_FEATURES); IFF_PERSIST is TUNSETPERSIST's. */
-#define SETIFF_FLAGS                                                                               \
-	(IFF_TUN | IFF_TAP | IFF_NO_PI | IFF_ONE_QUEUE | IFF_VNET_HDR | IFF_MULTI_QUEUE |          \
-	 IFF_NAPI | IFF_NAPI_FRAGS)
 
 bool tun_match(const struct crf_object *obj)
 {

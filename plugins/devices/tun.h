@@ -8,9 +8,16 @@
 
 #include <stdbool.h>
 
+#include <linux/if_tun.h>
+
 #include <crf/plugin.h>
 
 #include "tun.pb-c.h"
+
+/* The flags TUNSETIFF takes (the kernel's TUN_FEATURES); IFF_PERSIST is TUNSETPERSIST's. */
+#define TUN_SETIFF_FLAGS                                                                           \
+	(IFF_TUN | IFF_TAP | IFF_NO_PI | IFF_ONE_QUEUE | IFF_VNET_HDR | IFF_MULTI_QUEUE |          \
+	 IFF_NAPI | IFF_NAPI_FRAGS)
 
 /* The kind: an fd on /dev/net/tun (character device 10:200). */
 bool tun_match(const struct crf_object *obj);
