@@ -13,6 +13,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -118,6 +121,75 @@ static inline void dump_restore(const char *crf, const char *what, const pid_t *
 				double *dump, double *restore)
 {
 	dump_restore_with(crf, what, pids, tasks, NULL, dump, restore);
+}
+
+/*
+ * The sets of a driver's command line: "NAME CRF [N...]" (N > 0), the
+ * defaults kept without any; a 0 closes the list for the driver's own
+ * last case.  Exits 2 on a bad N.
+ */
+static inline void parse_sets(int argc, char **argv, const char *name, int *sets, int *n_sets,
+			      int max)
+{
+	if (argc <= 2)
+		return;
+	for (*n_sets = 0; *n_sets + 2 < argc && *n_sets < max - 1; (*n_sets)++)
+		if ((sets[*n_sets] = atoi(argv[*n_sets + 2])) <= 0)
+			fprintf(stderr, "%s: N must be positive\n", name), exit(2);
+	sets[(*n_sets)++] = 0;
+}
+
+/*
+ * RLIMIT_NOFILE raised to its hard limit (returned), a child subreaper (a
+ * killed tree's orphans are reaped at once: a zombie keeps its PID, which
+ * the restore needs), and no fd but 0-2 left to the workloads.
+ */
+static inline rlim_t bench_setup(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		die("getrlimit");
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		die("setrlimit");
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		die("PR_SET_CHILD_SUBREAPER");
+	if (syscall(SYS_close_range, 3, ~0u, 0) < 0)
+		die("close_range");
+	return rl.rlim_max;
+}
+
+/*
+ * In a tree's root: fork @n - 1 children, each dirtying its copy of @page
+ * and pausing, their PIDs written to @ready; then pause for ever.
+ */
+static inline _Noreturn void tree_root(int n, int ready, char *page)
+{
+	for (int i = 1; i < n; i++) {
+		pid_t c = fork();
+
+		if (c == 0) {
+			close(ready);
+			page[0] = (char)i;
+			for (;;)
+				pause();
+		}
+		if (c < 0 || write(ready, &c, sizeof(c)) != sizeof(c))
+			_exit(1);
+	}
+	close(ready);
+	for (;;)
+		pause();
+}
+
+/* In the driver: the @n - 1 children's PIDs tree_root() writes to @ready, after pids[0]. */
+static inline void tree_pids(int ready, pid_t *pids, int n)
+{
+	for (int i = 1; i < n; i++)
+		if (read(ready, &pids[i], sizeof(pids[i])) != sizeof(pids[i]))
+			die("reading the tree's PIDs");
+	close(ready);
 }
 
 #endif

@@ -167,34 +167,20 @@ int main(int argc, char **argv)
 {
 	int sets[MAX_SETS] = {10, 1000, 10000, 0}, n_sets = 4, nf = 0;
 	double d[MAX_SETS][RUNS], r[MAX_SETS][RUNS], md[MAX_SETS], mr[MAX_SETS];
-	struct rlimit rl;
+	rlim_t lim;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: fds CRF [N...]\n");
 		return 2;
 	}
-	if (argc > 2) {
-		for (n_sets = 0; n_sets + 2 < argc && n_sets < MAX_SETS - 1; n_sets++)
-			if ((sets[n_sets] = atoi(argv[n_sets + 2])) <= 0)
-				fprintf(stderr, "fds: N must be positive\n"), exit(2);
-		sets[n_sets++] = 0;
-	}
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		die("getrlimit");
-	rl.rlim_cur = rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-		die("setrlimit");
+	parse_sets(argc, argv, "fds", sets, &n_sets, MAX_SETS);
+	lim = bench_setup();
 	for (int s = 0; s < n_sets; s++)
-		if (sets[s] && (rlim_t)sets[s] + 4 > rl.rlim_cur)
+		if (sets[s] && (rlim_t)sets[s] + 4 > lim)
 			fprintf(stderr,
 				"fds: RLIMIT_NOFILE's hard limit %llu allows N up to %llu\n",
-				(unsigned long long)rl.rlim_max,
-				(unsigned long long)rl.rlim_max - 4),
+				(unsigned long long)lim, (unsigned long long)lim - 4),
 				exit(2);
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
-		die("PR_SET_CHILD_SUBREAPER");
-	if (syscall(SYS_close_range, 3, ~0u, 0) < 0)
-		die("close_range");
 	make_data();
 	for (int run_i = 0; run_i < RUNS; run_i++)
 		for (int s = 0; s < n_sets; s++)

@@ -118,27 +118,13 @@ int main(int argc, char **argv)
 {
 	int sets[MAX_SETS] = {1, 100, 1000, 0}, n_sets = 4, nt = 0;
 	double d[MAX_SETS][RUNS], r[MAX_SETS][RUNS], md[MAX_SETS], mr[MAX_SETS];
-	struct rlimit rl;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: sockets CRF [N...]\n");
 		return 2;
 	}
-	if (argc > 2) {
-		for (n_sets = 0; n_sets + 2 < argc && n_sets < MAX_SETS - 1; n_sets++)
-			if ((sets[n_sets] = atoi(argv[n_sets + 2])) <= 0)
-				fprintf(stderr, "sockets: N must be positive\n"), exit(2);
-		sets[n_sets++] = 0;
-	}
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		die("getrlimit");
-	rl.rlim_cur = rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-		die("setrlimit");
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
-		die("PR_SET_CHILD_SUBREAPER");
-	if (syscall(SYS_close_range, 3, ~0u, 0) < 0)
-		die("close_range");
+	parse_sets(argc, argv, "sockets", sets, &n_sets, MAX_SETS);
+	bench_setup();
 	for (int run_i = 0; run_i < RUNS; run_i++)
 		for (int s = 0; s < n_sets; s++)
 			measure(argv[1], sets[s], &d[s][run_i], &r[s][run_i]);

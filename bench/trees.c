@@ -47,28 +47,11 @@ static pid_t start_tree(int n, pid_t *pids)
 				  -1, 0);
 
 		close(ready[0]);
-		for (int i = 1; i < n; i++) {
-			pid_t c = fork();
-
-			if (c == 0) {
-				close(ready[1]);
-				page[0] = (char)i;
-				for (;;)
-					pause();
-			}
-			if (c < 0 || write(ready[1], &c, sizeof(c)) != sizeof(c))
-				_exit(1);
-		}
-		close(ready[1]);
-		for (;;)
-			pause();
+		tree_root(n, ready[1], page);
 	}
 	close(ready[1]);
 	pids[0] = root;
-	for (int i = 1; i < n; i++)
-		if (read(ready[0], &pids[i], sizeof(pids[i])) != sizeof(pids[i]))
-			die("reading the tree's PIDs");
-	close(ready[0]);
+	tree_pids(ready[0], pids, n);
 	return root;
 }
 
