@@ -983,10 +983,7 @@ mutant cgroup-unsaved-refused plugins/cgroup/unsaved.c 'e2e-cgroup-props e2e-cgr
 	'	if (!keep && !as_new(value, dflt, k, *s->dir)) {' '	if (0) {'
 mutant cgroup-unsaved-any-file plugins/cgroup/unsaved.c 'e2e-cgroup-settings' \
 	'only the settings of crf'"'"'s table are checked, not every writable file (memory.swappiness, cgroup.pressure)' \
-	'	if ((st.st_mode & S_IRUSR) && (st.st_mode & S_IWUSR))
-		return true;' \
-	'	if (0)
-		return true;'
+	'	return (st.st_mode & S_IRUSR) && (st.st_mode & S_IWUSR);' '	return false;'
 mutant cgroup-unsaved-table plugins/cgroup/unsaved.c 'e2e-cgroup-settings' \
 	'with no scratch cgroup, the table takes a changed cgroup.pressure for the default' \
 	'	{"cgroup.pressure", NULL, "1"},' '	{"cgroup.pressure", NULL, "0"},'
