@@ -14,7 +14,6 @@
 
 #include "tun.h"
 
-
 static int set_int(const char *what, int fd, unsigned long req, const char *name, int v)
 {
 	if (ioctl(fd, req, v) < 0)
