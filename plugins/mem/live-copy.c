@@ -162,7 +162,7 @@ static int classify_vma(struct mem_live *L, struct live_task *t, struct live_vma
 		r = live_read_pagemap(t, cur, k, L->ps, e);
 		for (size_t i = 0; r >= 0 && i < k; i++)
 			if (v->st[j + i] == PG_UNKNOWN)
-				v->st[j + i] = live_existed(e[i]) ? PG_NEED : PG_NONE;
+				v->st[j + i] = live_existed(e[i]) ? PG_NEED : PG_LATE_NONE;
 		j += k;
 		if (r >= 0)
 			r = live_serve(L);

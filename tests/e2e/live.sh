@@ -135,6 +135,16 @@ t_unsaved() {
 		echo "unsaved: try $try: the program ran only after crf had copied U; again"
 		kill -KILL "$pid"
 		wait "$pid" 2>/dev/null
+		# A dump that succeeded must hold the freeze's U: restored, it checks.
+		rm -f "$BASE.ctl.verdict"
+		touch "$BASE.ctl.verify"
+		timeout -s KILL 60 "$CRF" restore -D "$BASE.unsaved.$try" -d >"$OUT" 2>&1 ||
+			{ fail "unsaved: try $try: crf restore"; return; }
+		ctl_wait verdict; sleep 0.1
+		kill -KILL "$pid" 2>/dev/null
+		[[ $(verdict) == ok:* ]] ||
+			{ fail "unsaved: try $try: the dump succeeded with a wrong image: $(verdict)"; return; }
+		rm -f "$BASE.ctl.verify"
 	done
 	((try <= 4)) || { fail "unsaved: the dump succeeded 4 times"; return; }
 	grep -Eq "unmapped 0x[0-9a-f]+-0x[0-9a-f]+ during the live dump, before crf copied" "$OUT" ||
