@@ -6,6 +6,7 @@
  * pages the program wrote first, the userfaultfds served between batches.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +212,102 @@ int mem_live_copy(struct mem_live *L, pid_t pid, size_t idx, struct mem_pages *p
 	return r;
 }
 
+struct ranges {
+	uint64_t (*r)[2];
+	size_t n;
+};
+
+/* The mappings of @pid now, in address order, into @m. */
+static int read_maps(pid_t pid, struct ranges *m)
+{
+	char path[64];
+	unsigned long long a, b;
+	size_t cap = 0;
+	FILE *f;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return crf_error_errno(errno, "open %s", path);
+	while (r >= 0 && fscanf(f, "%llx-%llx%*[^\n]", &a, &b) == 2) {
+		if (m->n == cap) {
+			void *n = realloc(m->r, (cap = cap * 2 + 64) * sizeof(*m->r));
+
+			if (!n) {
+				r = crf_error_errno(ENOMEM, "%s", path);
+				break;
+			}
+			m->r = n;
+		}
+		m->r[m->n][0] = a;
+		m->r[m->n++][1] = b;
+	}
+	if (r >= 0 && ferror(f))
+		r = crf_error_errno(EIO, "read %s", path);
+	fclose(f);
+	return r;
+}
+
+static bool mapped(const struct ranges *m, uint64_t a)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a < m->r[mid][0])
+			hi = mid;
+		else if (a >= m->r[mid][1])
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+/*
+ * munmap posts UNMAP only after the pages are gone and the mm's lock is
+ * dropped: one that emptied a page the lookup then found empty may not
+ * have been read yet.  Reading the maps waits for any unmap under way, so
+ * a page found empty that is no longer mapped now, its UNMAP unseen, is
+ * caught here.
+ */
+static int check_late_holes(struct mem_live *L, struct live_task *t)
+{
+	struct ranges m = {0};
+	int r = 0;
+	bool read = false;
+
+	for (size_t k = 0; r >= 0 && k < t->n; k++) {
+		struct live_vma *v = &t->v[k];
+		size_t np = (v->end - v->start) / L->ps;
+
+		for (size_t j = 0; r >= 0 && j < np; j++) {
+			uint64_t orig = v->start + j * L->ps, room, cur;
+
+			if (v->st[j] != PG_LATE_NONE)
+				continue;
+			if (!read) {
+				r = read_maps(t->pid, &m);
+				read = true;
+				if (r < 0)
+					break;
+			}
+			cur = live_to_cur(t, orig, &room);
+			if (cur && !mapped(&m, cur))
+				r = crf_error_errno(
+					ESTALE,
+					"pid %d unmapped the page at %#llx during the live "
+					"dump before crf could tell whether it held data "
+					"at the freeze (the program runs on unaffected)",
+					(int)t->pid, (unsigned long long)orig);
+		}
+	}
+	free(m.r);
+	return r;
+}
+
 int mem_live_end(struct mem_live *L)
 {
 	int r;
@@ -218,6 +315,10 @@ int mem_live_end(struct mem_live *L)
 	if (!L)
 		return 0;
 	r = live_serve(L);
+	for (size_t i = 0; r >= 0 && i < L->n; i++)
+		r = check_late_holes(L, &L->t[i]);
+	if (r >= 0)
+		r = live_serve(L);
 	crf_info("live dump: %llu MiB copied while the tree ran, %llu write faults served, "
 		 "%llu discards, %llu moves followed; side buffer peak %zu pages (%.1f MiB)",
 		 (unsigned long long)(L->copied >> 20), (unsigned long long)L->faults,
