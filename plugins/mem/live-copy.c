@@ -137,81 +137,6 @@ static int read_batch(void *arg, struct mem_pages *p)
 	return r;
 }
 
-/* Look up the pages of @v not looked at while frozen, serving faults between windows. */
-static int classify_vma(struct mem_live *L, struct live_task *t, struct live_vma *v)
-{
-	size_t np = (v->end - v->start) / L->ps;
-	uint64_t e[CLASSIFY_PAGES];
-	int r = 0;
-
-	for (size_t j = 0; r >= 0 && j < np;) {
-		uint64_t room, cur = live_to_cur(t, v->start + j * L->ps, &room);
-		size_t k = np - j;
-
-		if (v->st[j] != PG_UNKNOWN) {
-			j++;
-			continue;
-		}
-		if (!cur)
-			return crf_error_errno(ESTALE, "pid %d: the page at %#llx is gone unseen",
-					       (int)t->pid,
-					       (unsigned long long)(v->start + j * L->ps));
-		if (k > CLASSIFY_PAGES)
-			k = CLASSIFY_PAGES;
-		if (k > room / L->ps)
-			k = room / L->ps;
-		r = live_read_pagemap(t, cur, k, L->ps, e);
-		for (size_t i = 0; r >= 0 && i < k; i++)
-			if (v->st[j + i] == PG_UNKNOWN)
-				v->st[j + i] = live_existed(e[i]) ? PG_NEED : PG_LATE_NONE;
-		j += k;
-		if (r >= 0)
-			r = live_serve(L);
-	}
-	return r;
-}
-
-int mem_live_classify(struct mem_live *L)
-{
-	int r = 0;
-
-	for (size_t i = 0; r >= 0 && L && i < L->n; i++)
-		for (size_t k = 0; r >= 0 && k < L->t[i].n; k++)
-			r = classify_vma(L, &L->t[i], &L->t[i].v[k]);
-	return r;
-}
-
-int mem_live_copy(struct mem_live *L, pid_t pid, size_t idx, struct mem_pages *p)
-{
-	struct live_task *t = live_find_task(L, pid);
-	struct copy c = {L, t};
-	struct live_vma *v;
-	size_t np;
-	int r = 0;
-
-	if (!t || idx >= t->n)
-		return crf_error_errno(EINVAL, "pid %d: no live mapping %zu", (int)pid, idx);
-	v = &t->v[idx];
-	np = (v->end - v->start) / L->ps;
-	mem_pages_begin(p, true, true);
-	p->read_hook = read_batch;
-	p->read_arg = &c;
-	for (size_t j = 0; r >= 0 && j < np;) {
-		size_t k = j;
-
-		while (k < np && (v->st[k] == PG_NEED || v->st[k] == PG_SAVED))
-			k++;
-		if (k > j)
-			r = mem_pages_add(p, v->start + j * L->ps, v->start + k * L->ps, false);
-		j = k + 1;
-	}
-	if (r >= 0)
-		r = mem_pages_flush(p);
-	p->read_hook = NULL;
-	p->read_arg = NULL;
-	return r;
-}
-
 struct ranges {
 	uint64_t (*r)[2];
 	size_t n;
@@ -267,44 +192,117 @@ static bool mapped(const struct ranges *m, uint64_t a)
 }
 
 /*
- * munmap posts UNMAP only after the pages are gone and the mm's lock is
- * dropped: one that emptied a page the lookup then found empty may not
- * have been read yet.  Reading the maps waits for any unmap under way, so
- * a page found empty that is no longer mapped now, its UNMAP unseen, is
- * caught here.
+ * The window of @k pages from page @j of @v, at @cur now, read from the
+ * pagemap into @e: a page with the uffd-wp bit set at the freeze held
+ * data then.  One without it was empty then only if it is still mapped:
+ * munmap posts UNMAP after the pages are gone, so the read may have seen
+ * the hole an unmap made, and the maps, read after the pagemap, tell.
  */
-static int check_late_holes(struct mem_live *L, struct live_task *t)
+static int sort_window(struct live_task *t, struct live_vma *v, size_t j, size_t k, uint64_t cur,
+		       size_t ps, const uint64_t *e)
 {
 	struct ranges m = {0};
-	int r = 0;
 	bool read = false;
+	int r = 0;
 
-	for (size_t k = 0; r >= 0 && k < t->n; k++) {
-		struct live_vma *v = &t->v[k];
-		size_t np = (v->end - v->start) / L->ps;
-
-		for (size_t j = 0; r >= 0 && j < np; j++) {
-			uint64_t orig = v->start + j * L->ps, room, cur;
-
-			if (v->st[j] != PG_LATE_NONE)
-				continue;
-			if (!read) {
-				r = read_maps(t->pid, &m);
-				read = true;
-				if (r < 0)
-					break;
-			}
-			cur = live_to_cur(t, orig, &room);
-			if (cur && !mapped(&m, cur))
-				r = crf_error_errno(
-					ESTALE,
-					"pid %d unmapped the page at %#llx during the live "
-					"dump before crf could tell whether it held data "
-					"at the freeze (the program runs on unaffected)",
-					(int)t->pid, (unsigned long long)orig);
+	for (size_t i = 0; r >= 0 && i < k; i++) {
+		if (v->st[j + i] != PG_UNKNOWN)
+			continue;
+		if (live_existed(e[i])) {
+			v->st[j + i] = PG_NEED;
+			continue;
 		}
+		if (!read) {
+			r = read_maps(t->pid, &m);
+			read = true;
+			if (r < 0)
+				break;
+		}
+		if (mapped(&m, cur + i * ps))
+			v->st[j + i] = PG_NONE;
+		else
+			r = crf_error_errno(
+				ESTALE,
+				"pid %d unmapped the page at %#llx during the live dump "
+				"before crf could tell whether it held data at the freeze "
+				"(the program runs on unaffected)",
+				(int)t->pid, (unsigned long long)(v->start + (j + i) * ps));
 	}
 	free(m.r);
+	return r;
+}
+
+/* Look up the pages of @v not looked at while frozen, serving faults between windows. */
+static int classify_vma(struct mem_live *L, struct live_task *t, struct live_vma *v)
+{
+	size_t np = (v->end - v->start) / L->ps;
+	uint64_t e[CLASSIFY_PAGES];
+	int r = 0;
+
+	for (size_t j = 0; r >= 0 && j < np;) {
+		uint64_t room, cur = live_to_cur(t, v->start + j * L->ps, &room);
+		size_t k = np - j;
+
+		if (v->st[j] != PG_UNKNOWN) {
+			j++;
+			continue;
+		}
+		if (!cur)
+			return crf_error_errno(ESTALE, "pid %d: the page at %#llx is gone unseen",
+					       (int)t->pid,
+					       (unsigned long long)(v->start + j * L->ps));
+		if (k > CLASSIFY_PAGES)
+			k = CLASSIFY_PAGES;
+		if (k > room / L->ps)
+			k = room / L->ps;
+		r = live_read_pagemap(t, cur, k, L->ps, e);
+		if (r >= 0)
+			r = sort_window(t, v, j, k, cur, L->ps, e);
+		j += k;
+		if (r >= 0)
+			r = live_serve(L);
+	}
+	return r;
+}
+
+int mem_live_classify(struct mem_live *L)
+{
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && L && i < L->n; i++)
+		for (size_t k = 0; r >= 0 && k < L->t[i].n; k++)
+			r = classify_vma(L, &L->t[i], &L->t[i].v[k]);
+	return r;
+}
+
+int mem_live_copy(struct mem_live *L, pid_t pid, size_t idx, struct mem_pages *p)
+{
+	struct live_task *t = live_find_task(L, pid);
+	struct copy c = {L, t};
+	struct live_vma *v;
+	size_t np;
+	int r = 0;
+
+	if (!t || idx >= t->n)
+		return crf_error_errno(EINVAL, "pid %d: no live mapping %zu", (int)pid, idx);
+	v = &t->v[idx];
+	np = (v->end - v->start) / L->ps;
+	mem_pages_begin(p, true, true);
+	p->read_hook = read_batch;
+	p->read_arg = &c;
+	for (size_t j = 0; r >= 0 && j < np;) {
+		size_t k = j;
+
+		while (k < np && (v->st[k] == PG_NEED || v->st[k] == PG_SAVED))
+			k++;
+		if (k > j)
+			r = mem_pages_add(p, v->start + j * L->ps, v->start + k * L->ps, false);
+		j = k + 1;
+	}
+	if (r >= 0)
+		r = mem_pages_flush(p);
+	p->read_hook = NULL;
+	p->read_arg = NULL;
 	return r;
 }
 
@@ -315,10 +313,6 @@ int mem_live_end(struct mem_live *L)
 	if (!L)
 		return 0;
 	r = live_serve(L);
-	for (size_t i = 0; r >= 0 && i < L->n; i++)
-		r = check_late_holes(L, &L->t[i]);
-	if (r >= 0)
-		r = live_serve(L);
 	crf_info("live dump: %llu MiB copied while the tree ran, %llu write faults served, "
 		 "%llu discards, %llu moves followed; side buffer peak %zu pages (%.1f MiB)",
 		 (unsigned long long)(L->copied >> 20), (unsigned long long)L->faults,

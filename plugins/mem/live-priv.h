@@ -23,12 +23,6 @@ enum page_state {
 	PG_SAVED,   /* written to since: its freeze bytes are in the side buffer */
 	PG_DONE,    /* copied */
 	PG_UNKNOWN, /* not looked at while frozen: its uffd-wp bit will say */
-	/*
-	 * Looked up after the thaw and found without data of the freeze: absent
-	 * then, or unmapped before the lookup (munmap's UNMAP event comes only
-	 * after the pages are gone, so the lookup may have seen the hole).
-	 */
-	PG_LATE_NONE,
 };
 
 /*

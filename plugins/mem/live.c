@@ -647,14 +647,7 @@ static int on_unmap(struct mem_live *L, struct live_task *t, uint64_t start, uin
 		size_t j;
 		struct live_vma *v = orig ? live_page_of(t, orig, L->ps, &j) : NULL;
 
-		/*
-		 * A page looked up after the thaw and found empty may have
-		 * been emptied by this very unmap before the lookup: which
-		 * one cannot be told, so the dump fails rather than save a
-		 * hole where data may have been.
-		 */
-		if (v &&
-		    (v->st[j] == PG_NEED || v->st[j] == PG_UNKNOWN || v->st[j] == PG_LATE_NONE))
+		if (v && (v->st[j] == PG_NEED || v->st[j] == PG_UNKNOWN))
 			return crf_error_errno(
 				ESTALE,
 				"pid %d unmapped %#llx-%#llx during the live dump, "
@@ -663,7 +656,8 @@ static int on_unmap(struct mem_live *L, struct live_task *t, uint64_t start, uin
 				"unaffected)",
 				(int)t->pid, (unsigned long long)start, (unsigned long long)end,
 				(unsigned long long)orig,
-				v->st[j] == PG_NEED ? "" : " or could tell whether it held data");
+				v->st[j] == PG_UNKNOWN ? " or could tell whether it held data"
+						       : "");
 	}
 	return move_segs(t, start, end, false, 0);
 }
