@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <crf/cleanup.h>
 #include <crf/log.h>
 
 #include "live.h"
@@ -148,30 +149,23 @@ static int read_maps(pid_t pid, struct ranges *m)
 	char path[64];
 	unsigned long long a, b;
 	size_t cap = 0;
-	FILE *f;
-	int r = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	if (!f)
 		return crf_error_errno(errno, "open %s", path);
-	while (r >= 0 && fscanf(f, "%llx-%llx%*[^\n]", &a, &b) == 2) {
+	while (fscanf(f, "%llx-%llx%*[^\n]", &a, &b) == 2) {
 		if (m->n == cap) {
 			void *n = realloc(m->r, (cap = cap * 2 + 64) * sizeof(*m->r));
 
-			if (!n) {
-				r = crf_error_errno(ENOMEM, "%s", path);
-				break;
-			}
+			if (!n)
+				return crf_error_errno(ENOMEM, "%s", path);
 			m->r = n;
 		}
 		m->r[m->n][0] = a;
 		m->r[m->n++][1] = b;
 	}
-	if (r >= 0 && ferror(f))
-		r = crf_error_errno(EIO, "read %s", path);
-	fclose(f);
-	return r;
+	return ferror(f) ? crf_error_errno(EIO, "read %s", path) : 0;
 }
 
 static bool mapped(const struct ranges *m, uint64_t a)
