@@ -59,9 +59,8 @@ tar -C "$tmp/rootfs" -cf "$tmp/rootfs.tar" . || fail "tar"
 # Podman raises the container's limits past what runc may set here
 # (without CAP_SYS_RESOURCE; even crf's own hard limits were refused for
 # nproc): small fixed ones are passed.
-lim="--ulimit nofile=1024:1024 --ulimit nproc=1024:1024"
-# shellcheck disable=SC2086 # $lim is words
-"${P[@]}" run -d --name "$ct" --network none $lim "$img" sh -c \
+lim=(--ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
+"${P[@]}" run -d --name "$ct" --network none "${lim[@]}" "$img" sh -c \
 	'i=0; while :; do i=$((i+1)); echo $i >/tmp/count; sleep 0.1; done' \
 	>"$tmp/run.out" 2>&1 </dev/null || fail "podman run"
 for _ in $(seq 50); do [[ -n $(count "$ct") ]] && break; sleep 0.1; done
