@@ -284,7 +284,7 @@ int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	crf__net__inet_sk__init(sk);
 	r = describe(obj, fd, sk);
 	if (r >= 0) {
-		const char *why = sockopt_refusal(fd);
+		const char *why = sockopt_refusal(fd, true);
 
 		/* "pid 42: fd 3: tcp 1.2.3.4:5 -> ...": every message names the task and fd. */
 		char sk_name[INET_NAME_MAX];

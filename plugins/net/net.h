@@ -5,6 +5,8 @@
 #ifndef CRF_PLUGIN_NET_H
 #define CRF_PLUGIN_NET_H
 
+#include <stdbool.h>
+
 #include <crf/plugin.h>
 
 /* The probe hook: TCP repair, sock_diag, and rtnetlink through libnl. */
@@ -29,10 +31,11 @@ int net_cleanup(struct crf_ctx *ctx);
 
 /*
  * Why a socket is refused whatever its family (sockopt.c): an error pending
- * or queued, a filter program attached (SO_ATTACH_FILTER, SO_ATTACH_BPF);
- * NULL when none of these.
+ * or queued, an eBPF program attached (SO_ATTACH_BPF), a classic filter
+ * (SO_ATTACH_FILTER) unless @saves_filter (the kind saves its options,
+ * sockopt_dump_list); NULL when none of these.
  */
-const char *sockopt_refusal(int fd);
+const char *sockopt_refusal(int fd, bool saves_filter);
 
 /* unix*.c: the unix sockets of the dump or of the restore. */
 struct unix_table;

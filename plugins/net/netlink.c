@@ -198,7 +198,7 @@ static const char *refusal(int fd, const Crf__Net__NetlinkSk *sk, uint32_t diag)
 	if (p.revents & POLLIN)
 		return "a socket with messages waiting in its receive queue, which crf cannot "
 		       "send again as the kernel sent them";
-	return sockopt_refusal(fd);
+	return sockopt_refusal(fd, true);
 }
 
 static int describe(int fd, Crf__Net__NetlinkSk *sk, const char *what)

@@ -16,6 +16,13 @@
  * saved like any option and set last (sockopt_restore_buf_lock), so that a
  * TCP connection whose buffers the kernel tuned comes back with the tuned
  * sizes, still tuned, and one whose sizes the program set, locked.
+ *
+ * A classic BPF filter (SO_ATTACH_FILTER) is saved as one more option,
+ * SO_ATTACH_FILTER, whose value is its instructions as SO_GET_FILTER reads
+ * them (the kernel keeps a classic program's original instructions); the
+ * restore attaches it after the other options, then locks it if it was
+ * (SO_LOCK_FILTER, which reads back like any flag).  An eBPF program
+ * (SO_ATTACH_BPF) cannot be read back as it was given: refused.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -26,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <linux/filter.h>
 #include <linux/netlink.h>
 
 #include <crf/cleanup.h>
@@ -83,6 +91,8 @@ static const struct sockopt_def defs[] = {
 	SO(SO_SNDTIMEO),
 	SO(SO_TIMESTAMP),
 	SO(SO_PASSCRED),
+	SO(SO_ATTACH_FILTER), /* read with SO_GET_FILTER (filter_dump) */
+	SO(SO_LOCK_FILTER),
 	IP(IP_TOS),
 	IP(IP_TTL),
 	IP(IP_FREEBIND),
@@ -122,6 +132,16 @@ static const struct sockopt_def defs[] = {
 /* The largest value in the table: TCP_CONGESTION's name, SO_BINDTODEVICE's. */
 #define OPT_MAX 64
 
+static bool is_filter(int level, int name)
+{
+	return level == SOL_SOCKET && name == SO_ATTACH_FILTER;
+}
+
+static bool is_filter_lock(int level, int name)
+{
+	return level == SOL_SOCKET && name == SO_LOCK_FILTER;
+}
+
 /* Whether option @d is one of a socket of @family and @proto (a Crf__Net__Proto, 0 for netlink). */
 static bool applies(const struct sockopt_def *d, int family, unsigned char proto)
 {
@@ -147,6 +167,53 @@ static int add_opt(Crf__Net__SockOpt ***opts, size_t *n, const struct sockopt_de
 	return o->value.data ? 0 : -ENOMEM;
 }
 
+/* The most instructions a classic filter may have (BPF_MAXINSNS). */
+#define FILTER_MAX 4096
+
+/* A classic BPF filter attached to @fd, as an SO_ATTACH_FILTER option. */
+static int filter_dump(int fd, Crf__Net__SockOpt ***opts, size_t *n, const char *name)
+{
+	static const struct sockopt_def def = SO(SO_ATTACH_FILTER);
+	_cleanup_free_ struct sock_filter *insns = NULL;
+	socklen_t count = 0, got;
+
+	/* With no room, the number of instructions (0: none attached). */
+	if (getsockopt(fd, SOL_SOCKET, SO_GET_FILTER, NULL, &count))
+		return errno == EACCES ? crf_error_errno(ENOTSUP,
+							 "%s: a socket with an eBPF program "
+							 "attached (SO_ATTACH_BPF), which crf "
+							 "cannot read back as it was given",
+							 name)
+				       : crf_error_errno(errno, "%s: SO_GET_FILTER", name);
+	if (!count)
+		return 0;
+	if (count > FILTER_MAX)
+		return crf_error_errno(E2BIG, "%s: a filter of %u instructions", name, count);
+	insns = calloc(count, sizeof(*insns));
+	if (!insns)
+		return -ENOMEM;
+	got = count;
+	if (getsockopt(fd, SOL_SOCKET, SO_GET_FILTER, insns, &got))
+		return crf_error_errno(errno, "%s: SO_GET_FILTER", name);
+	if (got != count)
+		return crf_error_errno(EAGAIN, "%s: its filter changed while read", name);
+	return add_opt(opts, n, &def, insns, (socklen_t)(count * sizeof(*insns)));
+}
+
+/* Attach the filter of option @o. */
+static int filter_restore(int fd, const Crf__Net__SockOpt *o)
+{
+	struct sock_fprog prog = {
+		.len = (unsigned short)(o->value.len / sizeof(struct sock_filter)),
+		.filter = (struct sock_filter *)o->value.data,
+	};
+
+	if (!o->value.len || o->value.len % sizeof(struct sock_filter) ||
+	    o->value.len > FILTER_MAX * sizeof(struct sock_filter))
+		return -EBADMSG;
+	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ? -errno : 0;
+}
+
 int sockopt_dump_list(int fd, int family, int type, int protocol, unsigned char proto,
 		      Crf__Net__SockOpt ***opts, size_t *n, const char *name)
 {
@@ -161,7 +228,7 @@ int sockopt_dump_list(int fd, int family, int type, int protocol, unsigned char 
 	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
 		const struct sockopt_def *d = &defs[i];
 
-		if (!applies(d, family, proto))
+		if (!applies(d, family, proto) || is_filter(d->level, d->name))
 			continue;
 		vl = fl = OPT_MAX;
 		memset(v, 0, sizeof(v));
@@ -183,7 +250,7 @@ int sockopt_dump_list(int fd, int family, int type, int protocol, unsigned char 
 				       "socket's, and this kernel does not tell whether they are "
 				       "locked (SO_BUF_LOCK, Linux 5.14)",
 				       name);
-	return 0;
+	return filter_dump(fd, opts, n, name);
 }
 
 int sockopt_dump(int fd, Crf__Net__InetSk *sk, const char *name)
@@ -227,27 +294,39 @@ static bool is_buf_lock(const Crf__Net__SockOpt *o)
 	return o->level == SOL_SOCKET && o->name == SO_BUF_LOCK;
 }
 
+/* Option @o set on @fd: 0 or -errno. */
+static int restore_one(int fd, const Crf__Net__SockOpt *o)
+{
+	if (is_buf(o))
+		return set_buf(fd, o->name, o);
+	if (is_filter(o->level, o->name))
+		return filter_restore(fd, o);
+	return setsockopt(fd, o->level, o->name, o->value.data, (socklen_t)o->value.len) ? -errno
+											 : 0;
+}
+
+/*
+ * Every option but the buffer locks (set last, by their own call), in two
+ * passes: the filter lock after the rest, the filter included.
+ */
 int sockopt_restore_list(int fd, Crf__Net__SockOpt *const *opts, size_t n, const char *name)
 {
-	for (size_t i = 0; i < n; i++) {
-		const Crf__Net__SockOpt *o = opts[i];
-		const char *label = label_of(o->level, o->name);
-		int r;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			const Crf__Net__SockOpt *o = opts[i];
+			const char *label = label_of(o->level, o->name);
+			int r;
 
-		if (!label)
-			return crf_error_errno(EBADMSG, "%s: option %d:%d is not one crf knows",
-					       name, o->level, o->name);
-		if (is_buf_lock(o))
-			continue;
-		if (is_buf(o))
-			r = set_buf(fd, o->name, o);
-		else
-			r = setsockopt(fd, o->level, o->name, o->value.data,
-				       (socklen_t)o->value.len)
-				    ? -errno
-				    : 0;
-		if (r < 0)
-			return crf_error_errno(-r, "%s: setsockopt(%s)", name, label);
+			if (!label)
+				return crf_error_errno(EBADMSG,
+						       "%s: option %d:%d is not one crf knows",
+						       name, o->level, o->name);
+			if (is_buf_lock(o) || is_filter_lock(o->level, o->name) != (pass == 1))
+				continue;
+			r = restore_one(fd, o);
+			if (r < 0)
+				return crf_error_errno(-r, "%s: setsockopt(%s)", name, label);
+		}
 	}
 	return 0;
 }
@@ -295,7 +374,7 @@ int sockopt_restore_reuse(int fd, const Crf__Net__InetSk *sk, const char *name)
 	return 0;
 }
 
-const char *sockopt_refusal(int fd)
+const char *sockopt_refusal(int fd, bool saves_filter)
 {
 	struct pollfd p = {.fd = fd};
 	socklen_t len = 0;
@@ -307,9 +386,9 @@ const char *sockopt_refusal(int fd)
 	/* Classic BPF: the number of instructions; an eBPF program: EACCES. */
 	if (getsockopt(fd, SOL_SOCKET, SO_GET_FILTER, NULL, &len))
 		return errno == EACCES ? "a socket with an eBPF program attached (SO_ATTACH_BPF), "
-					 "which crf does not save"
+					 "which crf cannot read back as it was given"
 				       : NULL;
-	return len ? "a socket with a BPF filter attached (SO_ATTACH_FILTER), which crf does "
-		     "not save"
-		   : NULL;
+	return len && !saves_filter ? "a socket with a BPF filter attached (SO_ATTACH_FILTER), "
+				      "which crf does not save for this kind"
+				    : NULL;
 }

@@ -175,6 +175,14 @@ static int take_queue(int fd, Crf__Net__InetSk *sk, const char *name)
 
 static int requeue(int fd, const Crf__Net__InetSk *sk, const char *name);
 
+static bool has_filter(const Crf__Net__InetSk *sk)
+{
+	for (size_t i = 0; i < sk->n_opts; i++)
+		if (sk->opts[i]->level == SOL_SOCKET && sk->opts[i]->name == SO_ATTACH_FILTER)
+			return true;
+	return false;
+}
+
 int udp_dump(int fd, Crf__Net__InetSk *sk, const char *name)
 {
 	int off = -1, zero = 0, cork = 0, outq = 0, r;
@@ -197,6 +205,11 @@ int udp_dump(int fd, Crf__Net__InetSk *sk, const char *name)
 	if (setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero)))
 		return crf_error_errno(errno, "%s: SO_PEEK_OFF (reading the queue in place)", name);
 	r = check_queue(fd, name);
+	if (r > 0 && has_filter(sk))
+		r = crf_error_errno(ENOTSUP,
+				    "%s: datagrams waiting behind a BPF filter (SO_ATTACH_FILTER): "
+				    "queued again, they would go through the filter a second time",
+				    name);
 	if (r > 0) {
 		/* From here until the queue is whole again, others are held off. */
 		r = netlock_udp_hold(sk, name);

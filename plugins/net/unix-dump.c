@@ -386,7 +386,7 @@ int net_unix_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 		 unix_type_str(d.type), unix_name_str(d.name, d.name_len, name, sizeof(name)));
 	why = unsupported(&d);
 	if (!why)
-		why = sockopt_refusal(copy);
+		why = sockopt_refusal(copy, false);
 	if (why)
 		r = crf_error_errno(ENOTSUP, "%s: %s", what, why);
 	if (r == 0)

@@ -13,6 +13,10 @@
  * their source addresses, then nothing; new datagrams pass; each socket is
  * in its groups with its filter, and in no other of them.
  *
+ * wl-udp filters: classic BPF filters on two sockets, one locked, come back
+ * as attached (see attach()); wl-udp filter: one on a socket with
+ * datagrams waiting, refused.
+ *
  * wl-udp outside: a sender outside the tree (a grandchild, reparented away)
  * sends numbered datagrams to a socket every millisecond throughout the
  * checkpoint; after it, the queue gives them from the first, each numbered
@@ -96,6 +100,63 @@ static void check_queue(int i)
 	n = recv(sk[i].fd, buf, sizeof(buf), MSG_DONTWAIT);
 	if (n >= 0 || errno != EAGAIN)
 		wl_fail("socket %d: a datagram more than was queued (%zd)", i, n);
+}
+
+static struct sock_filter accept_all = BPF_STMT(BPF_RET | BPF_K, 0xffff);
+static struct sock_filter drop_all = BPF_STMT(BPF_RET | BPF_K, 0);
+static struct {
+	int sk;
+	struct sock_filter *insn;
+	bool locked;
+} filters[2];
+static int n_filters;
+
+/* A one-instruction filter on socket @i, locked if @lock. */
+static void attach(int i, struct sock_filter *insn, bool lock)
+{
+	struct sock_fprog prog = {.len = 1, .filter = insn};
+
+	if (setsockopt(sk[i].fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)))
+		wl_fail("SO_ATTACH_FILTER: %s", strerror(errno));
+	if (lock)
+		wl_setint(sk[i].fd, SOL_SOCKET, SO_LOCK_FILTER, 1);
+	filters[n_filters].sk = i;
+	filters[n_filters].insn = insn;
+	filters[n_filters++].locked = lock;
+}
+
+/* Each filter as attached, locked or not, and socket 4's dropping what comes. */
+static void check_filters(void)
+{
+	struct sock_filter got[4];
+	socklen_t len;
+	char buf[8];
+	int lock;
+
+	for (int k = 0; k < n_filters; k++) {
+		int fd = sk[filters[k].sk].fd;
+
+		len = 4;
+		if (getsockopt(fd, SOL_SOCKET, SO_GET_FILTER, got, &len) || len != 1 ||
+		    memcmp(got, filters[k].insn, sizeof(got[0])))
+			wl_fail("socket %d: its filter is not the one attached (%u instructions)",
+				filters[k].sk, len);
+		len = sizeof(lock);
+		if (getsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &lock, &len) ||
+		    lock != filters[k].locked)
+			wl_fail("socket %d: SO_LOCK_FILTER is %d", filters[k].sk, lock);
+	}
+	/* What socket 1's filter accepts arrives; socket 4's drops the same. */
+	if (sendto(sk[0].fd, "pass", 4, 0, (struct sockaddr *)&sk[1].at, sk[1].at_len) != 4 ||
+	    recv(sk[1].fd, buf, sizeof(buf), 0) != 4)
+		wl_fail("socket 1: a datagram from socket 0 did not pass: %s", strerror(errno));
+	if (sendto(sk[3].fd, "drop", 4, 0, (struct sockaddr *)&sk[4].at, sk[4].at_len) != 4)
+		wl_fail("sendto socket 4: %s", strerror(errno));
+	usleep(100000);
+	if (recv(sk[4].fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+		wl_fail("socket 4's filter let a datagram through");
+	if (!setsockopt(sk[1].fd, SOL_SOCKET, SO_DETACH_FILTER, NULL, 0))
+		wl_fail("socket 1's locked filter came off");
 }
 
 /* Datagrams the sender outside the tree sends, one a millisecond. */
@@ -289,13 +350,20 @@ int main(int argc, char **argv)
 	queue(0, 2, 300, 'e');
 	queue(4, 3, 40, 'f');
 	queue(4, 3, 999, 'g');
-	/* wl-udp filter: a classic BPF filter on socket 2, which the dump refuses. */
-	if (argc > 1 && !strcmp(argv[1], "filter")) {
-		struct sock_filter accept = BPF_STMT(BPF_RET | BPF_K, 0xffff);
-		struct sock_fprog prog = {.len = 1, .filter = &accept};
-
-		if (setsockopt(sk[2].fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)))
-			wl_fail("SO_ATTACH_FILTER: %s", strerror(errno));
+	/*
+	 * wl-udp filter: a classic BPF filter on socket 2, which has datagrams
+	 * waiting: refused (queued again, they would pass the filter twice).
+	 */
+	if (argc > 1 && !strcmp(argv[1], "filter"))
+		attach(2, &accept_all, false);
+	/*
+	 * wl-udp filters: filters on sockets whose queues are empty, restored:
+	 * socket 1's accepts all and is locked (SO_LOCK_FILTER), socket 4's
+	 * drops all and is not.
+	 */
+	if (argc > 1 && !strcmp(argv[1], "filters")) {
+		attach(1, &accept_all, true);
+		attach(4, &drop_all, false);
 	}
 	/*
 	 * wl-udp udplite: a UDP-Lite socket beside, which has the type of a UDP
@@ -344,6 +412,11 @@ int main(int argc, char **argv)
 		wl_fail("a new datagram from socket 1 to 0 did not pass: %s", strerror(errno));
 	if (send(sk[4].fd, "six", 3, 0) != 3 || recv(sk[3].fd, buf, sizeof(buf), MSG_WAITALL) != 3)
 		wl_fail("a new datagram from socket 4 to 3 did not pass: %s", strerror(errno));
+	if (argc > 1 && !strcmp(argv[1], "filters")) {
+		check_filters();
+		wl_note("socket filters: instructions, lock and effect as before");
+		return 0;
+	}
 	wl_note("5 UDP sockets: addresses, options, 7 queued datagrams and new traffic as before");
 	return 0;
 }
