@@ -753,9 +753,27 @@ mutant net-netlink-opts plugins/net/netlink.c 'e2e-netlink-kill' \
 mutant net-netlink-queued plugins/net/netlink.c 'e2e-netlink-queued-refused' \
 	'a netlink socket with the kernel'"'"'s messages waiting is dumped, and they are lost' \
 	'	if (p.revents & POLLIN)' '	if (0)'
-mutant net-filter-ignored plugins/net/sockopt.c 'e2e-netlink-filter-refused e2e-udp-filter-refused' \
-	'a socket'"'"'s BPF filter is not noticed, and the restored socket has none' \
-	'	return len ? "a socket with a BPF filter' '	return 0 ? "a socket with a BPF filter'
+mutant net-filter-ignored plugins/net/sockopt.c 'e2e-udp-filters-kill e2e-netlink-filter-kill' \
+	'a socket'"'"'s BPF filter is not saved, and the restored socket has none' \
+	'	return filter_dump(fd, opts, n, name);' '	return 0;'
+mutant net-filter-unlocked plugins/net/sockopt.c 'e2e-udp-filters-kill' \
+	'a locked BPF filter comes back unlocked' \
+	'	SO(SO_LOCK_FILTER),' ''
+mutant net-filter-requeued plugins/net/udp.c 'e2e-udp-filter-refused' \
+	'datagrams waiting behind a BPF filter are queued again through it' \
+	'	if (r > 0 && has_filter(sk))' '	if (0)'
+mutant net-raw-unbound plugins/net/raw.c 'e2e-rawping-kill' \
+	'a restored raw or ping socket is not bound: another address, another echo identifier' \
+	'	if (a.port || !inet_addr_is_any(&a)) {' '	if (0) {'
+mutant net-raw-unconnected plugins/net/raw.c 'e2e-rawping-kill' \
+	'a raw socket connected with port 0 comes back unconnected (getpeername says ENOTCONN)' \
+	'	if (p.state != 1) { /* TCP_ESTABLISHED: connect() */' '	if (1) {'
+mutant net-raw-queue plugins/net/raw.c 'e2e-rawping-queued-refused' \
+	'a raw socket'"'"'s queued packets are dropped' \
+	'	if (p.rx_queue || (poll(&pf, 1, 0) == 1 && (pf.revents & POLLIN)))' '	if (0)'
+mutant net-raw-opts plugins/net/sockopt.c 'e2e-rawping-kill' \
+	'a raw socket'"'"'s ICMP_FILTER and IP_HDRINCL are lost' \
+	'	RAW(SOL_IP, IP_HDRINCL, false),' '' '	RAW(SOL_RAW, ICMP_FILTER, false),' ''
 mutant net-error-ignored plugins/net/sockopt.c 'e2e-udp-error-refused' \
 	'a socket'"'"'s pending error is not noticed, and lost by the restore' \
 	'	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))' '	if (0)'
@@ -914,12 +932,12 @@ mutant net-udp-hold-restore plugins/net/udp.c 'e2e-udp-outside-kill' \
 	'	if (0 && sk->n_rcvq && (r = netlock_udp_hold(sk, name)) < 0)'
 mutant net-sockopt plugins/net/sockopt.c 'e2e-udp-kill e2e-tcp-established-kill' \
 	'the first saved socket option is not set again' \
-	'	for (size_t i = 0; i < n; i++) {
-		const Crf__Net__SockOpt *o = opts[i];
-		const char *label' \
-	'	for (size_t i = 1; i < n; i++) {
-		const Crf__Net__SockOpt *o = opts[i];
-		const char *label'
+	'		for (size_t i = 0; i < n; i++) {
+			const Crf__Net__SockOpt *o = opts[i];
+			const char *label' \
+	'		for (size_t i = 1; i < n; i++) {
+			const Crf__Net__SockOpt *o = opts[i];
+			const char *label'
 mutant net-buf-lock plugins/net/sockopt.c 'e2e-tcp-established-kill' \
 	'the buffer size locks are not set as saved: setting a size locks it, autotuning stays off' \
 	'	if (!bufs && !lock)
@@ -1521,7 +1539,7 @@ mutant netns-xfrm-hthresh plugins/net/netns-xfrm.c 'e2e-netns-xfrm-hthresh-refus
 	'		if (t->lbits != want || t->rbits != want)' '		if (0)'
 mutant net-inet-proto plugins/net/inet.c 'e2e-udp-lite-refused' \
 	'a UDP-Lite socket is dumped and restored as a UDP one' \
-	'	if (proto != (type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP))' '	if (0)'
+	'	if (proto == IPPROTO_UDP)' '	if (proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE)'
 mutant attrs-ioprio-leader core/restore/rst-apply.c 'e2e-taskmodes-kill' \
 	'a restored process keeps crf'"'"'s I/O priority' \
 	'	if (tc->has_ioprio && syscall(SYS_ioprio_set' '	if (0 && syscall(SYS_ioprio_set'

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -55,6 +56,11 @@ static const char *socket_kind(struct files_dump *d, char *buf, size_t len)
 		return "unix";
 	if ((domain == AF_INET || domain == AF_INET6) && type == SOCK_STREAM)
 		return "tcp";
+	if ((domain == AF_INET || domain == AF_INET6) && type == SOCK_RAW)
+		return "raw";
+	if ((domain == AF_INET || domain == AF_INET6) && type == SOCK_DGRAM &&
+	    (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6))
+		return "ping";
 	if ((domain == AF_INET || domain == AF_INET6) && type == SOCK_DGRAM)
 		return "udp";
 	if (domain == AF_NETLINK)

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * TCP and UDP sockets as fd kinds "tcp" and "udp".  The files plugin's walk
- * finds them and keeps the fd table; the dump handler here reads the
- * socket through the walk's copy of it (crf_fd_info.copy: the tree is
- * frozen, the parasite out), describes it as a crf.net.InetSk and saves that, packed, as the fd's
- * payload.  The restore handler makes a socket of it in the restored task
- * and returns it.  A socket whose state cannot be made again exactly is
+ * TCP, UDP, raw and ping sockets as fd kinds "tcp", "udp", "raw" and "ping".  The files plugin's
+ * walk finds them and keeps the fd table; the dump handler here reads the socket through the walk's
+ * copy of it (crf_fd_info.copy: the tree is frozen, the parasite out), describes it as a
+ * crf.net.InetSk and saves that, packed, as the fd's payload.  The restore handler makes a socket
+ * of it in the restored task and returns it.  A socket whose state cannot be made again exactly is
  * refused, named by its addresses.
  */
 #include <arpa/inet.h>
@@ -134,18 +133,32 @@ const char *inet_addr_str(const Crf__Net__Addr *a, char *buf, size_t len)
 	return buf;
 }
 
+/* "tcp", "udp", "ping", "raw(17)": the socket's kind, a raw one's protocol with it. */
+static const char *proto_label(const Crf__Net__InetSk *sk, char *buf, size_t len)
+{
+	switch (sk->proto) {
+	case CRF__NET__PROTO__TCP:
+		return "tcp";
+	case CRF__NET__PROTO__UDP:
+		return "udp";
+	case CRF__NET__PROTO__PING:
+		return "ping";
+	default:
+		snprintf(buf, len, "raw(%u)", sk->protocol);
+		return buf;
+	}
+}
+
 const char *inet_sk_name(const Crf__Net__InetSk *sk, char *buf)
 {
-	char l[64], p[64];
+	char l[64], p[64], k[16];
 
 	inet_addr_str(sk->local, l, sizeof(l));
 	if (sk->peer)
-		snprintf(buf, INET_NAME_MAX, "%s %s -> %s",
-			 sk->proto == CRF__NET__PROTO__TCP ? "tcp" : "udp", l,
+		snprintf(buf, INET_NAME_MAX, "%s %s -> %s", proto_label(sk, k, sizeof(k)), l,
 			 inet_addr_str(sk->peer, p, sizeof(p)));
 	else
-		snprintf(buf, INET_NAME_MAX, "%s %s",
-			 sk->proto == CRF__NET__PROTO__TCP ? "tcp" : "udp", l);
+		snprintf(buf, INET_NAME_MAX, "%s %s", proto_label(sk, k, sizeof(k)), l);
 	return buf;
 }
 
@@ -164,9 +177,6 @@ static const char *proto_name(int proto)
 	switch (proto) {
 	case IPPROTO_UDPLITE:
 		return " UDP-Lite";
-	case IPPROTO_ICMP:
-	case IPPROTO_ICMPV6:
-		return " ping (ICMP)";
 	case IPPROTO_MPTCP:
 		return "n MPTCP";
 	case IPPROTO_SCTP:
@@ -174,6 +184,20 @@ static const char *proto_name(int proto)
 	}
 	snprintf(buf, sizeof(buf), " protocol %d", proto);
 	return buf;
+}
+
+/* The Crf__Net__Proto of a socket of @family, @type and @proto, or 0: not one crf restores. */
+static int proto_of(int family, int type, int proto)
+{
+	if (type == SOCK_RAW)
+		return CRF__NET__PROTO__RAW;
+	if (type == SOCK_STREAM)
+		return proto == IPPROTO_TCP ? CRF__NET__PROTO__TCP : 0;
+	if (proto == IPPROTO_UDP)
+		return CRF__NET__PROTO__UDP;
+	if (proto == (family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP))
+		return CRF__NET__PROTO__PING;
+	return 0;
 }
 
 /* Family, protocol and both addresses of @fd into @sk. */
@@ -187,20 +211,24 @@ static int describe(const struct crf_object *obj, int fd, Crf__Net__InetSk *sk)
 	    sockopt_int(fd, SOL_SOCKET, SO_TYPE, &type))
 		return crf_error_errno(errno, "pid %d: fd %d: SO_DOMAIN", (int)obj->pid, obj->id);
 	if ((family != AF_INET && family != AF_INET6) ||
-	    (type != SOCK_STREAM && type != SOCK_DGRAM))
+	    (type != SOCK_STREAM && type != SOCK_DGRAM && type != SOCK_RAW))
 		return crf_error_errno(EOPNOTSUPP,
 				       "pid %d: fd %d (%s): socket of family %d, type %d: "
-				       "not TCP or UDP",
+				       "not TCP, UDP, ping or raw",
 				       (int)obj->pid, obj->id, obj->desc, family, type);
-	/* The protocol too: UDP-Lite, ping (ICMP) and MPTCP sockets have these types. */
+	/* The protocol too: UDP-Lite, ping and MPTCP sockets have the types of others. */
 	if (sockopt_int(fd, SOL_SOCKET, SO_PROTOCOL, &proto))
 		return crf_error_errno(errno, "pid %d: fd %d: SO_PROTOCOL", (int)obj->pid, obj->id);
-	if (proto != (type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP))
+	sk->proto = proto_of(family, type, proto);
+	if (!sk->proto)
 		return crf_error_errno(EOPNOTSUPP,
 				       "pid %d: fd %d (%s): a%s socket, which crf does not restore",
 				       (int)obj->pid, obj->id, obj->desc, proto_name(proto));
 	sk->family = family;
-	sk->proto = type == SOCK_STREAM ? CRF__NET__PROTO__TCP : CRF__NET__PROTO__UDP;
+	if (sk->proto == CRF__NET__PROTO__RAW) {
+		sk->has_protocol = true;
+		sk->protocol = (uint32_t)proto;
+	}
 	if (getsockname(fd, (struct sockaddr *)&ss, &len))
 		return crf_error_errno(errno, "pid %d: fd %d: getsockname", (int)obj->pid, obj->id);
 	sk->local = inet_addr_new(&ss);
@@ -297,8 +325,10 @@ int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	}
 	if (r >= 0 && sk->proto == CRF__NET__PROTO__UDP)
 		r = udp_dump(fd, sk, name);
-	else if (r >= 0)
+	else if (r >= 0 && sk->proto == CRF__NET__PROTO__TCP)
 		r = tcp_dump(fd, sk, &o, name);
+	else if (r >= 0)
+		r = raw_dump(fd, obj->pid, sk, name);
 	if (r >= 0)
 		r = save(ctx, obj, sk);
 	if (r >= 0)
@@ -327,8 +357,10 @@ int inet_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 	inet_sk_name(sk, name);
 	if (sk->proto == CRF__NET__PROTO__UDP)
 		fd = udp_restore(sk, nonblock, name);
-	else
+	else if (sk->proto == CRF__NET__PROTO__TCP)
 		fd = tcp_restore(sk, nonblock, name);
+	else
+		fd = raw_restore(sk, nonblock, name);
 	if (fd >= 0)
 		crf_debug("fd %d: %s restored", obj->id, name);
 	inet_sk_free(sk);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * inet.h - what the TCP and UDP files of the net plugin share.
+ * inet.h - what the TCP, UDP, raw and ping files of the net plugin share.
  *
  * A socket's state is a crf.net.InetSk (inet.proto), saved packed as the
  * payload of its fd record; the files plugin keeps the fd table.
@@ -71,6 +71,13 @@ int udp_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name);
 /* udp-mcast.c: the multicast groups it joined, with their source filters. */
 int udp_mcast_dump(int fd, Crf__Net__InetSk *sk, const char *name);
 int udp_mcast_restore(int fd, const Crf__Net__InetSk *sk, const char *name);
+
+/*
+ * Raw and ping sockets (raw.c): the state and peer from /proc/@pid/net (the
+ * task's namespace), a packet queued refused; made again.
+ */
+int raw_dump(int fd, pid_t pid, Crf__Net__InetSk *sk, const char *name);
+int raw_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name);
 
 /* TCP (tcp.c, tcp-repair.c). */
 struct inet_opts {

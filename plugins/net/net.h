@@ -37,6 +37,12 @@ int net_cleanup(struct crf_ctx *ctx);
  */
 const char *sockopt_refusal(int fd, bool saves_filter);
 
+/*
+ * @fn(@arg) called with crf's thread in the net namespace of socket @fd
+ * (skns.c): its result, or an error entering it.
+ */
+int net_in_sk_ns(int fd, int (*fn)(void *arg), void *arg, const char *name);
+
 /* unix*.c: the unix sockets of the dump or of the restore. */
 struct unix_table;
 

@@ -116,27 +116,28 @@ static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
  * @copy (netlink_diag lists the sockets of its own namespace only): crf's
  * thread enters that namespace for the socket() call and comes back.
  */
-static int diag_connect(struct nl_sock *nl, int copy, const char *what)
-{
-	_cleanup_close_ int ns = ioctl(copy, SIOCGSKNS);
-	_cleanup_close_ int own = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	struct stat a, b;
-	bool enter;
-	int r;
+struct diag_conn {
+	struct nl_sock *nl;
+	const char *what;
+};
 
-	if (ns < 0 || own < 0 || fstat(ns, &a) || fstat(own, &b))
-		return crf_error_errno(errno, "%s: its net namespace", what);
-	enter = a.st_ino != b.st_ino || a.st_dev != b.st_dev;
-	if (enter && setns(ns, CLONE_NEWNET))
-		return crf_error_errno(errno, "%s: entering its net namespace", what);
-	r = nl_connect(nl, NETLINK_SOCK_DIAG);
-	if (enter && setns(own, CLONE_NEWNET))
-		return crf_error_errno(errno, "%s: back to crf's net namespace", what);
+static int nl_diag_connect(void *arg)
+{
+	struct diag_conn *c = arg;
+	int r = nl_connect(c->nl, NETLINK_SOCK_DIAG);
+
 	if (r < 0) {
-		crf_error("%s: nl_connect(NETLINK_SOCK_DIAG): %s", what, nl_geterror(r));
+		crf_error("%s: nl_connect(NETLINK_SOCK_DIAG): %s", c->what, nl_geterror(r));
 		return -EPROTO;
 	}
 	return 0;
+}
+
+static int diag_connect(struct nl_sock *nl, int copy, const char *what)
+{
+	struct diag_conn c = {nl, what};
+
+	return net_in_sk_ns(copy, nl_diag_connect, &c, what);
 }
 
 /* netlink_diag's flags of socket @ino (a dump of the protocol's sockets: no lookup by inode). */

@@ -90,6 +90,8 @@ CRF_PLUGIN(
 		  .restore = net_unix_restore },
 		{ .cls = CRF_OBJ_FD, .name = "tcp", .dump = inet_dump, .restore = inet_restore },
 		{ .cls = CRF_OBJ_FD, .name = "udp", .dump = inet_dump, .restore = inet_restore },
+		{ .cls = CRF_OBJ_FD, .name = "raw", .dump = inet_dump, .restore = inet_restore },
+		{ .cls = CRF_OBJ_FD, .name = "ping", .dump = inet_dump, .restore = inet_restore },
 		{ .cls = CRF_OBJ_FD, .name = "netlink", .dump = netlink_dump,
 		  .restore = netlink_restore },
 		{ .cls = CRF_OBJ_NS, .name = "net", .dump = netns_dump, .restore = netns_restore }

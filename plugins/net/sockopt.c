@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Socket options of TCP, UDP and netlink sockets.  The dump compares each option of
+ * Socket options of TCP, UDP, raw, ping and netlink sockets.  The dump compares each option of
  * the table below with its value on a fresh socket of the same family, type
  * and protocol, and saves only those that differ, as getsockopt() gave
  * them; the restore sets them on the new socket before it is bound (some,
@@ -34,12 +34,21 @@
 #include <unistd.h>
 
 #include <linux/filter.h>
+#include <linux/icmp.h>
+#include <linux/icmpv6.h>
 #include <linux/netlink.h>
 
 #include <crf/cleanup.h>
 
 #include "inet.h"
 #include "net.h"
+
+#ifndef IPV6_HDRINCL
+#define IPV6_HDRINCL 36 /* Linux 4.5 */
+#endif
+#ifndef SOL_ICMPV6
+#define SOL_ICMPV6 58
+#endif
 
 struct sockopt_def {
 	int level, name;
@@ -67,6 +76,10 @@ struct sockopt_def {
 #define IPUDP(n)                                                                                   \
 	{                                                                                          \
 		SOL_IP, n, #n, CRF__NET__PROTO__UDP, false                                         \
+	}
+#define RAW(l, n, v6)                                                                              \
+	{                                                                                          \
+		l, n, #n, CRF__NET__PROTO__RAW, v6                                                 \
 	}
 #define NL(n)                                                                                      \
 	{                                                                                          \
@@ -120,6 +133,11 @@ static const struct sockopt_def defs[] = {
 	TCP(TCP_NOTSENT_LOWAT),
 	TCP(TCP_LINGER2),
 	TCP(TCP_SYNCNT),
+	RAW(SOL_IP, IP_HDRINCL, false),
+	RAW(SOL_RAW, ICMP_FILTER, false),
+	RAW(SOL_IPV6, IPV6_HDRINCL, true),
+	RAW(SOL_IPV6, IPV6_CHECKSUM, true),
+	RAW(SOL_ICMPV6, ICMPV6_FILTER, true),
 	NL(NETLINK_PKTINFO),
 	NL(NETLINK_BROADCAST_ERROR),
 	NL(NETLINK_NO_ENOBUFS),
@@ -214,17 +232,39 @@ static int filter_restore(int fd, const Crf__Net__SockOpt *o)
 	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ? -errno : 0;
 }
 
+struct fresh_sk {
+	int family, type, protocol, err;
+};
+
+/*
+ * A fresh socket of the kind, made in the socket's namespace: a ping
+ * socket's is allowed by the namespace's net.ipv4.ping_group_range.
+ */
+static int fresh_here(void *arg)
+{
+	struct fresh_sk *w = arg;
+	int fd = socket(w->family, w->type | SOCK_CLOEXEC, w->protocol);
+
+	if (fd < 0)
+		w->err = errno;
+	return fd < 0 ? -EIO : fd;
+}
+
 int sockopt_dump_list(int fd, int family, int type, int protocol, unsigned char proto,
 		      Crf__Net__SockOpt ***opts, size_t *n, const char *name)
 {
-	_cleanup_close_ int fresh = socket(family, type | SOCK_CLOEXEC, protocol);
+	struct fresh_sk want = {family, type, protocol, 0};
+	_cleanup_close_ int fresh = net_in_sk_ns(fd, fresh_here, &want, name);
 	unsigned char v[OPT_MAX], f[OPT_MAX];
 	bool bufs = false, lock_known = false;
 	socklen_t vl, fl;
 	int r;
 
+	if (fresh < 0 && want.err)
+		return crf_error_errno(want.err, "%s: a fresh socket to compare options with",
+				       name);
 	if (fresh < 0)
-		return crf_error_errno(errno, "a fresh socket to compare options with");
+		return fresh;
 	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
 		const struct sockopt_def *d = &defs[i];
 
@@ -255,10 +295,16 @@ int sockopt_dump_list(int fd, int family, int type, int protocol, unsigned char 
 
 int sockopt_dump(int fd, Crf__Net__InetSk *sk, const char *name)
 {
-	int type = sk->proto == CRF__NET__PROTO__TCP ? SOCK_STREAM : SOCK_DGRAM;
+	int type = SOCK_DGRAM, protocol = 0;
 
-	return sockopt_dump_list(fd, sk->family, type, 0, (unsigned char)sk->proto, &sk->opts,
-				 &sk->n_opts, name);
+	if (sk->proto == CRF__NET__PROTO__TCP)
+		type = SOCK_STREAM;
+	else if (sk->proto == CRF__NET__PROTO__RAW)
+		type = SOCK_RAW, protocol = (int)sk->protocol;
+	else if (sk->proto == CRF__NET__PROTO__PING)
+		protocol = sk->family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
+	return sockopt_dump_list(fd, sk->family, type, protocol, (unsigned char)sk->proto,
+				 &sk->opts, &sk->n_opts, name);
 }
 
 static const char *label_of(int level, int name)

@@ -29,38 +29,43 @@
 #include <crf/cleanup.h>
 
 #include "inet.h"
+#include "net.h"
 
 /* The sources one filter may list here (the kernel's default limit is 10). */
 #define MC_SOURCES_MAX 256
 #define GF_SIZE(n)     (sizeof(struct group_filter) + (n) * sizeof(struct sockaddr_storage))
 
+struct proc_open {
+	const char *file;
+	int err;
+};
+
+/* The file belongs to the namespace it was opened in. */
+static int open_here(void *arg)
+{
+	struct proc_open *p = arg;
+	char path[64];
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/thread-self/net/%s", p->file);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		p->err = errno;
+	return f < 0 ? -EIO : f;
+}
+
 /* Open /proc/net/@file of the net namespace socket @fd is in. */
 static int open_proc_net(int fd, const char *file, const char *name)
 {
-	_cleanup_close_ int ns = ioctl(fd, SIOCGSKNS);
-	_cleanup_close_ int own = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	char path[64];
-	struct stat a, b;
-	bool enter;
-	int f, e;
+	struct proc_open p = {file, 0};
+	int f = net_in_sk_ns(fd, open_here, &p, name);
 
-	if (ns < 0 || own < 0 || fstat(ns, &a) || fstat(own, &b))
-		return crf_error_errno(errno, "%s: its net namespace", name);
-	enter = a.st_ino != b.st_ino || a.st_dev != b.st_dev;
-	if (enter && setns(ns, CLONE_NEWNET))
-		return crf_error_errno(errno, "%s: entering its net namespace", name);
-	/* The file belongs to the namespace it was opened in. */
-	snprintf(path, sizeof(path), "/proc/thread-self/net/%s", file);
-	f = open(path, O_RDONLY | O_CLOEXEC);
-	e = errno;
-	if (enter && setns(own, CLONE_NEWNET)) {
-		if (f >= 0)
-			close(f);
-		return crf_error_errno(errno, "%s: back to crf's net namespace", name);
-	}
-	if (f < 0 && e == ENOENT)
+	/* Not entered, or the file opened: as it is; else the open's error. */
+	if (f >= 0 || !p.err)
+		return f;
+	if (p.err == ENOENT)
 		return -ENOENT; /* no IPv6 */
-	return f < 0 ? crf_error_errno(e, "%s: %s", name, path) : f;
+	return crf_error_errno(p.err, "%s: /proc/net/%s", name, file);
 }
 
 static int add_group(Crf__Net__InetSk *sk, uint32_t ifindex, const unsigned char *g, size_t len,

@@ -21,7 +21,9 @@
  * at the dump, which must be refused; after the failed dump the answer is
  * still there, whole.  wl-netlink generic: a NETLINK_GENERIC socket besides,
  * refused (its families may keep registrations crf cannot read).
- * wl-netlink filter: B has a classic BPF filter attached, refused.
+ * wl-netlink filter: B has a classic BPF filter attached that drops every
+ * message, restored: it reads back as attached, and the kernel's answer to
+ * B's request does not come.
  */
 #include "wl.h"
 
@@ -179,6 +181,9 @@ static ssize_t link_answer(int fd, uint32_t seq, uint32_t port, bool wait)
 	wl_fail("no answer to RTM_GETLINK %u", seq);
 }
 
+/* wl-netlink filter: B's filter. */
+static struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "all";
@@ -208,8 +213,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "generic"))
 		nl_bind(nl_socket(SOCK_RAW, NETLINK_GENERIC), 0, 0);
 	if (!strcmp(mode, "filter")) {
-		struct sock_filter accept = BPF_STMT(BPF_RET | BPF_K, 0xffff);
-		struct sock_fprog prog = {.len = 1, .filter = &accept};
+		struct sock_fprog prog = {.len = 1, .filter = &drop};
 
 		WL_CHECK(!setsockopt(fds[1], SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)),
 			 "SO_ATTACH_FILTER: %s", strerror(errno));
@@ -227,9 +231,21 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < N_SK; i++)
 		compare(i);
-	if (!strcmp(mode, "generic") || !strcmp(mode, "filter")) {
+	if (!strcmp(mode, "generic")) {
 		wl_note("the sockets are as they were after the refused dump");
 		return 0;
+	}
+	if (!strcmp(mode, "filter")) {
+		struct sock_filter got[2];
+		socklen_t len = 2;
+
+		WL_CHECK(!getsockopt(fds[1], SOL_SOCKET, SO_GET_FILTER, got, &len) && len == 1 &&
+				 !memcmp(got, &drop, sizeof(drop)),
+			 "B: its filter is not the one attached (%u instructions)", len);
+		ask_link(fds[1], 8);
+		usleep(100000);
+		WL_CHECK(recv(fds[1], msg, sizeof(msg), MSG_DONTWAIT) < 0 && errno == EAGAIN,
+			 "B: the kernel's answer passed its filter");
 	}
 	if (!strcmp(mode, "queued")) {
 		answer = link_answer(fds[1], 7, PORT_B, false);
