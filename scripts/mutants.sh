@@ -774,6 +774,24 @@ mutant net-raw-queue plugins/net/raw.c 'e2e-rawping-queued-refused' \
 mutant net-raw-opts plugins/net/sockopt.c 'e2e-rawping-kill' \
 	'a raw socket'"'"'s ICMP_FILTER and IP_HDRINCL are lost' \
 	'	RAW(SOL_IP, IP_HDRINCL, false),' '' '	RAW(SOL_RAW, ICMP_FILTER, false),' ''
+mutant net-packet-mclist plugins/net/packet.c 'e2e-packet-kill' \
+	'a restored packet socket has each membership once, however often it was added' \
+	'		for (uint32_t n = 0; r == 0 && n < m->count; n++)' '		for (uint32_t n = 0; r == 0 && n < 1; n++)'
+mutant net-packet-fanout plugins/net/packet.c 'e2e-packet-kill' \
+	'a restored packet socket is in no fanout group' \
+	'	if (r == 0 && sk->has_fanout &&' '	if (0 && sk->has_fanout &&'
+mutant net-packet-rings plugins/net/packet.c 'e2e-packet-kill' \
+	'a restored packet socket has no receive ring' \
+	'	if (r == 0 && sk->rx_ring)' '	if (0)'
+mutant net-packet-unbound plugins/net/packet.c 'e2e-packet-kill' \
+	'a restored packet socket is not bound to its interface' \
+	'	if (!sk->protocol && !sk->ifindex)' '	if (1)'
+mutant net-packet-queue plugins/net/packet.c 'e2e-packet-queued-refused' \
+	'a packet socket'"'"'s queued packets are dropped' \
+	'	if (!why && poll(&p, 1, 0) == 1 && (p.revents & POLLIN))' '	if (0)'
+mutant net-packet-opts plugins/net/sockopt.c 'e2e-packet-kill' \
+	'a packet socket loses PACKET_RESERVE and PACKET_AUXDATA' \
+	'	PK(PACKET_RESERVE),' '' '	PK(PACKET_AUXDATA),' ''
 mutant net-error-ignored plugins/net/sockopt.c 'e2e-udp-error-refused' \
 	'a socket'"'"'s pending error is not noticed, and lost by the restore' \
 	'	if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))' '	if (0)'

@@ -65,6 +65,8 @@ static const char *socket_kind(struct files_dump *d, char *buf, size_t len)
 		return "udp";
 	if (domain == AF_NETLINK)
 		return "netlink";
+	if (domain == AF_PACKET)
+		return "packet";
 	snprintf(buf, len, "socket:%d", domain);
 	return buf;
 }

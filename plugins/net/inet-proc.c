@@ -44,7 +44,9 @@ int inet_proc_find(const char *text, unsigned long ino, struct inet_proc_sk *out
 		unsigned long i;
 		unsigned la, pa;
 
-		if (sscanf(line, " %*u: %32[0-9A-Fa-f]:%x %32[0-9A-Fa-f]:%x %x %*x:%x %*x:%*x %*x %*u %*d %lu",
+		if (sscanf(line,
+			   " %*u: %32[0-9A-Fa-f]:%x %32[0-9A-Fa-f]:%x %x %*x:%x %*x:%*x %*x %*u "
+			   "%*d %lu",
 			   local, &s.local_port, peer, &s.peer_port, &s.state, &s.rx_queue,
 			   &i) != 7)
 			return -EBADMSG;

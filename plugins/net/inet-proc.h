@@ -16,7 +16,7 @@ struct inet_proc_sk {
 	uint8_t local[16], peer[16]; /* network order; addr_len bytes of each */
 	unsigned addr_len;	     /* 4 or 16 */
 	unsigned local_port, peer_port;
-	unsigned state; /* the kernel's sk_state: 1 (TCP_ESTABLISHED) connected, 7 not */
+	unsigned state;	   /* the kernel's sk_state: 1 (TCP_ESTABLISHED) connected, 7 not */
 	unsigned rx_queue; /* bytes the receive queue holds */
 };
 

@@ -6,6 +6,9 @@
 #define CRF_PLUGIN_NET_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+#include <netlink/handlers.h>
 
 #include <crf/plugin.h>
 
@@ -42,6 +45,14 @@ const char *sockopt_refusal(int fd, bool saves_filter);
  * (skns.c): its result, or an error entering it.
  */
 int net_in_sk_ns(int fd, int (*fn)(void *arg), void *arg, const char *name);
+
+/*
+ * A sock_diag dump (SOCK_DIAG_BY_FAMILY, NLM_F_DUMP) of request @req
+ * (@len bytes), asked in the net namespace of socket @fd: each answer to
+ * @cb(msg, @arg); 0, or the kernel's or libnl's error, reported.
+ */
+int net_diag_dump(int fd, const void *req, size_t len, nl_recvmsg_msg_cb_t cb, void *arg,
+		  const char *what);
 
 /* unix*.c: the unix sockets of the dump or of the restore. */
 struct unix_table;

@@ -23,11 +23,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,10 +33,8 @@
 #include <linux/netlink.h>
 #include <linux/netlink_diag.h>
 #include <linux/sock_diag.h>
-#include <linux/sockios.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
-#include <netlink/socket.h>
 
 #include <crf/cleanup.h>
 
@@ -79,7 +75,6 @@ struct diag_find {
 	uint32_t ino;
 	bool found;
 	uint32_t flags;
-	int err;
 };
 
 static int on_valid(struct nl_msg *msg, void *arg)
@@ -102,44 +97,6 @@ static int on_valid(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
-{
-	struct diag_find *f = arg;
-
-	(void)nla;
-	f->err = e->error;
-	return NL_STOP;
-}
-
-/*
- * A NETLINK_SOCK_DIAG socket connected in the net namespace of socket
- * @copy (netlink_diag lists the sockets of its own namespace only): crf's
- * thread enters that namespace for the socket() call and comes back.
- */
-struct diag_conn {
-	struct nl_sock *nl;
-	const char *what;
-};
-
-static int nl_diag_connect(void *arg)
-{
-	struct diag_conn *c = arg;
-	int r = nl_connect(c->nl, NETLINK_SOCK_DIAG);
-
-	if (r < 0) {
-		crf_error("%s: nl_connect(NETLINK_SOCK_DIAG): %s", c->what, nl_geterror(r));
-		return -EPROTO;
-	}
-	return 0;
-}
-
-static int diag_connect(struct nl_sock *nl, int copy, const char *what)
-{
-	struct diag_conn c = {nl, what};
-
-	return net_in_sk_ns(copy, nl_diag_connect, &c, what);
-}
-
 /* netlink_diag's flags of socket @ino (a dump of the protocol's sockets: no lookup by inode). */
 static int diag_flags(int copy, uint64_t ino, int protocol, uint32_t *flags, const char *what)
 {
@@ -149,31 +106,11 @@ static int diag_flags(int copy, uint64_t ino, int protocol, uint32_t *flags, con
 		.ndiag_show = NDIAG_SHOW_FLAGS,
 	};
 	struct diag_find f = {.ino = (uint32_t)ino};
-	struct nl_sock *nl = nl_socket_alloc();
-	int r;
+	int r = net_diag_dump(copy, &req, sizeof(req), on_valid, &f, what);
 
-	if (!nl)
-		return crf_error_errno(ENOMEM, "netlink_diag");
-	nl_socket_disable_auto_ack(nl);
-	r = diag_connect(nl, copy, what);
-	if (r == 0) {
-		nl_socket_modify_cb(nl, NL_CB_VALID, NL_CB_CUSTOM, on_valid, &f);
-		nl_socket_modify_err_cb(nl, NL_CB_CUSTOM, on_error, &f);
-		r = nl_send_simple(nl, SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, &req,
-				   sizeof(req));
-		if (r >= 0)
-			r = nl_recvmsgs_default(nl);
-		if (f.err)
-			r = crf_error_errno(-f.err, "%s: netlink_diag", what);
-		else if (r < 0)
-			r = crf_error_errno(EPROTO, "%s: netlink_diag: %s", what, nl_geterror(r));
-		else if (!f.found)
-			r = crf_error_errno(ENOENT, "%s: netlink_diag does not list it", what);
-		else
-			r = 0;
-	}
-	nl_socket_free(nl);
 	*flags = f.flags;
+	if (r == 0 && !f.found)
+		return crf_error_errno(ENOENT, "%s: netlink_diag does not list it", what);
 	return r;
 }
 

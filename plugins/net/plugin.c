@@ -9,6 +9,7 @@
 #include "netlink.h"
 #include "netlink.pb-c.h"
 #include "netns.h"
+#include "packet.h"
 #include "unix.h"
 
 struct net_state *net_state(struct crf_ctx *ctx)
@@ -92,6 +93,8 @@ CRF_PLUGIN(
 		{ .cls = CRF_OBJ_FD, .name = "udp", .dump = inet_dump, .restore = inet_restore },
 		{ .cls = CRF_OBJ_FD, .name = "raw", .dump = inet_dump, .restore = inet_restore },
 		{ .cls = CRF_OBJ_FD, .name = "ping", .dump = inet_dump, .restore = inet_restore },
+		{ .cls = CRF_OBJ_FD, .name = "packet", .dump = packet_dump,
+		  .restore = packet_restore },
 		{ .cls = CRF_OBJ_FD, .name = "netlink", .dump = netlink_dump,
 		  .restore = netlink_restore },
 		{ .cls = CRF_OBJ_NS, .name = "net", .dump = netns_dump, .restore = netns_restore }

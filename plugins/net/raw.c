@@ -128,8 +128,7 @@ int raw_dump(int fd, pid_t pid, Crf__Net__InetSk *sk, const char *name)
 		return 0;
 	}
 	if (p.addr_len != sk->local->addr.len)
-		return crf_error_errno(EBADMSG, "%s: its peer in /proc is of another family",
-				       name);
+		return crf_error_errno(EBADMSG, "%s: its peer in /proc is of another family", name);
 	if (!sk->peer) {
 		sk->peer = malloc(sizeof(*sk->peer));
 		if (!sk->peer)
@@ -148,10 +147,10 @@ int raw_dump(int fd, pid_t pid, Crf__Net__InetSk *sk, const char *name)
 int raw_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name)
 {
 	bool ping = sk->proto == CRF__NET__PROTO__PING;
-	int protocol = ping ? (sk->family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP)
-			    : (int)sk->protocol;
-	_cleanup_close_ int fd =
-		socket(sk->family, (ping ? SOCK_DGRAM : SOCK_RAW) | SOCK_CLOEXEC | nonblock, protocol);
+	int protocol =
+		ping ? (sk->family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP) : (int)sk->protocol;
+	_cleanup_close_ int fd = socket(
+		sk->family, (ping ? SOCK_DGRAM : SOCK_RAW) | SOCK_CLOEXEC | nonblock, protocol);
 	struct sockaddr_storage ss;
 	Crf__Net__Addr a;
 	socklen_t len;

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Socket options of TCP, UDP, raw, ping and netlink sockets.  The dump compares each option of
- * the table below with its value on a fresh socket of the same family, type
- * and protocol, and saves only those that differ, as getsockopt() gave
- * them; the restore sets them on the new socket before it is bound (some,
- * SO_REUSEADDR, IPV6_V6ONLY, SO_BINDTODEVICE, decide whether the bind
+ * Socket options of TCP, UDP, raw, ping, packet and netlink sockets.  The dump compares each option
+ * of the table below with its value on a fresh socket of the same family, type and protocol, and
+ * saves only those that differ, as getsockopt() gave them; the restore sets them on the new socket
+ * before it is bound (some, SO_REUSEADDR, IPV6_V6ONLY, SO_BINDTODEVICE, decide whether the bind
  * succeeds and how).  An option the kernel does not know for this socket
  * (getsockopt fails on either) is left out.
  *
@@ -36,6 +35,7 @@
 #include <linux/filter.h>
 #include <linux/icmp.h>
 #include <linux/icmpv6.h>
+#include <linux/if_packet.h>
 #include <linux/netlink.h>
 
 #include <crf/cleanup.h>
@@ -80,6 +80,10 @@ struct sockopt_def {
 #define RAW(l, n, v6)                                                                              \
 	{                                                                                          \
 		l, n, #n, CRF__NET__PROTO__RAW, v6                                                 \
+	}
+#define PK(n)                                                                                      \
+	{                                                                                          \
+		SOL_PACKET, n, #n, 0, false                                                        \
 	}
 #define NL(n)                                                                                      \
 	{                                                                                          \
@@ -138,6 +142,16 @@ static const struct sockopt_def defs[] = {
 	RAW(SOL_IPV6, IPV6_HDRINCL, true),
 	RAW(SOL_IPV6, IPV6_CHECKSUM, true),
 	RAW(SOL_ICMPV6, ICMPV6_FILTER, true),
+	PK(PACKET_VERSION), /* before the rings, which it shapes */
+	PK(PACKET_RESERVE),
+	PK(PACKET_AUXDATA),
+	PK(PACKET_ORIGDEV),
+	PK(PACKET_VNET_HDR),
+	PK(PACKET_LOSS),
+	PK(PACKET_TIMESTAMP),
+	PK(PACKET_TX_HAS_OFF),
+	PK(PACKET_QDISC_BYPASS),
+	PK(PACKET_IGNORE_OUTGOING),
 	NL(NETLINK_PKTINFO),
 	NL(NETLINK_BROADCAST_ERROR),
 	NL(NETLINK_NO_ENOBUFS),
@@ -165,7 +179,9 @@ static bool applies(const struct sockopt_def *d, int family, unsigned char proto
 {
 	if (family == AF_NETLINK)
 		return d->level == SOL_SOCKET || d->level == SOL_NETLINK;
-	if (d->level == SOL_NETLINK)
+	if (family == AF_PACKET)
+		return d->level == SOL_SOCKET || d->level == SOL_PACKET;
+	if (d->level == SOL_NETLINK || d->level == SOL_PACKET)
 		return false;
 	return (!d->proto || d->proto == proto) && (!d->v6 || family == AF_INET6);
 }

@@ -45,7 +45,7 @@
 
 #include <linux/icmp.h>
 
-#define N_SK 11
+#define N_SK	   11
 #define PROTO_TEST 253 /* RFC 3692: for experiments */
 
 struct sk {
@@ -58,8 +58,7 @@ struct sk {
 static struct sk sk[N_SK];
 static int storm[2][256];
 
-static void sa(int family, const char *addr, int port, struct sockaddr_storage *ss,
-	       socklen_t *len)
+static void sa(int family, const char *addr, int port, struct sockaddr_storage *ss, socklen_t *len)
 {
 	struct sockaddr_in *in = (void *)ss;
 	struct sockaddr_in6 *in6 = (void *)ss;
@@ -165,8 +164,8 @@ static void check_kind(int fd, int family, int type, int proto, const char *what
 	if (intopt(fd, SO_DOMAIN) != family || intopt(fd, SO_TYPE) != type ||
 	    intopt(fd, SO_PROTOCOL) != proto)
 		wl_fail("%s: family %d type %d protocol %d, not %d %d %d", what,
-			intopt(fd, SO_DOMAIN), intopt(fd, SO_TYPE), intopt(fd, SO_PROTOCOL),
-			family, type, proto);
+			intopt(fd, SO_DOMAIN), intopt(fd, SO_TYPE), intopt(fd, SO_PROTOCOL), family,
+			type, proto);
 }
 
 static void check_sockets(void)
@@ -183,8 +182,8 @@ static void check_sockets(void)
 		    memcmp(&ss, &sk[i].name, len))
 			wl_fail("socket %d: another address", i);
 		if (fcntl(sk[i].fd, F_GETFL) != sk[i].fl)
-			wl_fail("socket %d: status flags %#x, not %#x", i,
-				fcntl(sk[i].fd, F_GETFL), sk[i].fl);
+			wl_fail("socket %d: status flags %#x, not %#x", i, fcntl(sk[i].fd, F_GETFL),
+				sk[i].fl);
 	}
 	for (int v = 0; v < 2; v++)
 		for (int p = 1; p < 256; p++) {
