@@ -764,7 +764,7 @@ mutant net-filter-requeued plugins/net/udp.c 'e2e-udp-filter-refused' \
 	'	if (r > 0 && has_filter(sk))' '	if (0)'
 mutant net-raw-unbound plugins/net/raw.c 'e2e-rawping-kill' \
 	'a restored raw or ping socket is not bound: another address, another echo identifier' \
-	'	if (a.port || !inet_addr_is_any(&a)) {' '	if (0) {'
+	'	r = inet_bind_connect(fd, sk, &a, name);' '	r = 0;'
 mutant net-raw-unconnected plugins/net/raw.c 'e2e-rawping-kill' \
 	'a raw socket connected with port 0 comes back unconnected (getpeername says ENOTCONN)' \
 	'	if (p.state != 1) { /* TCP_ESTABLISHED: connect() */' '	if (1) {'

@@ -111,6 +111,25 @@ bool inet_addr_is_any(const Crf__Net__Addr *a)
 	return true;
 }
 
+int inet_bind_connect(int fd, const Crf__Net__InetSk *sk, const Crf__Net__Addr *local,
+		      const char *name)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	if (local->port || !inet_addr_is_any(local)) {
+		inet_addr_to_sa(sk->family, local, &ss, &len);
+		if (bind(fd, (struct sockaddr *)&ss, len))
+			return crf_error_errno(errno, "%s: bind", name);
+	}
+	if (sk->state == CRF__NET__STATE__CONNECTED && sk->peer) {
+		inet_addr_to_sa(sk->family, sk->peer, &ss, &len);
+		if (connect(fd, (struct sockaddr *)&ss, len))
+			return crf_error_errno(errno, "%s: connect", name);
+	}
+	return 0;
+}
+
 bool inet_addr_is_mapped(const Crf__Net__Addr *a)
 {
 	static const uint8_t pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};

@@ -27,6 +27,12 @@ Crf__Net__Addr *inet_addr_new(const struct sockaddr_storage *ss);
 bool inet_addr_is_any(const Crf__Net__Addr *a);
 /* An IPv4-mapped IPv6 address (::ffff:a.b.c.d): it travels as IPv4. */
 bool inet_addr_is_mapped(const Crf__Net__Addr *a);
+/*
+ * @fd bound to @local when it names an address or a port, then connected
+ * to @sk's peer when @sk was connected (UDP, raw, ping).
+ */
+int inet_bind_connect(int fd, const Crf__Net__InetSk *sk, const Crf__Net__Addr *local,
+		      const char *name);
 /* "1.2.3.4:80", "[::1]:80" into @buf. */
 const char *inet_addr_str(const Crf__Net__Addr *a, char *buf, size_t len);
 /* "tcp LOCAL -> PEER" (or "tcp LOCAL" unconnected) into @buf (INET_NAME_MAX). */

@@ -58,8 +58,8 @@ static void sk_name(const Crf__Net__PacketSk *sk, char *buf, size_t len)
 		snprintf(buf, len, "packet %s 0x%04x on %s", type_name(sk->type), sk->protocol,
 			 sk->device);
 	else
-		snprintf(buf, len, "packet %s 0x%04x ifindex %u", type_name(sk->type),
-			 sk->protocol, sk->ifindex);
+		snprintf(buf, len, "packet %s 0x%04x ifindex %u", type_name(sk->type), sk->protocol,
+			 sk->ifindex);
 }
 
 /* The status word of frame @i of a TPACKET_V1/V2 ring at @ring. */
@@ -164,8 +164,8 @@ static int memberships(const struct packet_diag *d, Crf__Net__PacketSk *sk)
 		mc->ifindex = m->pdmc_index;
 		mc->type = m->pdmc_type;
 		mc->count = m->pdmc_count;
-		mc->addr.len = m->pdmc_alen > sizeof(m->pdmc_addr) ? sizeof(m->pdmc_addr)
-								     : m->pdmc_alen;
+		mc->addr.len =
+			m->pdmc_alen > sizeof(m->pdmc_addr) ? sizeof(m->pdmc_addr) : m->pdmc_alen;
 		mc->addr.data = inet_memdup(m->pdmc_addr, mc->addr.len);
 		if (!mc->addr.data)
 			return -ENOMEM;
@@ -294,7 +294,8 @@ static int set_ring(int fd, int name, const Crf__Net__PacketRing *r, const char 
 	if (setsockopt(fd, SOL_PACKET, name, &req,
 		       version == TPACKET_V3 ? sizeof(req) : sizeof(struct tpacket_req)))
 		return crf_error_errno(errno, "%s: %s", what,
-				       name == PACKET_RX_RING ? "PACKET_RX_RING" : "PACKET_TX_RING");
+				       name == PACKET_RX_RING ? "PACKET_RX_RING"
+							      : "PACKET_TX_RING");
 	return 0;
 }
 

@@ -151,9 +151,7 @@ int raw_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name)
 		ping ? (sk->family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP) : (int)sk->protocol;
 	_cleanup_close_ int fd = socket(
 		sk->family, (ping ? SOCK_DGRAM : SOCK_RAW) | SOCK_CLOEXEC | nonblock, protocol);
-	struct sockaddr_storage ss;
 	Crf__Net__Addr a;
-	socklen_t len;
 	int r;
 
 	if (fd < 0 && ping && errno == EACCES)
@@ -170,15 +168,6 @@ int raw_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name)
 	a = *sk->local;
 	if (!ping)
 		a.port = 0;
-	if (a.port || !inet_addr_is_any(&a)) {
-		inet_addr_to_sa(sk->family, &a, &ss, &len);
-		if (bind(fd, (struct sockaddr *)&ss, len))
-			return crf_error_errno(errno, "%s: bind", name);
-	}
-	if (sk->state == CRF__NET__STATE__CONNECTED && sk->peer) {
-		inet_addr_to_sa(sk->family, sk->peer, &ss, &len);
-		if (connect(fd, (struct sockaddr *)&ss, len))
-			return crf_error_errno(errno, "%s: connect", name);
-	}
-	return TAKE_FD(fd);
+	r = inet_bind_connect(fd, sk, &a, name);
+	return r < 0 ? r : TAKE_FD(fd);
 }

@@ -314,21 +314,10 @@ static int requeue(int fd, const Crf__Net__InetSk *sk, const char *name)
 /* Bind, connect and queue the datagrams. */
 static int make(int fd, const Crf__Net__InetSk *sk, const char *name)
 {
-	struct sockaddr_storage ss;
-	socklen_t len;
-	int r;
+	int r = inet_bind_connect(fd, sk, sk->local, name);
 
-	if (sk->local->port || !inet_addr_is_any(sk->local)) {
-		inet_addr_to_sa(sk->family, sk->local, &ss, &len);
-		if (bind(fd, (struct sockaddr *)&ss, len))
-			return crf_error_errno(errno, "%s: bind", name);
-	}
-	if (sk->state == CRF__NET__STATE__CONNECTED && sk->peer) {
-		inet_addr_to_sa(sk->family, sk->peer, &ss, &len);
-		if (connect(fd, (struct sockaddr *)&ss, len))
-			return crf_error_errno(errno, "%s: connect", name);
-	}
-	r = udp_mcast_restore(fd, sk, name);
+	if (r == 0)
+		r = udp_mcast_restore(fd, sk, name);
 	return r < 0 ? r : requeue(fd, sk, name);
 }
 

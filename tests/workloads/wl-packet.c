@@ -32,12 +32,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/ethernet.h>
-#include <net/if.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -46,7 +43,7 @@
 #include <linux/if_packet.h>
 
 #define N_SK 6
-#define CUT 200
+#define CUT  200
 
 static int sk[N_SK];
 static struct sockaddr_ll names[N_SK]; /* zeroed: the kernel writes a part */
@@ -55,20 +52,6 @@ static struct sockaddr spkt_name;
 static int fl[N_SK];
 static const unsigned char mc_addr[6] = {0x01, 0x00, 0x5e, 0x00, 0x00, 0xfb};
 static struct sock_filter cut = BPF_STMT(BPF_RET | BPF_K, CUT);
-
-static void lo_up(void)
-{
-	struct ifreq ifr = {0};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr))
-		wl_fail("lo: %s", strerror(errno));
-	ifr.ifr_flags |= IFF_UP;
-	if (ioctl(fd, SIOCSIFFLAGS, &ifr))
-		wl_fail("lo up: %s", strerror(errno));
-	close(fd);
-}
 
 static void setint(int i, int name, int v)
 {
@@ -101,8 +84,8 @@ static void bind_lo(int i, int proto)
 
 static struct packet_mreq mreq(int type, const unsigned char *addr, int alen)
 {
-	struct packet_mreq m = {.mr_ifindex = 1, .mr_type = (unsigned short)type,
-				.mr_alen = (unsigned short)alen};
+	struct packet_mreq m = {
+		.mr_ifindex = 1, .mr_type = (unsigned short)type, .mr_alen = (unsigned short)alen};
 
 	if (addr)
 		memcpy(m.mr_address, addr, (size_t)alen);
@@ -111,8 +94,8 @@ static struct packet_mreq mreq(int type, const unsigned char *addr, int alen)
 
 static void member(int i, struct packet_mreq m, bool add)
 {
-	if (setsockopt(sk[i], SOL_PACKET, add ? PACKET_ADD_MEMBERSHIP : PACKET_DROP_MEMBERSHIP,
-		       &m, sizeof(m)))
+	if (setsockopt(sk[i], SOL_PACKET, add ? PACKET_ADD_MEMBERSHIP : PACKET_DROP_MEMBERSHIP, &m,
+		       sizeof(m)))
 		wl_fail("socket %d: %s membership of type %d: %s", i, add ? "add" : "drop",
 			m.mr_type, strerror(errno));
 }
@@ -203,8 +186,8 @@ static void check_names(void)
 		/* The kernel writes as many bytes as it says: those are compared. */
 		if (getsockname(sk[i], i == 4 ? &spkt : (struct sockaddr *)&ll, &len))
 			wl_fail("socket %d: getsockname: %s", i, strerror(errno));
-		if (len != name_len[i] || (i == 4 ? memcmp(&spkt, &spkt_name, len)
-						  : memcmp(&ll, &names[i], len)))
+		if (len != name_len[i] ||
+		    (i == 4 ? memcmp(&spkt, &spkt_name, len) : memcmp(&ll, &names[i], len)))
 			wl_fail("socket %d: another address", i);
 		if (fcntl(sk[i], F_GETFL) != fl[i])
 			wl_fail("socket %d: status flags %#x, not %#x", i, fcntl(sk[i], F_GETFL),
@@ -263,9 +246,7 @@ int main(int argc, char **argv)
 	int promisc, allmulti, users, n_promisc, n_allmulti;
 
 	wl_init("packet");
-	if (unshare(CLONE_NEWNET))
-		wl_fail("unshare(CLONE_NEWNET): %s", strerror(errno));
-	lo_up();
+	wl_own_netns();
 	sk[0] = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	sk[1] = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP));
 	sk[2] = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
@@ -334,8 +315,8 @@ int main(int argc, char **argv)
 	if (getint(1, PACKET_RESERVE) != 8 || getint(1, PACKET_ORIGDEV) != 1)
 		wl_fail("socket 1: PACKET_RESERVE or PACKET_ORIGDEV not as set");
 	if (getint(1, PACKET_FANOUT) != 13 || getint(5, PACKET_FANOUT) != 13)
-		wl_fail("sockets 1 and 5: fanout %#x and %#x, not group 13", getint(1, PACKET_FANOUT),
-			getint(5, PACKET_FANOUT));
+		wl_fail("sockets 1 and 5: fanout %#x and %#x, not group 13",
+			getint(1, PACKET_FANOUT), getint(5, PACKET_FANOUT));
 	if (getint(3, PACKET_VERSION) != TPACKET_V3)
 		wl_fail("socket 3: PACKET_VERSION not as set");
 	len = 2;
@@ -346,7 +327,8 @@ int main(int argc, char **argv)
 	check_rings(0, 4096);
 	check_rings(1, 4096);
 	check_rings(3, 2 * 4096);
-	/* Each membership as many times as added: lo's counts as they were, down to 0 when dropped. */
+	/* Each membership as many times as added: lo's counts as they were, down to 0 when dropped.
+	 */
 	lo_counts(&n_promisc, &n_allmulti);
 	if (n_promisc != promisc || n_allmulti != allmulti || mc_users() != users)
 		wl_fail("lo: promiscuity %d, allmulti %d, multicast address added %d times, "

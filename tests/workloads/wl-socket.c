@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * wl-socket: holds state crf cannot dump (an AF_PACKET socket, a family no
- * handler knows) next to a unix socketpair with data queued in it, which
- * crf dumps (and reads, without consuming it) before it meets the packet
- * socket: the dump must fail with a clear message and leave this process
- * exactly as it was.
+ * wl-socket: holds state crf cannot dump (an AF_VSOCK socket, or AF_XDP
+ * where this kernel has no vsock: a family no handler knows) next to a unix
+ * socketpair with data queued in it, which crf dumps (and reads, without
+ * consuming it) before it meets the other socket: the dump must fail with a clear message and leave
+ * this process exactly as it was.
  *
  * After the failed dump: no tracer is attached, 1 MiB of PRNG data is
  * unchanged (its address is published as corrupt_addr), the bytes queued
  * before the dump are still queued, the pair still carries new data both
- * ways, and the packet socket is still open.
+ * ways, and the other socket is still open.
  */
 #include "wl.h"
 
@@ -42,7 +42,7 @@ int main(void)
 {
 	unsigned char *data = malloc(DATA_BYTES);
 	ssize_t off;
-	int sv[2], packet, type = 0;
+	int sv[2], other, other_type, type = 0;
 	socklen_t sl = sizeof(type);
 
 	wl_init("socket");
@@ -53,10 +53,14 @@ int main(void)
 		wl_fail("socketpair: %s", strerror(errno));
 	if (write(sv[0], "queued-a;", 9) != 9 || write(sv[1], "queued-b;", 9) != 9)
 		wl_fail("write to the socket: %s", strerror(errno));
-	/* Protocol 0: bound to no interface, it receives nothing. */
-	packet = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (packet < 0)
-		wl_fail("AF_PACKET socket (needs CAP_NET_RAW): %s", strerror(errno));
+	other = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	other_type = SOCK_STREAM;
+	if (other < 0) {
+		other = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+		other_type = SOCK_RAW;
+	}
+	if (other < 0)
+		wl_fail("neither an AF_VSOCK nor an AF_XDP socket: %s", strerror(errno));
 	wl_publish("corrupt_addr", "%p", (void *)(data + 4096));
 	wl_ready();
 	wl_wait_verify();
@@ -65,8 +69,8 @@ int main(void)
 	off = wl_cmp_fill(data, DATA_BYTES, 7);
 	if (off >= 0)
 		wl_fail("memory: byte %zd differs", off);
-	if (getsockopt(packet, SOL_SOCKET, SO_TYPE, &type, &sl) || type != SOCK_DGRAM)
-		wl_fail("the AF_PACKET socket: %s", strerror(errno));
+	if (getsockopt(other, SOL_SOCKET, SO_TYPE, &type, &sl) || type != other_type)
+		wl_fail("the AF_VSOCK or AF_XDP socket: %s", strerror(errno));
 	xfer(sv[0], sv[1], "ping", "queued-a;");
 	xfer(sv[1], sv[0], "pong", "queued-b;");
 	wl_note("sockets and memory intact after the refused dump");

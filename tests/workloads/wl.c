@@ -5,10 +5,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -319,4 +323,21 @@ void wl_node_verify(const struct node *n, size_t buf_bytes)
 	}
 	if (failed)
 		wl_fail("%s: a descendant failed", n->name);
+}
+
+void wl_own_netns(void)
+{
+	struct ifreq ifr = {0};
+	int fd;
+
+	if (unshare(CLONE_NEWNET))
+		wl_fail("unshare(CLONE_NEWNET): %s", strerror(errno));
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr))
+		wl_fail("lo: %s", strerror(errno));
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr))
+		wl_fail("lo up: %s", strerror(errno));
+	close(fd);
 }

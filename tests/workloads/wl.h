@@ -103,4 +103,7 @@ void wl_check_untraced(void);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t wl_now_ns(void);
 
+/* A net namespace of the workload's own, with lo up (nothing else in it). */
+void wl_own_netns(void);
+
 #endif
