@@ -72,7 +72,7 @@ CRF_PLUGIN(
 	.version = "0.2.0",
 	.description = "unix sockets (pairs, listeners and their connections, names, queues, "
 		       "shutdown), TCP (unconnected, listening, established through TCP_REPAIR), "
-		       "UDP and netlink sockets; net namespaces (netns*.c: lo, veth to crf's "
+		       "UDP, raw, ping, packet and netlink sockets; net namespaces (netns*.c: lo, veth to crf's "
 		       "namespace, addresses, routes, sysctls, nftables)",
 	.hooks = CRF_HOOKS(
 		[CRF_STAGE_PROBE] = net_probe,
