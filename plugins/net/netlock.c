@@ -9,9 +9,10 @@
  * segments are retransmitted once the lock is gone.
  *
  * The lock is an nftables table of family inet, crf_lock_PID (the dumping
- * crf's PID), with one drop rule per direction of each connection in the
- * output and input hooks (loopback traffic passes both), made with the
- * nft tool.  The dump takes it connection by connection, before repair
+ * crf's PID), with a set of 4-tuples per IP version holding both
+ * directions of each connection and a drop rule for each set in the
+ * output and input hooks (loopback traffic passes both), made through
+ * libnftables.  The dump takes it connection by connection, before repair
  * mode; DUMP_UNDO and DUMP_RESUME drop it; after a dump that killed the
  * tree it stays, and netlock.img says what it holds: the restore takes it
  * again from that in restore-prepare (the same table, made anew in one
@@ -21,6 +22,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,63 +238,87 @@ static ino_t own_ns_ino(void)
 	return stat("/proc/thread-self/ns/net", &st) < 0 ? 0 : st.st_ino;
 }
 
-/* "ip saddr A ip daddr B tcp sport P tcp dport Q" for packets from @a to @b. */
-static void match(char *buf, size_t len, const Crf__Net__Addr *a, const Crf__Net__Addr *b)
+/*
+ * "A . P . B . Q, B . Q . A . P": both directions of connection @c as
+ * elements of the set of its family; @v6 says which.
+ */
+static void elements(char *buf, size_t len, const Crf__Net__LockedConn *c, bool *v6)
 {
-	const uint8_t *pa = a->addr.data, *pb = b->addr.data;
+	const uint8_t *pa = c->local->addr.data, *pb = c->peer->addr.data;
 	char sa[INET6_ADDRSTRLEN], sb[INET6_ADDRSTRLEN];
-	int fam = a->addr.len == 16 ? AF_INET6 : AF_INET;
+	int fam = c->local->addr.len == 16 ? AF_INET6 : AF_INET;
 
-	if (inet_addr_is_mapped(a) && inet_addr_is_mapped(b)) {
+	if (inet_addr_is_mapped(c->local) && inet_addr_is_mapped(c->peer)) {
 		fam = AF_INET;
 		pa += 12;
 		pb += 12;
 	}
 	inet_ntop(fam, pa, sa, sizeof(sa));
 	inet_ntop(fam, pb, sb, sizeof(sb));
-	snprintf(buf, len, "%s saddr %s %s daddr %s tcp sport %u tcp dport %u",
-		 fam == AF_INET ? "ip" : "ip6", sa, fam == AF_INET ? "ip" : "ip6", sb, a->port,
-		 b->port);
+	*v6 = fam == AF_INET6;
+	snprintf(buf, len, "%s . %u . %s . %u, %s . %u . %s . %u", sa, c->local->port, sb,
+		 c->peer->port, sb, c->peer->port, sa, c->local->port);
 }
 
-/* The commands that add the table @table, its chains, and the rules of @conns. */
+/* snprintf at *@at of @buf (@len), or -E2BIG. */
+static int put(char *buf, size_t len, size_t *at, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int put(char *buf, size_t len, size_t *at, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	va_start(ap, fmt);
+	w = vsnprintf(buf + *at, len - *at, fmt, ap);
+	va_end(ap);
+	if (w < 0 || (size_t)w >= len - *at)
+		return -E2BIG;
+	*at += (size_t)w;
+	return 0;
+}
+
+/*
+ * The commands that add the table @table (with @chains: its two sets of
+ * 4-tuples, conns4 and conns6, its chains and their four rules, which drop
+ * what the sets hold but for the segments crf makes, tcp-fin.c) and the
+ * elements of @conns.  The rules do not grow with the connections: adding
+ * one costs the same at the thousandth as at the first.
+ */
 static int script(char *buf, size_t len, const char *table, Crf__Net__LockedConn *const *conns,
 		  size_t n, bool chains)
 {
 	static const char *const hooks[] = {"output", "input"};
+	char e[4 * INET6_ADDRSTRLEN + 64];
 	size_t at = 0;
-	char m[256];
-	int w;
+	bool v6;
+	int r = 0;
 
+	buf[0] = '\0';
 	if (chains) {
-		w = snprintf(buf, len, "add table inet %s\n", table);
-		if (w < 0 || (size_t)w >= len)
-			return -E2BIG;
-		at = (size_t)w;
-		for (int h = 0; h < 2; h++) {
-			w = snprintf(buf + at, len - at,
-				     "add chain inet %s %s { type filter hook %s priority -150; "
-				     "policy accept; }\n",
-				     table, hooks[h], hooks[h]);
-			if (w < 0 || (size_t)w >= len - at)
-				return -E2BIG;
-			at += (size_t)w;
-		}
+		r = put(buf, len, &at,
+			"add table inet %s\n"
+			"add set inet %s conns4 { type ipv4_addr . inet_service . ipv4_addr . "
+			"inet_service; }\n"
+			"add set inet %s conns6 { type ipv6_addr . inet_service . ipv6_addr . "
+			"inet_service; }\n",
+			table, table, table);
+		for (int h = 0; r == 0 && h < 2; h++)
+			r = put(buf, len, &at,
+				"add chain inet %s %s { type filter hook %s priority -150; "
+				"policy accept; }\n"
+				"add rule inet %s %s meta mark != %#x ip saddr . tcp sport . "
+				"ip daddr . tcp dport @conns4 drop\n"
+				"add rule inet %s %s meta mark != %#x ip6 saddr . tcp sport . "
+				"ip6 daddr . tcp dport @conns6 drop\n",
+				table, hooks[h], hooks[h], table, hooks[h], NETLOCK_MARK, table,
+				hooks[h], NETLOCK_MARK);
 	}
-	for (size_t i = 0; i < n; i++)
-		for (int h = 0; h < 2; h++)
-			for (int dir = 0; dir < 2; dir++) {
-				match(m, sizeof(m), dir ? conns[i]->peer : conns[i]->local,
-				      dir ? conns[i]->local : conns[i]->peer);
-				/* But for the segments crf makes (tcp-fin.c). */
-				w = snprintf(buf + at, len - at,
-					     "add rule inet %s %s %s meta mark != %#x drop\n",
-					     table, hooks[h], m, NETLOCK_MARK);
-				if (w < 0 || (size_t)w >= len - at)
-					return -E2BIG;
-				at += (size_t)w;
-			}
-	return 0;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		elements(e, sizeof(e), conns[i], &v6);
+		r = put(buf, len, &at, "add element inet %s %s { %s }\n", table,
+			v6 ? "conns6" : "conns4", e);
+	}
+	return r;
 }
 
 static Crf__Net__LockedConn *conn_of(const Crf__Net__InetSk *sk)
