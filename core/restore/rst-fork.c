@@ -72,7 +72,10 @@ static pid_t clone_with_pids(const pid_t *set_tid, size_t n_levels, uint64_t fla
 	return syscall(SYS_clone3, &ca, sizeof(ca));
 }
 
-/* @pid is taken: 0 to try again (it was freed, or a zombie to wait for), or -EEXIST. */
+/*
+ * @pid is taken: 0 to try again (it was freed, or a zombie or a dead task
+ * being released to wait for), or -EEXIST.
+ */
 static int pid_taken(pid_t pid, uint64_t deadline, unsigned int wait_ms)
 {
 	static const struct timespec poll = {0, POLL_NS};
@@ -85,7 +88,8 @@ static int pid_taken(pid_t pid, uint64_t deadline, unsigned int wait_ms)
 	if (r < 0)
 		return crf_error_errno(EEXIST, "PID %d is taken (its holder is unreadable: %s)",
 				       (int)pid, strerror(-r));
-	if (h.state != 'Z')
+	/* A zombie waits for its parent; a dead task (X) is being released: both free it. */
+	if (h.state != 'Z' && h.state != 'X')
 		return crf_error_errno(EEXIST, "PID %d is taken by '%s' (state %c, parent %d)",
 				       (int)pid, h.comm, h.state, (int)h.ppid);
 	if (now_ms() >= deadline)

@@ -428,12 +428,23 @@ static void hook_release(void *p)
 }
 
 /* A PID nobody holds now, to create the task with. */
+/* A free PID some way above ours, below pid_max (wrapping past it to 300, as the kernel does). */
 static pid_t free_pid(void)
 {
-	pid_t pid = getpid() + 1000;
+	long max = 32768;
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
+	pid_t pid;
 
+	if (f) {
+		if (fscanf(f, "%ld", &max) != 1)
+			max = 32768;
+		fclose(f);
+	}
+	pid = (pid_t)((getpid() + 1000L) % max);
+	if (pid < 300)
+		pid = 300;
 	while (kill(pid, 0) == 0 || errno != ESRCH)
-		pid++;
+		pid = pid + 1 < max ? pid + 1 : 300;
 	return pid;
 }
 
