@@ -347,7 +347,7 @@ int inet_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	else if (r >= 0 && sk->proto == CRF__NET__PROTO__TCP)
 		r = tcp_dump(fd, sk, &o, name);
 	else if (r >= 0)
-		r = raw_dump(fd, obj->pid, sk, name);
+		r = raw_dump(ctx, fd, obj->pid, sk, name);
 	if (r >= 0)
 		r = save(ctx, obj, sk);
 	if (r >= 0)

@@ -82,7 +82,7 @@ int udp_mcast_restore(int fd, const Crf__Net__InetSk *sk, const char *name);
  * Raw and ping sockets (raw.c): the state and peer from /proc/@pid/net (the
  * task's namespace), a packet queued refused; made again.
  */
-int raw_dump(int fd, pid_t pid, Crf__Net__InetSk *sk, const char *name);
+int raw_dump(struct crf_ctx *ctx, int fd, pid_t pid, Crf__Net__InetSk *sk, const char *name);
 int raw_restore(const Crf__Net__InetSk *sk, int nonblock, const char *name);
 
 /* TCP (tcp.c, tcp-repair.c). */

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <netlink/handlers.h>
 
@@ -24,6 +25,15 @@ void net_probe_diag(struct crf_ctx *ctx);
  */
 struct net_state {
 	struct unix_table *unix_sk; /* unix*.c */
+	/*
+	 * raw.c: the last /proc/PID/net/{raw,raw6,icmp,icmp6} read of each
+	 * kind, and the net namespace it lists: a tree with many raw sockets
+	 * reads each table once, not once a socket.
+	 */
+	struct net_proc_table {
+		ino_t ns;
+		char *text;
+	} proc[4];
 };
 
 /* The state, allocated on first use; NULL when out of memory. */

@@ -27,6 +27,9 @@ int net_cleanup(struct crf_ctx *ctx)
 {
 	netlock_nft_close();
 	net_unix_cleanup(ctx);
+	if (crf_ctx_priv(ctx))
+		for (int i = 0; i < 4; i++)
+			free(net_state(ctx)->proc[i].text);
 	free(crf_ctx_priv(ctx));
 	crf_ctx_set_priv(ctx, NULL);
 	return 0;

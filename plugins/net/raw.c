@@ -31,15 +31,19 @@
 
 #include "inet-proc.h"
 #include "inet.h"
+#include "net.h"
 
 /* The largest /proc/PID/net/raw read: about 150 bytes a socket. */
 #define PROC_MAX (64u << 20)
 
-static const char *proc_name(const Crf__Net__InetSk *sk)
+/* The table that lists @sk, an index into net_state.proc, and its name. */
+static int proc_table(const Crf__Net__InetSk *sk, const char **name)
 {
-	if (sk->proto == CRF__NET__PROTO__PING)
-		return sk->family == AF_INET6 ? "icmp6" : "icmp";
-	return sk->family == AF_INET6 ? "raw6" : "raw";
+	static const char *const names[] = {"raw", "raw6", "icmp", "icmp6"};
+	int i = (sk->proto == CRF__NET__PROTO__PING ? 2 : 0) + (sk->family == AF_INET6);
+
+	*name = names[i];
+	return i;
 }
 
 /* The whole of @path, NUL-terminated, or NULL with errno set. */
@@ -81,21 +85,55 @@ static char *read_text(const char *path)
 	return NULL;
 }
 
-/* Socket @fd's line in its task's table. */
-static int proc_line(int fd, pid_t pid, const Crf__Net__InetSk *sk, struct inet_proc_sk *out,
-		     const char *name)
+/*
+ * The table of @sk's kind in task @pid's namespace (the socket's: same_ns()
+ * checked), read once a dump and namespace: the tree is frozen, and what
+ * may change while it is, a queue's length, poll() asks the socket itself.
+ */
+static const char *table_text(struct crf_ctx *ctx, pid_t pid, const Crf__Net__InetSk *sk,
+			      char *path, size_t len, const char *name)
 {
-	_cleanup_free_ char *text = NULL;
+	struct net_state *ns = net_state(ctx);
+	struct net_proc_table *t;
+	const char *file;
+	struct stat st;
+	char nspath[64];
+
+	if (!ns) {
+		crf_error_errno(ENOMEM, "%s", name);
+		return NULL;
+	}
+	t = &ns->proc[proc_table(sk, &file)];
+	snprintf(path, len, "/proc/%d/net/%s", (int)pid, file);
+	snprintf(nspath, sizeof(nspath), "/proc/%d/ns/net", (int)pid);
+	if (stat(nspath, &st)) {
+		crf_error_errno(errno, "%s: %s", name, nspath);
+		return NULL;
+	}
+	if (t->text && t->ns == st.st_ino)
+		return t->text;
+	free(t->text);
+	t->ns = st.st_ino;
+	t->text = read_text(path);
+	if (!t->text)
+		crf_error_errno(errno, "%s: reading %s", name, path);
+	return t->text;
+}
+
+/* Socket @fd's line in its task's table. */
+static int proc_line(struct crf_ctx *ctx, int fd, pid_t pid, const Crf__Net__InetSk *sk,
+		     struct inet_proc_sk *out, const char *name)
+{
+	const char *text;
 	char path[64];
 	struct stat st;
 	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)pid, proc_name(sk));
 	if (fstat(fd, &st))
 		return crf_error_errno(errno, "%s: fstat", name);
-	text = read_text(path);
+	text = table_text(ctx, pid, sk, path, sizeof(path), name);
 	if (!text)
-		return crf_error_errno(errno, "%s: reading %s", name, path);
+		return -EIO;
 	r = inet_proc_find(text, (unsigned long)st.st_ino, out);
 	if (r < 0)
 		return crf_error_errno(-r, "%s: %s has a line crf does not read", name, path);
@@ -110,11 +148,11 @@ static int proc_line(int fd, pid_t pid, const Crf__Net__InetSk *sk, struct inet_
 	return 0;
 }
 
-int raw_dump(int fd, pid_t pid, Crf__Net__InetSk *sk, const char *name)
+int raw_dump(struct crf_ctx *ctx, int fd, pid_t pid, Crf__Net__InetSk *sk, const char *name)
 {
 	struct inet_proc_sk p;
 	struct pollfd pf = {.fd = fd, .events = POLLIN};
-	int r = proc_line(fd, pid, sk, &p, name);
+	int r = proc_line(ctx, fd, pid, sk, &p, name);
 
 	if (r < 0)
 		return r;
