@@ -85,11 +85,29 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void json_hex(FILE *f, const ProtobufCBinaryData *b)
+/*
+ * Byte by byte, and without coverage in the fuzzer's build: its counters on
+ * this loop were a fifth of the fuzzer's time and tell it nothing.
+ */
+#if defined(__clang__)
+__attribute__((no_sanitize("coverage")))
+#endif
+static void
+json_hex(FILE *f, const ProtobufCBinaryData *b)
 {
+	static const char digit[] = "0123456789abcdef";
+	char buf[512];
+	size_t at = 0;
+
 	fputc('"', f);
-	for (size_t i = 0; i < b->len; i++)
-		fprintf(f, "%02x", b->data[i]);
+	for (size_t i = 0; i < b->len; i++) {
+		buf[at++] = digit[b->data[i] >> 4];
+		buf[at++] = digit[b->data[i] & 15];
+		if (at == sizeof(buf) || i + 1 == b->len) {
+			fwrite(buf, 1, at, f);
+			at = 0;
+		}
+	}
 	fputc('"', f);
 }
 
