@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 SECS=${1:-60}
 JOBS=${2:-1}
 B=${FUZZ_BUILD:-build-fuzz}
-if [[ ! -d $B ]]; then
+if [[ ! -f $B/build.ninja ]]; then
 	CC=clang meson setup "$B" -Dfuzz=true -Dtests=false >/dev/null
 fi
 ninja -C "$B" tests/fuzz/fuzz-images >/dev/null
