@@ -359,7 +359,15 @@ find_restore(const struct crf_registry *reg, const struct crf_object *obj, const
 
 int crf_kind_check(struct crf_ctx *ctx, const struct crf_object *obj, const char *plugin)
 {
-	return find_restore(ctx->registry, obj, plugin) ? 0 : -ENOTSUP;
+	const struct crf_registry_entry *e = find_restore(ctx->registry, obj, plugin);
+	const struct crf_kind_check *c;
+
+	if (!e)
+		return -ENOTSUP;
+	for (c = e->owner->desc ? e->owner->desc->checks : NULL; c && c->name; c++)
+		if (c->cls == e->kind->cls && !strcmp(c->name, e->kind->name) && c->check)
+			return call_as_owner(ctx, e, c->check, obj);
+	return 0;
 }
 
 int crf_kind_restore(struct crf_ctx *ctx, const struct crf_object *obj, const char *plugin)

@@ -61,6 +61,23 @@ static int full_dump(struct crf_ctx *ctx, const struct crf_object *obj)
 	return crf_fd_save_payload(ctx, obj, FULL_TAG, strlen(FULL_TAG));
 }
 
+/*
+ * The check of a saved fd (ABI 1.7): run by the files plugin's
+ * restore-prepare on every record of this kind, before the tree is forked,
+ * so that a record ->restore cannot use is refused before anything is made.
+ */
+static int full_check(struct crf_ctx *ctx, const struct crf_object *obj)
+{
+	const struct crf_fd_info *info = obj->data;
+
+	(void)ctx;
+	if (info->payload_len != strlen(FULL_TAG) ||
+	    memcmp(info->payload, FULL_TAG, info->payload_len))
+		return crf_error_errno(EBADMSG, "pid %d: fd %d: not a record of this kind",
+				       (int)obj->pid, obj->id);
+	return 0;
+}
+
 /* Return a new fd, O_CLOEXEC: the files plugin puts it at its number. */
 static int full_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 {
@@ -68,9 +85,6 @@ static int full_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 	int fd;
 
 	(void)ctx;
-	if (info->payload_len != strlen(FULL_TAG) ||
-	    memcmp(info->payload, FULL_TAG, info->payload_len))
-		return crf_error_errno(EBADMSG, "fd %d: not a record of this kind", obj->id);
 	fd = open("/dev/full",
 		  (int)(info->flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)) | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
@@ -88,4 +102,5 @@ CRF_PLUGIN(.name = "hello", .version = "1.0.0", .description = "template plugin 
 			       .match = full_match,
 			       .dump = full_dump,
 			       .restore = full_restore}),
+	   .checks = CRF_CHECKS({.cls = CRF_OBJ_FD, .name = "full", .check = full_check}),
 	   .config_keys = CRF_STRINGS("greeting"), );

@@ -4,9 +4,9 @@
 # Install crf into a scratch root, build docs/plugin-template against the
 # installed headers and crf-plugin.pc only, and load it.
 #
-# usage: template-test.sh BUILD_DIR SOURCE_DIR
+# usage: template-test.sh BUILD_DIR SOURCE_DIR IMG_TAMPER
 set -eu
-BUILD=$1 SRC=$2
+BUILD=$1 SRC=$2 TAMPER=$3
 T=$(mktemp -d /tmp/crf-template-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
@@ -56,10 +56,22 @@ out=$(crfp dump -v -t $pid -D "$T/img" 2>&1) || { echo "$out"; echo "FAIL: dump 
 grep -q 'crf\[hello\]: dump fd 5 of pid '$pid' (/dev/full' <<<"$out" ||
 	{ echo "$out"; echo "FAIL: hello did not dump its fd kind"; exit 1; }
 wait $pid 2>/dev/null || true
+# Its kind's check (ABI 1.7) refuses a damaged record before anything is forked.
+cp -a "$T/img" "$T/bad"
+fdrec=$(crfp show "$T/bad" "files-$pid.img" | python3 -c 'import json, sys
+print(next(i for i, x in enumerate(json.load(sys.stdin)["records"]) if x.get("kind") == "full"))')
+"$TAMPER" "$T/bad" "files-$pid.img" "$fdrec:payload=hello-full-2" ||
+	{ echo "FAIL: img-tamper"; exit 1; }
+if out=$(crfp restore -D "$T/bad" -d 2>&1); then
+	echo "$out"; echo "FAIL: a damaged /dev/full record was restored"; exit 1
+fi
+grep -q "crf\[hello\]: error: pid $pid: fd 5: not a record of this kind" <<<"$out" ||
+	{ echo "$out"; echo "FAIL: the damaged record was not refused by the kind's check"; exit 1; }
+[[ ! -e /proc/$pid ]] || { echo "FAIL: the refused restore made pid $pid"; exit 1; }
 out=$(crfp restore -v -D "$T/img" -d 2>&1) || { echo "$out"; echo "FAIL: restore of /dev/full"; exit 1; }
 grep -q 'crf\[hello\]: restored fd 5 of pid '$pid' (/dev/full)' <<<"$out" ||
 	{ echo "$out"; echo "FAIL: hello did not restore its fd kind"; exit 1; }
 [[ $(readlink /proc/$pid/fd/5) == /dev/full ]] ||
 	{ ls -l /proc/$pid/fd; echo "FAIL: fd 5 is not /dev/full after the restore"; exit 1; }
 kill -9 $pid
-echo "template: 2 passed, 0 failed"
+echo "template: 3 passed, 0 failed"

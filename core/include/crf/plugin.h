@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define CRF_PLUGIN_ABI_MAJOR 1
-#define CRF_PLUGIN_ABI_MINOR 6
+#define CRF_PLUGIN_ABI_MINOR 7
 
 /* The symbol every plugin exports (CRF_PLUGIN defines it). */
 #define CRF_PLUGIN_SYMBOL "crf_plugin_descriptor"
@@ -229,6 +229,24 @@ struct crf_kind {
 };
 
 /*
+ * ABI 1.7: the check of a saved object of a kind, before anything is made.
+ * The restore-prepare hook of the plugin that owns the object's table (for
+ * fds: files; VMAs: mem; namespaces: ns) asks crf_kind_check() about each
+ * object; that finds the handler that will restore it and, when its plugin
+ * declares a check of that class and kind name (crf_plugin.checks), calls
+ * it as that plugin, with @obj as crf_kind_restore() will give it to
+ * ->restore (an fd's crf_fd_info with its payload).  The check decodes and
+ * checks what ->restore will trust, makes nothing, and returns 0 or -errno
+ * after one error naming the object and the field, so that a hostile or
+ * damaged record is refused before the tree is forked.
+ */
+struct crf_kind_check {
+	enum crf_object_class cls;
+	const char *name; /* the kind's, as in crf_kind.name */
+	int (*check)(struct crf_ctx *ctx, const struct crf_object *obj);
+};
+
+/*
  * The descriptor.  Fields are only ever appended (with a minor bump); the
  * core reads @size and @n_hooks so that an older plugin's shorter descriptor
  * and hook array are read safely.
@@ -248,6 +266,9 @@ struct crf_plugin {
 	/* protobuf-c schemas of the images it writes, NULL-terminated, so
 	 * that `crf show` can decode them. */
 	const struct ProtobufCMessageDescriptor *const *schemas;
+	/* ABI 1.7: checks of its kinds' saved objects, NULL or terminated by
+	 * a zeroed entry (CRF_CHECKS). */
+	const struct crf_kind_check *checks;
 };
 
 /*
@@ -266,7 +287,7 @@ struct crf_plugin {
  *		),
  *	);
  *
- * CRF_KINDS, CRF_STRINGS and CRF_SCHEMAS add the terminating entry
+ * CRF_KINDS, CRF_CHECKS, CRF_STRINGS and CRF_SCHEMAS add the terminating entry
  * themselves; give them no trailing comma.
  */
 #define CRF_PLUGIN(...)                                                                            \
@@ -279,6 +300,7 @@ struct crf_plugin {
 #define CRF_HOOKS(...)	 ((const crf_hook_fn[CRF_STAGE__COUNT]){__VA_ARGS__})
 #define CRF_KINDS(...)	 ((const struct crf_kind[]){__VA_ARGS__, {0}})
 #define CRF_STRINGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define CRF_CHECKS(...)	 ((const struct crf_kind_check[]){__VA_ARGS__, {0}})
 #define CRF_SCHEMAS(...) ((const struct ProtobufCMessageDescriptor *const[]){__VA_ARGS__, NULL})
 
 /* ---- services for hooks ------------------------------------------------ */
@@ -525,6 +547,8 @@ int crf_kind_restore(struct crf_ctx *ctx, const struct crf_object *obj, const ch
  * ABI 1.5: the same check without the call, for restore-prepare: a restore
  * whose images hold an object no handler can restore is refused before
  * anything is forked.  0 or -ENOTSUP (logged as crf_kind_restore does).
+ * ABI 1.7: then the handler's plugin's check of that kind, if it declares
+ * one (struct crf_kind_check), and what it returned.
  */
 int crf_kind_check(struct crf_ctx *ctx, const struct crf_object *obj, const char *plugin);
 
