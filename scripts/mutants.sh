@@ -629,6 +629,19 @@ mutant validate-vma-overlap plugins/mem/validate.c 'e2e-hostile-images' \
 mutant validate-fd-limit plugins/files/validate.c 'e2e-hostile-images' \
 	'an fd number above fs.nr_open is not refused before the fork' \
 	'	if (e->fd < 0 || e->fd >= t->nr_open)' '	if (e->fd < 0)'
+mutant validate-net-lock-table plugins/net/validate.c 'e2e-hostile-images' \
+	'a network lock table name that is not crf_lock_DIGITS goes into an nft command line' \
+	'	if (strncmp(p, "crf_lock_", 9) || !p[9] || strlen(p) > 32 ||' \
+	'	if (0 && (strncmp(p, "crf_lock_", 9) || !p[9] || strlen(p) > 32) &&'
+mutant validate-net-unix-ref plugins/net/validate.c 'e2e-hostile-images' \
+	'a unix socket whose peer is not in unix-sk.img is looked up past the table' \
+	'	return have_ino(v, ino) ? 0' '	return 1 ? 0'
+mutant validate-net-unix-name plugins/net/validate.c 'e2e-hostile-images' \
+	'a unix socket name longer than sun_path is not refused before the fork' \
+	'	if (name->len > sizeof(((struct sockaddr_un *)0)->sun_path))' '	if (0)'
+mutant kind-check-skipped core/lib/registry.c 'e2e-hostile-images plugin-template' \
+	'a plugin'"'"'s check of its kind (ABI 1.7) is never called: damaged socket payloads reach the forked tree' \
+	'			return call_as_owner(ctx, e, c->check, obj);' '			return 0;'
 
 # --- the core: the device stages of plugin ABI 1.5 (issue 10) ---
 mutant dev-undo-missing core/dump/dump.c 'e2e-device-stages' \

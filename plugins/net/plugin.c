@@ -11,6 +11,7 @@
 #include "netns.h"
 #include "packet.h"
 #include "unix.h"
+#include "validate.h"
 
 struct net_state *net_state(struct crf_ctx *ctx)
 {
@@ -52,7 +53,10 @@ static int net_dump_cleanup(struct crf_ctx *ctx)
 
 static int net_restore_prepare(struct crf_ctx *ctx)
 {
-	int r = netlock_restore_prepare(ctx);
+	int r = net_validate(crf_ctx_images(ctx));
+
+	if (r == 0)
+		r = netlock_restore_prepare(ctx);
 
 	return r < 0 ? r : net_unix_restore_prepare(ctx);
 }
@@ -102,10 +106,19 @@ CRF_PLUGIN(
 		  .restore = netlink_restore },
 		{ .cls = CRF_OBJ_NS, .name = "net", .dump = netns_dump, .restore = netns_restore }
 	),
+	.checks = CRF_CHECKS(
+		{ .cls = CRF_OBJ_FD, .name = "unix", .check = net_kind_check },
+		{ .cls = CRF_OBJ_FD, .name = "tcp", .check = net_kind_check },
+		{ .cls = CRF_OBJ_FD, .name = "udp", .check = net_kind_check },
+		{ .cls = CRF_OBJ_FD, .name = "raw", .check = net_kind_check },
+		{ .cls = CRF_OBJ_FD, .name = "ping", .check = net_kind_check },
+		{ .cls = CRF_OBJ_FD, .name = "packet", .check = net_kind_check },
+		{ .cls = CRF_OBJ_FD, .name = "netlink", .check = net_kind_check }
+	),
 	.config_keys = CRF_STRINGS("tcp-established", "skip-in-flight", "unix-peercred-crf",
 				   "tcp-close"),
 	.schemas = CRF_SCHEMAS(&crf__net__inet_sk__descriptor, &crf__net__net_lock__descriptor,
 			       &crf__net__unix_sk__descriptor, &crf__net__netlink_sk__descriptor,
-			       &crf__net__net_ns__descriptor),
+			       &crf__net__net_ns__descriptor, &crf__net__packet_sk__descriptor),
 );
 /* clang-format on */

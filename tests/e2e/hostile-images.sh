@@ -14,7 +14,9 @@
 #   no process at any PID of the dump afterwards.
 #
 # The control: the untouched dump restores, its POSIX timer signalling the
-# same thread.
+# same thread.  Then the same for a dump of hold-sockets.py (the net
+# plugin's images and the payloads of socket fds), its control restored
+# too.
 #
 # usage: hostile-images.sh CRF IMG_TAMPER RICH_TREE IMAGE_DIR_BASE
 set -u
@@ -23,12 +25,14 @@ passed=0 failed=0 cases=0
 OUT=$(mktemp /tmp/crf-hostile-XXXXXX)
 restored=()
 
+TOP=$BASE
+
 cleanup() {
 	local pid
 	for pid in "${restored[@]}"; do
 		kill -KILL "$pid" 2>/dev/null
 	done
-	rm -rf "$OUT" "$BASE" "$BASE".*
+	rm -rf "$OUT" "$TOP" "$TOP".*
 }
 trap cleanup EXIT
 
@@ -204,6 +208,46 @@ else
 	passed=$((passed + 1))
 fi
 restored=($pids)
+
+# The net plugin: a process holding sockets (hold-sockets.py), dumped.
+BASE=$TOP.net
+setsid python3 -c 'import os, sys; os.closerange(3, 4096); os.execvp(sys.argv[1], sys.argv[1:])' \
+	python3 "$(dirname "$0")/hold-sockets.py" </dev/null >/dev/null 2>&1 &
+root=$!
+restored+=("$root")
+for _ in $(seq 100); do
+	grep -q "^2: " /proc/$root/net/netlink 2>/dev/null && ls -l /proc/$root/fd 2>/dev/null |
+		grep -q socket && [[ $(ls /proc/$root/fd | wc -l) -ge 16 ]] && break
+	sleep 0.05
+done
+if ! "$CRF" dump -t "$root" -D "$BASE" --tcp-established --unix-peercred-crf >"$OUT" 2>&1; then
+	fail "crf dump of hold-sockets.py"
+	exit 1
+fi
+wait "$root" 2>/dev/null
+pids=$root
+files=files-$root.img
+unix=$(first unix-sk.img "'peer' in x")
+named=$(first unix-sk.img "'name' in x")
+tcp=$(first "$files" "x.get('kind') == 'tcp'")
+usk=$(first "$files" "x.get('kind') == 'unix'")
+refused net-lock-table netlock.img "netlock.img: record 0: NetLock.table: .* is not a table crf makes" \
+	"0:table=crf_lock_1 { }; flush ruleset; add table inet x"
+refused net-unix-peer unix-sk.img "unix-sk.img: record $unix: UnixSk.peer: socket 12345, which unix-sk.img does not list" \
+	"$unix:peer=12345"
+refused net-unix-name unix-sk.img "unix-sk.img: record $named: UnixSk.name: a name of 120 bytes" \
+	"$named:name=$(printf '%0120d' 0)"
+refused net-unix-twice unix-sk.img "unix-sk.img: socket [0-9]+ listed twice" "dup:0:1"
+refused net-tcp-payload "$files" "pid $root: fd [0-9]+ \\(tcp\\): payload: no crf.net.InetSk in its 7 bytes" \
+	"$tcp:payload=garbage"
+refused net-unix-payload "$files" "pid $root: fd [0-9]+ \\(unix\\): payload: 3 bytes for a unix socket" \
+	"$usk:payload=abc"
+cases=$((cases + 1))
+if ! "$CRF" restore -D "$BASE" -d >"$OUT" 2>&1 || [[ ! -e /proc/$root ]]; then
+	fail "control: the untouched dump of hold-sockets.py did not restore"
+else
+	passed=$((passed + 1))
+fi
 
 echo "hostile-images: $passed passed, $failed failed"
 ((failed == 0 && passed == cases))

@@ -10,7 +10,7 @@
  *   N:PATH=VALUE   set field PATH of record N (from 0) to VALUE: PATH is
  *                  dotted field names, a repeated field with its index
  *                  ("threads[1].tid", "vma.start", "pages.runs[0].off");
- *                  integers in C notation (0x...), strings as they are; a
+ *                  integers in C notation (0x...), strings and bytes as they are; a
  *                  field of a oneof only in the record that has it set
  *   N:PATH+=VALUE  add VALUE to an integer field
  *   dup:N:AT       insert a copy of record N before record AT
@@ -29,10 +29,13 @@
 #include "core.pb-c.h"
 #include "cpu.pb-c.h"
 #include "files.pb-c.h"
+#include "inet.pb-c.h"
 #include "mm.pb-c.h"
 #include "ns.pb-c.h"
+#include "netns.pb-c.h"
 #include "pstree.pb-c.h"
 #include "time.pb-c.h"
+#include "unix.pb-c.h"
 
 static const ProtobufCMessageDescriptor *const schemas[] = {
 	&crf__core__process__descriptor,    &crf__core__task_core__descriptor,
@@ -42,6 +45,8 @@ static const ProtobufCMessageDescriptor *const schemas[] = {
 	&crf__files__tty__descriptor,	    &crf__files__unlinked_file__descriptor,
 	&crf__files__external__descriptor,  &crf__cgroup__task_cgroups__descriptor,
 	&crf__ns__ns_claim__descriptor,	    &crf__ns__time_ns__descriptor,
+	&crf__net__unix_sk__descriptor,	    &crf__net__net_lock__descriptor,
+	&crf__net__net_ns__descriptor,
 };
 
 struct recs {
@@ -144,6 +149,17 @@ static int set(ProtobufCMessage *m, const char *path, const char *value, bool ad
 			free(*(char **)at);
 		*(char **)at = strdup(value);
 		return *(char **)at ? 0 : -1;
+	case PROTOBUF_C_TYPE_BYTES: {
+		/* The bytes of the string as they are. */
+		ProtobufCBinaryData *b = at;
+		const ProtobufCBinaryData *def = f->default_value;
+
+		if (!def || b->data != def->data)
+			free(b->data);
+		b->len = strlen(value);
+		b->data = (uint8_t *)strdup(value);
+		return b->data ? 0 : -1;
+	}
 	default:
 		return -1;
 	}
