@@ -3,8 +3,9 @@
 #
 # mkcorpus.sh BUILD [OUT]: make the fuzzer's seed corpus (default
 # tests/fuzz/corpus) from real dumps with BUILD's crf (build-test), as root:
-# a sleeper, and a small tree holding most kinds of state the plugins save
-# (tests/e2e/rich-tree.c).  Each dump becomes one input
+# a sleeper, a small tree holding most kinds of state the plugins save
+# (tests/e2e/rich-tree.c), and a process holding sockets of most kinds the
+# net plugin saves, queued data in them.  Each dump becomes one input
 # (mkseed.py); the dumped processes are killed by the dump.
 set -euo pipefail
 CRF=$(realpath "$1/core/crf")
@@ -16,7 +17,7 @@ trap 'rm -rf "$TMP"' EXIT
 mkdir -p "$OUT"
 
 # seed NAME CMD...: start CMD in a session of its own (no fd of ours),
-# let it settle, dump it, and turn the dump into $OUT/NAME.
+# let it settle, dump it (with $DUMP_ARGS), and turn the dump into $OUT/NAME.
 seed() {
 	local name=$1 pid
 	shift
@@ -24,7 +25,7 @@ seed() {
 		"$@" </dev/null >/dev/null 2>&1 &
 	pid=$!
 	sleep 1
-	"$CRF" dump -t "$pid" -D "$TMP/$name" >/dev/null
+	"$CRF" dump -t "$pid" -D "$TMP/$name" ${DUMP_ARGS:-} >/dev/null
 	wait "$pid" 2>/dev/null || true
 	python3 "$HERE/mkseed.py" "$TMP/$name" "$OUT/$name"
 	echo "mkcorpus: $OUT/$name: $(stat -c %s "$OUT/$name") bytes"
@@ -32,3 +33,6 @@ seed() {
 
 seed sleeper sleep 1000
 seed tree "$RICH_TREE"
+
+# Sockets of most kinds the net plugin saves (hold-sockets.py).
+DUMP_ARGS="--tcp-established --unix-peercred-crf" seed sockets python3 "$HERE/../e2e/hold-sockets.py"
