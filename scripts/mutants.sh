@@ -639,6 +639,14 @@ mutant validate-net-unix-ref plugins/net/validate.c 'e2e-hostile-images' \
 mutant validate-net-unix-name plugins/net/validate.c 'e2e-hostile-images' \
 	'a unix socket name longer than sun_path is not refused before the fork' \
 	'	if (name->len > sizeof(((struct sockaddr_un *)0)->sun_path))' '	if (0)'
+mutant validate-tun-payload plugins/devices/tun-check.c 'e2e-hostile-images' \
+	'a tun fd whose payload does not decode is only refused in the forked tree' \
+	'	if (!t)
+		return crf_error_errno(EBADMSG, "%s: payload: no crf.devices.Tun' \
+	'	if (!t)
+		return 0;
+	if (0)
+		return crf_error_errno(EBADMSG, "%s: payload: no crf.devices.Tun'
 mutant kind-check-skipped core/lib/registry.c 'e2e-hostile-images plugin-template' \
 	'a plugin'"'"'s check of its kind (ABI 1.7) is never called: damaged socket payloads reach the forked tree' \
 	'			return call_as_owner(ctx, e, c->check, obj);' '			return 0;'

@@ -24,6 +24,9 @@ CRF_PLUGIN(
 		{ .cls = CRF_OBJ_FD, .name = "tun", .match = tun_match, .dump = tun_dump,
 		  .restore = tun_restore }
 	),
+	.checks = CRF_CHECKS(
+		{ .cls = CRF_OBJ_FD, .name = "tun", .check = tun_check }
+	),
 	.schemas = CRF_SCHEMAS(&crf__devices__tun__descriptor),
 );
 /* clang-format on */

@@ -100,11 +100,10 @@ int tun_restore(struct crf_ctx *ctx, const struct crf_object *obj)
 	(void)ctx;
 	snprintf(what, sizeof(what), "pid %d: fd %d (/dev/net/tun)", (int)obj->pid, obj->id);
 	t = crf__devices__tun__unpack(NULL, info->payload_len, info->payload);
-	if (!t || (t->attached && (!t->name || !t->has_flags || !t->link || !t->has_sndbuf ||
-				   !t->has_vnet_hdr_sz || !t->has_owner || !t->has_group ||
-				   strlen(t->name) >= IF_NAMESIZE))) {
+	/* Checked before the fork (tun_check); again here, where it is used. */
+	if (!t || tun_record_check(t, what) < 0) {
 		crf__devices__tun__free_unpacked(t, NULL);
-		return crf_error_errno(EBADMSG, "%s: its record", what);
+		return t ? -EBADMSG : crf_error_errno(EBADMSG, "%s: its record", what);
 	}
 	fd = open("/dev/net/tun", (int)(info->flags & (O_ACCMODE | O_NONBLOCK)) | O_CLOEXEC);
 	if (fd < 0)

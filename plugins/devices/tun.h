@@ -7,6 +7,7 @@
 #define CRF_PLUGIN_DEVICES_TUN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <linux/if_tun.h>
 
@@ -23,6 +24,17 @@
 bool tun_match(const struct crf_object *obj);
 int tun_dump(struct crf_ctx *ctx, const struct crf_object *obj);
 int tun_restore(struct crf_ctx *ctx, const struct crf_object *obj);
+
+/*
+ * tun-check.c: the kind's check (ABI 1.7), before the restore forks: the
+ * fd's payload decodes, and its name, flags, addresses and sysctls are ones
+ * tun_restore() can use.  tun_payload_check() is the same on the bytes (for
+ * the fuzzer), tun_record_check() on the decoded record; 0 or -EBADMSG
+ * after one error naming @what and the field.
+ */
+int tun_check(struct crf_ctx *ctx, const struct crf_object *obj);
+int tun_payload_check(const void *data, size_t len, const char *what);
+int tun_record_check(const Crf__Devices__Tun *t, const char *what);
 
 /*
  * The interface @name (index @ifindex) in crf's network namespace: its

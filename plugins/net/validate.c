@@ -42,7 +42,7 @@
 
 struct v {
 	struct crf_imgdir *dir;
-	char what[320];	/* "DIR/IMAGE: record N", or the fd's, for messages */
+	char what[320]; /* "DIR/IMAGE: record N", or the fd's, for messages */
 	uint64_t *inos; /* the sockets of unix-sk.img, sorted */
 	size_t n_inos;
 };

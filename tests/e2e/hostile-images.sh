@@ -216,8 +216,8 @@ setsid python3 -c 'import os, sys; os.closerange(3, 4096); os.execvp(sys.argv[1]
 root=$!
 restored+=("$root")
 for _ in $(seq 100); do
-	grep -q "^2: " /proc/$root/net/netlink 2>/dev/null && ls -l /proc/$root/fd 2>/dev/null |
-		grep -q socket && [[ $(ls /proc/$root/fd | wc -l) -ge 16 ]] && break
+	# The tun's address is the last thing it sets up.
+	ip -4 addr show dev "crfhs$root" 2>/dev/null | grep -q 10.213.77.1 && break
 	sleep 0.05
 done
 if ! "$CRF" dump -t "$root" -D "$BASE" --tcp-established --unix-peercred-crf >"$OUT" 2>&1; then
@@ -242,6 +242,10 @@ refused net-tcp-payload "$files" "pid $root: fd [0-9]+ \\(tcp\\): payload: no cr
 	"$tcp:payload=garbage"
 refused net-unix-payload "$files" "pid $root: fd [0-9]+ \\(unix\\): payload: 3 bytes for a unix socket" \
 	"$usk:payload=abc"
+# The devices plugin's tun kind: its check (ABI 1.7) before the fork.
+tun=$(first "$files" "x.get('kind') == 'tun'")
+refused dev-tun-payload "$files" "pid $root: fd [0-9]+ \\(tun\\): payload: no crf.devices.Tun in its 3 bytes" \
+	"$tun:payload=abc"
 cases=$((cases + 1))
 if ! "$CRF" restore -D "$BASE" -d >"$OUT" 2>&1 || [[ ! -e /proc/$root ]]; then
 	fail "control: the untouched dump of hold-sockets.py did not restore"

@@ -14,6 +14,7 @@
  *   the inventory       its files, their framing, the core's image types
  *   the core            pstree.img and its plan, core-PID.img, cpu.img
  *   every plugin        its validate function (the one restore-prepare runs)
+ *                       and its kinds' checks of the fd records' payloads
  *
  * Nothing here forks, maps or creates anything outside that directory.
  */
@@ -283,8 +284,7 @@ static void consume(struct crf_imgdir *dir)
 	 * the rest.  They read the directory only and must hold on any input.
 	 */
 	crf_restore_validate(dir, root);
-	for (const struct fuzz_plugin *p = fuzz_plugins; p->name; p++)
-		p->validate(dir);
+	fuzz_plugins_validate(dir);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -17,39 +17,17 @@
 #include "../../plugins/files/validate.h"
 #include "../../plugins/mem/validate.h"
 #include "../../plugins/net/validate.h"
+#include "tun.h"
 #include "inet.pb-c.h"
 #include "netlink.pb-c.h"
 #include "netns.pb-c.h"
 #include "packet.pb-c.h"
 #include "unix.pb-c.h"
 
-/*
- * The net plugin's checks as a restore runs them: its own images in its
- * restore-prepare, then, through the files plugin's crf_kind_check(), the
- * payload of each socket fd of files-PID.img.
- */
-static int net_fd_payloads(void *arg, const char *name, pid_t pid)
+/* The tun kind's check (the devices plugin's only kind with a payload). */
+static int devices_payload(const char *kind, const void *data, size_t len, const char *what)
 {
-	_cleanup_img_ struct crf_img *img = NULL;
-	Crf__Files__Fd *e;
-	int r = crf_img_open(arg, name, &crf__files__fd__descriptor, &img);
-
-	while (r >= 0 && (r = crf_img_read(img, (ProtobufCMessage **)&e)) > 0) {
-		char what[64];
-
-		snprintf(what, sizeof(what), "pid %d: fd %d", (int)pid, e->fd);
-		if (!e->has_same_as && e->kind && e->plugin && !strcmp(e->plugin, "net"))
-			r = net_payload_check(e->kind, e->payload.data, e->payload.len, what);
-		crf__files__fd__free_unpacked(e, NULL);
-	}
-	return r;
-}
-
-static int net_fuzz_validate(struct crf_imgdir *dir)
-{
-	int r = net_validate(dir);
-
-	return r < 0 ? r : crf_imgdir_each_task(dir, "files", net_fd_payloads, dir);
+	return strcmp(kind, "tun") ? 0 : tun_payload_check(data, len, what);
 }
 
 const struct fuzz_plugin fuzz_plugins[] = {
@@ -66,6 +44,39 @@ const struct fuzz_plugin fuzz_plugins[] = {
 	 CRF_SCHEMAS(&crf__net__inet_sk__descriptor, &crf__net__net_lock__descriptor,
 		     &crf__net__unix_sk__descriptor, &crf__net__netlink_sk__descriptor,
 		     &crf__net__net_ns__descriptor, &crf__net__packet_sk__descriptor),
-	 net_fuzz_validate},
+	 net_validate, net_payload_check},
+	{"devices", CRF_SCHEMAS(&crf__devices__tun__descriptor), NULL, devices_payload},
 	{0},
 };
+
+/*
+ * The kinds' checks as the files plugin's restore-prepare runs them
+ * (crf_kind_check): each fd record of files-@pid.img that needs a
+ * description of its own, through the check of the plugin it names.
+ */
+static int fd_payloads(void *arg, const char *name, pid_t pid)
+{
+	_cleanup_img_ struct crf_img *img = NULL;
+	Crf__Files__Fd *e;
+	int r = crf_img_open(arg, name, &crf__files__fd__descriptor, &img);
+
+	while (r >= 0 && (r = crf_img_read(img, (ProtobufCMessage **)&e)) > 0) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "pid %d: fd %d", (int)pid, e->fd);
+		for (const struct fuzz_plugin *p = fuzz_plugins; p->name; p++)
+			if (p->payload && !e->has_same_as && e->kind && e->plugin &&
+			    !strcmp(e->plugin, p->name))
+				p->payload(e->kind, e->payload.data, e->payload.len, what);
+		crf__files__fd__free_unpacked(e, NULL);
+	}
+	return r;
+}
+
+void fuzz_plugins_validate(struct crf_imgdir *dir)
+{
+	for (const struct fuzz_plugin *p = fuzz_plugins; p->name; p++)
+		if (p->validate)
+			p->validate(dir);
+	crf_imgdir_each_task(dir, "files", fd_payloads, dir);
+}
