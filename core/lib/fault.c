@@ -11,6 +11,10 @@
  *   CRF_FAULT=term@N    crf gets SIGTERM at the N-th point
  *   CRF_FAULT=kill@N    crf gets SIGKILL at the N-th point
  *
+ * In place of N, a point's NAME (fail@releasing the tree): the first point
+ * of that name, whatever its number, for a test that aims at one step of
+ * a tree whose count of points it does not know.
+ *
  * With CRF_FAULT_FINE=1 as well, the fine points count too, in the same
  * order (crf__fault_fine): every write to an image, every image created,
  * renamed into place or opened, every read of one, every parasite call.
@@ -31,7 +35,8 @@ enum action { NONE, TRACE, FAIL, TERM, KILL };
 
 static enum action action = NONE;
 static unsigned long at, count;
-static bool parsed, fine;
+static const char *at_name; /* fail@NAME...: the point's name, not its number */
+static bool parsed, fine, done;
 
 static void parse(void)
 {
@@ -58,6 +63,10 @@ static void parse(void)
 		at = strtoul(v + n, &end, 10);
 		if (at && !*end)
 			action = names[i].a;
+		else if (v[n] && !(v[n] >= '0' && v[n] <= '9')) {
+			at_name = v + n;
+			action = names[i].a;
+		}
 	}
 	if (action == NONE)
 		crf_warn("CRF_FAULT=%s: expected trace, fail@N, term@N or kill@N; ignored", v);
@@ -75,8 +84,9 @@ int crf__fault(const char *name, bool parasite_in)
 			parasite_in ? " (parasite in)" : "");
 		return 0;
 	}
-	if (count != at)
+	if (at_name ? done || strcmp(name, at_name) : count != at)
 		return 0;
+	done = true;
 	switch (action) {
 	case KILL:
 		raise(SIGKILL);

@@ -8,7 +8,7 @@
  *           [--restore-arg ARG]... [--expect-stopped]
  *           [--expect-restore-fail REGEX] [--expect-verify-fail REGEX]
  *           [--outside-pipe FD | --outside-fifo FD] [--max-image-kb N]
- *           --crf PATH --dir DIR -- WORKLOAD [ARGS...]
+ *           [--restore-fault POINT] --crf PATH --dir DIR -- WORKLOAD [ARGS...]
  *
  * The workload (tests/workloads) sets up its state, creates the file named
  * by CRF_TEST_READY, and verifies its state when the file named by
@@ -64,6 +64,10 @@
  *          --leave-running, then the restore must fail before it creates
  *          anything (the workload still runs at the PID), its output
  *          matching REGEX; then verify
+ *   --restore-fault POINT: (mode kill) a first crf restore fails at the
+ *          fault point named POINT (CRF_FAULT=fail@POINT, core/lib/fault.c,
+ *          e.g. "releasing the tree"): it must exit 1 saying so and leave
+ *          nothing behind; then the restore proper, of the same images
  *   --max-image-kb N: each dump's image directory must hold at most N KiB
  *          (a 1 GiB sparse file must not make a 1 GiB image)
  *   --expect-verify-fail REGEX: the workload's verification must fail (exit
@@ -106,7 +110,7 @@ static void usage(void)
 		"               [--restore-arg ARG]... [--expect-stopped]\n"
 		"               [--expect-restore-fail REGEX]\n"
 		"               [--expect-verify-fail REGEX] [--max-image-kb N]\n"
-		"               [--outside-pipe FD | --outside-fifo FD]\n"
+		"               [--outside-pipe FD | --outside-fifo FD] [--restore-fault POINT]\n"
 		"               --crf PATH --dir DIR -- WORKLOAD [ARGS...]\n");
 	exit(2);
 }
@@ -135,6 +139,7 @@ static void parse(int argc, char **argv)
 		{"expect-restore-fail", required_argument, NULL, 'R'},
 		{"outside-pipe", required_argument, NULL, 'o'},
 		{"outside-fifo", required_argument, NULL, 'O'},
+		{"restore-fault", required_argument, NULL, 'F'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *base;
@@ -201,6 +206,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 'R':
 			h.expect_restore_fail = optarg;
+			break;
+		case 'F':
+			h.restore_fault = optarg;
 			break;
 		case 'o':
 		case 'O':

@@ -33,6 +33,7 @@ struct harness {
 	char cgroups_v1[16][4096]; /* --own-cgroups-v1: one per v1 hierarchy */
 	int n_cgroups_v1;
 	const char *name, *crf, *dir, *expect_fail, *expect_verify_fail, *expect_restore_fail;
+	const char *restore_fault; /* --restore-fault: a fault point's name */
 	const char *dump_args[16], *restore_args[8];
 	int ndump_args, nrestore_args;
 	char **workload;

@@ -114,6 +114,46 @@ static void restore_refused(int st)
 		fail("after the refused restore, PID %d exists (state %c)", (int)h.pid, state);
 }
 
+/* The start of crf's output in @path, as a string ("" if it cannot be read). */
+static void read_log(const char *path, char *out, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, out, size - 1);
+
+	if (fd >= 0)
+		close(fd);
+	out[n > 0 ? n : 0] = '\0';
+}
+
+/*
+ * --restore-fault: a restore that fails at that point, late, after the
+ * tree was made: one error naming the point, exit 1, and nothing of the
+ * tree left (the PID free again), so that the same images restore next.
+ */
+static void restore_failing(const char *dir)
+{
+	const char *args[16] = {"restore", "-D", dir, "-d"};
+	char spec[128], state, out[16384];
+	int64_t ms;
+	int st;
+
+	for (int i = 0; i < h.nrestore_args; i++)
+		args[4 + i] = subst(h.restore_args[i], 16 + i);
+	snprintf(spec, sizeof(spec), "fail@%s", h.restore_fault);
+	snprintf(h.crf_log, sizeof(h.crf_log), "%s/crf-restore-fault.log", h.work);
+	if (setenv("CRF_FAULT", spec, 1) < 0)
+		fail("setenv: %s", strerror(errno));
+	st = run_crf(args, h.crf_log, false, h.pty, true, &ms);
+	unsetenv("CRF_FAULT");
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 1)
+		fail("crf restore with CRF_FAULT=%s: %s, not exit 1", spec, describe_status(st));
+	read_log(h.crf_log, out, sizeof(out));
+	if (!strstr(out, "fault injected") || !strstr(out, h.restore_fault))
+		fail("crf restore with CRF_FAULT=%s failed, but not at that point", spec);
+	if (proc_stat(h.pid, &state) >= 0)
+		fail("after the failed restore, PID %d exists (state %c)", (int)h.pid, state);
+}
+
 static void restore(const char *dir)
 {
 	const char *args[16] = {"restore", "-D", dir, "-d"};
@@ -216,8 +256,7 @@ static void run_refused_restore(void)
 	const char *args[16] = {"restore", "-D", h.dir, "-d"};
 	char out[16384];
 	int64_t ms;
-	ssize_t n;
-	int fd, st;
+	int st;
 
 	dump(h.dir, true);
 	for (int i = 0; i < h.nrestore_args; i++)
@@ -229,11 +268,7 @@ static void run_refused_restore(void)
 		fail("crf restore -D %s succeeded, but it should have refused", h.dir);
 	if (!WIFEXITED(st))
 		fail("crf restore -D %s: %s, instead of refusing", h.dir, describe_status(st));
-	fd = open(h.crf_log, O_RDONLY | O_CLOEXEC);
-	n = fd < 0 ? -1 : read(fd, out, sizeof(out) - 1);
-	if (fd >= 0)
-		close(fd);
-	out[n > 0 ? n : 0] = '\0';
+	read_log(h.crf_log, out, sizeof(out));
 	if (!matches(out, h.expect_restore_fail))
 		fail("the refused restore's output does not match /%s/", h.expect_restore_fail);
 	check_running(h.pid, "after the refused restore");
@@ -293,6 +328,8 @@ void run(void)
 	case MODE_KILL:
 		dump(h.dir, false);
 		sleep_ms(h.pause_ms);
+		if (h.restore_fault)
+			restore_failing(h.dir);
 		restore(h.dir);
 		if (h.expect_restore_fail)
 			return;
