@@ -16,10 +16,10 @@
 
 #include "tun.h"
 
-#define MAC_MAX 32 /* the kernel's MAX_ADDR_LEN */
-#define SYSCTL_PATH_MAX 128
+#define MAC_MAX		 32 /* the kernel's MAX_ADDR_LEN */
+#define SYSCTL_PATH_MAX	 128
 #define SYSCTL_VALUE_MAX 256
-#define ALIAS_MAX 256 /* the kernel's IFALIASZ, with the NUL */
+#define ALIAS_MAX	 256 /* the kernel's IFALIASZ, with the NUL */
 
 /* An interface name the kernel would give a device (dev_valid_name). */
 static bool ifname_ok(const char *s)
