@@ -762,6 +762,21 @@ mutant files-shared-desc plugins/files/restore.c 'e2e-files-kill' \
 mutant files-sync plugins/files/sync.c 'e2e-dirty-leave' \
 	'the filesystems the tree wrote to are not synced' \
 	'		if (syncfs(s->fs[i].fd) < 0)' '		if (0)'
+# A restore that fails late: its connections die in repair mode, the lock stays.
+mutant net-tcp-repair-early plugins/net/tcp-repair.c 'e2e-hostile-images' \
+	'restored connections leave repair mode in their task, before the tree is complete: a failed restore closes them with a FIN' \
+	'	return r < 0 ? crf_error_errno(-r, "%s: %s in repair mode", name, step) : 0;' \
+	'	return r < 0 ? crf_error_errno(-r, "%s: %s in repair mode", name, step)
+		     : set_int(fd, TCP_REPAIR, TCP_REPAIR_OFF);'
+mutant net-tcp-undo-skipped plugins/net/tcp-resume.c 'e2e-tcp-established-failed-late e2e-hostile-images' \
+	'a restore that fails after restore-resume kills connections out of repair mode: FIN to the peer, TIME-WAIT on the four-tuple' \
+	'		if (!conns[i].finished)
+			continue;' \
+	'		if (1)
+			continue;'
+mutant net-lock-dropped-on-failure plugins/net/netlock.c 'e2e-hostile-images' \
+	'a failed restore drops the network lock: the peer'"'"'s retransmission meets a reset before the next restore' \
+	'	if (restore_table[0] && keep)' '	if (0)'
 mutant net-netlink-groups plugins/net/netlink.c 'e2e-netlink-kill' \
 	'a restored netlink socket joins none of its multicast groups' \
 	'			if (!(sk->groups[w] & (1u << b)))' '			if (1)'

@@ -102,6 +102,22 @@ int tcp_bind_repair(int fd, const Crf__Net__InetSk *sk, const char *name);
  */
 int tcp_repair_dump(int fd, Crf__Net__InetSk *sk, unsigned state, bool shut_rd, const char *name);
 int tcp_repair_restore(int fd, const Crf__Net__InetSk *sk, const char *name);
+/*
+ * What follows repair mode, once the whole tree is made: repair off, the
+ * options it clears, the data never sent, the state checked (tcp-resume.c
+ * calls it in crf at restore-resume, on its copy of the task's socket).
+ */
+int tcp_repair_finish(int fd, const Crf__Net__InetSk *sk, const char *name);
+/*
+ * tcp-resume.c, restore-resume: every established connection the tree's
+ * tasks hold, out of repair mode (at the first task, before any lock is
+ * dropped); restore-undo: back into it, so that the processes' deaths close
+ * them silently; restore-cleanup: crf's copies closed.
+ */
+int tcp_resume_note(pid_t pid, int fd, const void *payload, size_t len);
+int tcp_resume(struct crf_ctx *ctx);
+void tcp_resume_undo(void);
+void tcp_resume_cleanup(void);
 int tcp_write_unsent(int fd, const Crf__Net__TcpConn *c);
 /* The FINs of a closing connection (tcp-fin.c), in repair mode; @step names what failed. */
 bool tcp_fin_sent(unsigned state);
@@ -128,7 +144,11 @@ int netlock_restore_here(const char *name);
 int netlock_restore_resume(pid_t pid);
 /* Free the libnftables context kept for crf's namespace (the plugin's cleanup). */
 void netlock_nft_close(void);
-void netlock_restore_release(void);
+/*
+ * restore-cleanup: drop the lock restore-prepare made, or, @keep (the
+ * restore failed), leave it as the killing dump left it, for the next.
+ */
+void netlock_restore_release(bool keep);
 /*
  * Drop the datagrams to @sk's address and port, but for those crf sends
  * marked NETLOCK_MARK (SO_MARK), until netlock_udp_release().

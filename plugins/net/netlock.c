@@ -648,9 +648,12 @@ void netlock_udp_release(void)
 	drop_table(table);
 }
 
-void netlock_restore_release(void)
+void netlock_restore_release(bool keep)
 {
-	if (restore_table[0])
+	if (restore_table[0] && keep)
+		crf_info("the network lock stays until a restore succeeds: nftables table inet %s",
+			 restore_table);
+	else if (restore_table[0])
 		drop_table(restore_table);
 	restore_table[0] = '\0';
 	if (restore_nl)

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The net plugin's descriptor and its private state. */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include <crf/log.h>
 #include <crf/plugin.h>
 
 #include "inet.h"
@@ -61,14 +65,60 @@ static int net_restore_prepare(struct crf_ctx *ctx)
 	return r < 0 ? r : net_unix_restore_prepare(ctx);
 }
 
+/*
+ * The kinds' check (ABI 1.7), run by the files plugin's restore-prepare on
+ * every socket fd's record; an established TCP connection's is noted for
+ * restore-resume, which takes it out of repair mode (tcp-resume.c).
+ */
+static int net_kind_check(struct crf_ctx *ctx, const struct crf_object *obj)
+{
+	const struct crf_fd_info *info = obj->data;
+	char what[96];
+	int r;
+
+	(void)ctx;
+	snprintf(what, sizeof(what), "pid %d: fd %d (%s)", (int)obj->pid, obj->id, obj->kind);
+	if (!info)
+		return crf_error_errno(EBADMSG, "%s: no socket state saved", what);
+	r = net_payload_check(obj->kind, info->payload, info->payload_len, what);
+	if (r == 0 && !strcmp(obj->kind, "tcp"))
+		r = tcp_resume_note(obj->pid, obj->id, info->payload, info->payload_len);
+	return r;
+}
+
+/*
+ * Whether this restore got as far as restore-resume (every live task does,
+ * in a restore that succeeds) and was not undone after: a restore that
+ * failed leaves the network lock as the killing dump left it, so that the
+ * peers' segments meet no reset until a restore succeeds.
+ */
+static bool restore_resumed, restore_undone;
+
+/* The connections out of repair mode (all at the first task), then this task's lock. */
 static int net_restore_resume(struct crf_ctx *ctx)
 {
-	return netlock_restore_resume(crf_ctx_pid(ctx));
+	int r = tcp_resume(ctx);
+
+	if (r >= 0)
+		r = netlock_restore_resume(crf_ctx_pid(ctx));
+	if (r >= 0)
+		restore_resumed = true;
+	return r;
+}
+
+static int net_restore_undo(struct crf_ctx *ctx)
+{
+	(void)ctx;
+	restore_undone = true;
+	tcp_resume_undo();
+	return 0;
 }
 
 static int net_restore_cleanup(struct crf_ctx *ctx)
 {
-	netlock_restore_release();
+	netlock_restore_release(!restore_resumed || restore_undone);
+	restore_resumed = restore_undone = false;
+	tcp_resume_cleanup();
 	return net_cleanup(ctx);
 }
 
@@ -91,6 +141,7 @@ CRF_PLUGIN(
 		[CRF_STAGE_RESTORE_PREPARE] = net_restore_prepare,
 		[CRF_STAGE_RESTORE_PREMAP] = net_unix_restore_premap,
 		[CRF_STAGE_RESTORE_RESUME] = net_restore_resume,
+		[CRF_STAGE_RESTORE_UNDO] = net_restore_undo,
 		[CRF_STAGE_RESTORE_CLEANUP] = net_restore_cleanup,
 	),
 	.kinds = CRF_KINDS(

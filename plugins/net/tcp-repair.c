@@ -18,8 +18,12 @@
  * the timestamp, the receive queue and the part of the send queue that was
  * sent but not acknowledged (data written to the send queue in repair mode
  * counts as sent: the peer acknowledges it, or it is retransmitted), the
- * window; then out of repair mode, and the part never sent is written as
- * the program would have.
+ * window.  The socket stays in repair mode until the whole tree is made:
+ * a restore that fails before closes it so, silently, and leaves nothing
+ * behind (no FIN to the peer, no TIME-WAIT holding the four-tuple, so the
+ * dump restores again).  Then, in crf at restore-resume (tcp-resume.c,
+ * tcp_repair_finish()), out of repair mode, and the part never sent is
+ * written as the program would have.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -403,8 +407,13 @@ int tcp_repair_restore(int fd, const Crf__Net__InetSk *sk, const char *name)
 	r = sockopt_restore(fd, sk, name);
 	if (r >= 0)
 		r = repair(fd, sk, &step);
-	if (r < 0)
-		return crf_error_errno(-r, "%s: %s in repair mode", name, step);
+	return r < 0 ? crf_error_errno(-r, "%s: %s in repair mode", name, step) : 0;
+}
+
+int tcp_repair_finish(int fd, const Crf__Net__InetSk *sk, const char *name)
+{
+	int r;
+
 	/* Out of repair mode: its window probe is dropped while the lock holds. */
 	if (set_int(fd, TCP_REPAIR, TCP_REPAIR_OFF) < 0)
 		return crf_error_errno(errno, "%s: TCP_REPAIR off", name);

@@ -247,18 +247,6 @@ int net_payload_check(const char *kind, const void *data, size_t len, const char
 	return r;
 }
 
-int net_kind_check(struct crf_ctx *ctx, const struct crf_object *obj)
-{
-	const struct crf_fd_info *info = obj->data;
-	char what[96];
-
-	(void)ctx;
-	snprintf(what, sizeof(what), "pid %d: fd %d (%s)", (int)obj->pid, obj->id, obj->kind);
-	if (!info)
-		return crf_error_errno(EBADMSG, "%s: no socket state saved", what);
-	return net_payload_check(obj->kind, info->payload, info->payload_len, what);
-}
-
 /* Walk record image @img of @desc (absent: no records), @fn on each. */
 static int each_record(struct v *v, const char *img, const ProtobufCMessageDescriptor *desc,
 		       int (*fn)(struct v *v, const ProtobufCMessage *m))

@@ -27,7 +27,4 @@ int net_validate(struct crf_imgdir *dir);
  */
 int net_payload_check(const char *kind, const void *data, size_t len, const char *what);
 
-/* The same as the kinds' check (crf_kind_check, ABI 1.7): @obj an fd. */
-int net_kind_check(struct crf_ctx *ctx, const struct crf_object *obj);
-
 #endif

@@ -33,6 +33,8 @@ cleanup() {
 		kill -KILL "$pid" 2>/dev/null
 	done
 	rm -rf "$OUT" "$TOP" "$TOP".*
+	# A lock a failed step left (a dump of hold-sockets.py never restored).
+	[[ -z ${lock:-} ]] || nft delete table inet "$lock" 2>/dev/null || :
 }
 trap cleanup EXIT
 
@@ -246,9 +248,33 @@ refused net-unix-payload "$files" "pid $root: fd [0-9]+ \\(unix\\): payload: 3 b
 tun=$(first "$files" "x.get('kind') == 'tun'")
 refused dev-tun-payload "$files" "pid $root: fd [0-9]+ \\(tun\\): payload: no crf.devices.Tun in its 3 bytes" \
 	"$tun:payload=abc"
-cases=$((cases + 1))
+# The network lock of the killing dump stays through refused restores, and
+# the one that succeeds drops it.
+lock=$("$CRF" show "$BASE" netlock.img | python3 -c "import json, sys
+print(json.load(sys.stdin)['records'][0]['table'])")
+# A restore that fails late, the tree made and its connections with it,
+# before restore-resume
+# (one end with nothing to read, which a close out of repair mode would
+# leave in FIN-WAIT-1 on the four-tuple): nothing left, the lock kept.
+cases=$((cases + 3))
+if nft list table inet "$lock" >/dev/null 2>&1; then
+	passed=$((passed + 1))
+else
+	fail "net-lock-kept: the refused restores dropped the network lock $lock"
+fi
+if CRF_FAULT="fail@tree ready" "$CRF" restore -D "$BASE" -d >"$OUT" 2>&1; then
+	fail "net-late-failure: the restore with a fault injected succeeded"
+elif ! grep -q 'fault injected at point [0-9]* (tree ready)' "$OUT" || [[ -e /proc/$root ]]; then
+	fail "net-late-failure: not failed at the point, or pid $root left"
+elif ! nft list table inet "$lock" >/dev/null 2>&1; then
+	fail "net-late-failure: the failed restore dropped the network lock $lock"
+else
+	passed=$((passed + 1))
+fi
 if ! "$CRF" restore -D "$BASE" -d >"$OUT" 2>&1 || [[ ! -e /proc/$root ]]; then
 	fail "control: the untouched dump of hold-sockets.py did not restore"
+elif nft list table inet "$lock" >/dev/null 2>&1; then
+	fail "control: the restore left the network lock $lock"
 else
 	passed=$((passed + 1))
 fi

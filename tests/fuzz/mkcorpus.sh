@@ -28,6 +28,12 @@ seed() {
 	"$CRF" dump -t "$pid" -D "$TMP/$name" ${DUMP_ARGS:-} >/dev/null
 	wait "$pid" 2>/dev/null || true
 	python3 "$HERE/mkseed.py" "$TMP/$name" "$OUT/$name"
+	# A killing dump of TCP connections leaves its network lock for the
+	# restore, which never comes here.
+	if [[ -f $TMP/$name/netlock.img ]]; then
+		nft delete table inet "$("$CRF" show "$TMP/$name" netlock.img |
+			python3 -c 'import json, sys; print(json.load(sys.stdin)["records"][0]["table"])')"
+	fi
 	echo "mkcorpus: $OUT/$name: $(stat -c %s "$OUT/$name") bytes"
 }
 
