@@ -40,7 +40,7 @@ static struct conn {
 	int fd;
 	Crf__Net__InetSk *sk;
 	bool finished;
-} *conns;
+} * conns;
 static size_t n_conns;
 static bool resumed;
 
