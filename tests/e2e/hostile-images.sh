@@ -49,8 +49,11 @@ rm -rf "$BASE" "$BASE".*
 setsid python3 -c 'import os, sys; os.closerange(3, 4096); os.execvp(sys.argv[1], sys.argv[1:])' \
 	"$TREE" </dev/null >/dev/null 2>&1 &
 root=$!
-for _ in $(seq 100); do
-	[[ $(cat /proc/$root/task/*/children 2>/dev/null) ]] && break
+# Ready once its child is forked, which it does last but for the thread's
+# pause (the interpreter that execs it may take seconds on a loaded machine).
+for _ in $(seq 400); do
+	[[ $(cat /proc/$root/task/*/children 2>/dev/null) ]] &&
+		grep -q '^notify:' /proc/$root/timers 2>/dev/null && break
 	sleep 0.05
 done
 sleep 0.3

@@ -482,28 +482,27 @@ static pid_t rejoined(int back, int here, pid_t *grandchild)
 			_exit(1);
 		g = fork();
 		if (g == 0) {
-			/* No fd of a namespace left open: crf's files plugin refuses those. */
+			pid_t me = getpid();
+
+			/*
+			 * Its PID once it has joined: the one message on the pipe (two,
+			 * its and its parent's, could come in either order).  No fd of a
+			 * namespace left open: crf's files plugin refuses those.
+			 */
 			if (setns(here, CLONE_NEWIPC) < 0 || close(back) < 0 || close(here) < 0 ||
-			    write(p[1], "r", 1) != 1)
+			    write(p[1], &me, sizeof(me)) != sizeof(me))
 				_exit(1);
 			for (;;)
 				pause();
 		}
-		if (g < 0 || close(back) < 0 || close(here) < 0 ||
-		    write(p[1], &g, sizeof(g)) != sizeof(g))
+		if (g < 0 || close(back) < 0 || close(here) < 0 || close(p[1]) < 0)
 			_exit(1);
 		for (;;)
 			pause();
 	}
 	close(p[1]);
 	if (read(p[0], grandchild, sizeof(*grandchild)) != sizeof(*grandchild))
-		wl_fail("the grandchild's PID: %m");
-	{
-		char c;
-
-		if (read(p[0], &c, 1) != 1)
-			wl_fail("the grandchild's setns: %m");
-	}
+		wl_fail("the grandchild's PID once it joined: %m");
 	close(p[0]);
 	return pid;
 }
