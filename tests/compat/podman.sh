@@ -38,7 +38,16 @@ fail() {
 }
 now() { date +%s.%N; }
 took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-count() { "${P[@]}" exec "$1" cat /tmp/count 2>/dev/null; }
+# The shell truncates the file before each write: a read in between is empty, try again.
+count() {
+	local v i
+	for i in 1 2 3 4 5; do
+		v=$("${P[@]}" exec "$1" cat /tmp/count 2>/dev/null)
+		[[ -n $v ]] && { echo "$v"; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
 counts_on() { # counts_on NAME FROM WHEN: NAME's count is past FROM and grows
 	local a b
 	a=$(count "$1") || fail "$3: podman exec $1"
