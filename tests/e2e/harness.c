@@ -277,6 +277,6 @@ int main(int argc, char **argv)
 	print_notes();
 	printf("  %s\n", h.timings);
 	printf("PASS %s %s\n", h.name, test_mode());
-	clean_up();
+	clean_up(false);
 	return 0;
 }

@@ -80,8 +80,11 @@ int run_crf(const char *const args[], const char *out, bool append, bool termina
 	    int64_t *took_ms);
 /* Add "@what N ms" to the timings line. */
 void note_time(const char *what, int64_t ms);
-/* Kill and reap everything, remove the cgroups, images and work directory (not with --keep). */
-void clean_up(void);
+/*
+ * Kill and reap everything, remove the cgroups, images and work directory (not
+ * with --keep); @failed: the network lock a killing dump left, too.
+ */
+void clean_up(bool failed);
 
 /* checks.c */
 /* --expect-stopped: wait until the workload has stopped itself. */

@@ -39,7 +39,7 @@ __attribute__((format(printf, 1, 2))) _Noreturn void fail(const char *fmt, ...)
 		print_tail("last crf dump (or refused restore) output", h.crf_log);
 	if (h.log[0])
 		print_tail("workload and crf restore output", h.log);
-	clean_up();
+	clean_up(true);
 	exit(1);
 }
 

@@ -106,9 +106,68 @@ static void kill_all(void)
 	}
 }
 
-void clean_up(void)
+static void redirect(int fd, const char *path, int flags);
+
+/* Run @argv with its output into @out and wait for it, a few seconds at most. */
+static void run_quietly(char *const argv[], const char *out)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return;
+	if (pid == 0) {
+		redirect(0, "/dev/null", O_RDONLY);
+		redirect(1, out, O_WRONLY | O_CREAT | O_TRUNC);
+		if (dup2(1, 2) < 0)
+			_exit(127);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 500 && waitpid(pid, NULL, WNOHANG) == 0; i++)
+		sleep_ms(10);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, WNOHANG);
+}
+
+/*
+ * A killing dump of TCP connections leaves its network lock (an nftables
+ * table) for the restore, and a failed restore keeps it: a test that ends
+ * that fails before a restore succeeded drops the table @dir's netlock.img
+ * names.
+ */
+static void drop_lock(const char *dir)
+{
+	char img[PATH_MAX], out[PATH_MAX], buf[4096], table[64] = "";
+	const char *at;
+	ssize_t n;
+	int fd;
+
+	snprintf(img, sizeof(img), "%s/netlock.img", dir);
+	if (access(img, F_OK) < 0 || !h.work[0])
+		return;
+	snprintf(out, sizeof(out), "%s/netlock.json", h.work);
+	run_quietly((char *const[]){(char *)h.crf, "show", (char *)dir, "netlock.img", NULL}, out);
+	fd = open(out, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	at = strstr(buf, "\"table\": \"");
+	if (!at || sscanf(at + 10, "%63[a-z_0-9]", table) != 1 || strncmp(table, "crf_lock_", 9))
+		return;
+	/* Gone already where a restore succeeded: nft's error goes to /dev/null. */
+	run_quietly((char *const[]){"nft", "delete", "table", "inet", table, NULL}, "/dev/null");
+}
+
+void clean_up(bool failed)
 {
 	kill_all();
+	/* Only then: a lock of the same name now is another test's (a PID used again). */
+	if (failed) {
+		drop_lock(h.dir);
+		if (h.mode == MODE_TWICE)
+			drop_lock(h.dir2);
+	}
 	if (h.cgroup[0] && e2e_cgroup_remove(h.cgroup) < 0)
 		fprintf(stderr, "  could not remove the cgroup %s\n", h.cgroup);
 	for (int i = 0; i < h.n_cgroups_v1; i++)
