@@ -70,15 +70,33 @@ int tcp_resume_note(pid_t pid, int fd, const void *payload, size_t len)
 	return 0;
 }
 
-/* crf's copy of fd @c->fd of task @c->pid; -errno (logged, naming @name) if it cannot. */
-static int take(const struct conn *c, const char *name)
-{
-	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
-	int fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, c->fd, 0);
+/* A pidfd of the task last asked for: the connections come task by task. */
+struct taker {
+	pid_t pid;
+	int pidfd;
+};
 
+/* crf's copy of fd @c->fd of task @c->pid; -errno (logged, naming @name) if it cannot. */
+static int take(struct taker *t, const struct conn *c, const char *name)
+{
+	int fd;
+
+	if (t->pid != c->pid) {
+		if (t->pidfd >= 0)
+			close(t->pidfd);
+		t->pid = c->pid;
+		t->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	}
+	fd = t->pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, t->pidfd, c->fd, 0);
 	if (fd < 0)
 		return crf_error_errno(errno, "%s: crf's copy of the socket", name);
 	return fd;
+}
+
+static void taker_done(struct taker *t)
+{
+	if (t->pidfd >= 0)
+		close(t->pidfd);
 }
 
 static void conn_name(const struct conn *c, char *buf, size_t len)
@@ -94,29 +112,34 @@ int tcp_resume(struct crf_ctx *ctx)
 	if (resumed)
 		return 0;
 	resumed = true;
+	struct taker t = {.pid = 0, .pidfd = -1};
+
 	for (size_t i = 0; i < n_conns; i++) {
 		char name[INET_NAME_MAX + 48];
 		int fd, r;
 
 		conn_name(&conns[i], name, sizeof(name));
-		fd = take(&conns[i], name);
+		fd = take(&t, &conns[i], name);
 		r = fd < 0 ? fd : tcp_repair_finish(fd, conns[i].sk, name);
 		if (fd >= 0)
 			close(fd);
+		/* Even on failure: it may be out of repair mode, and undo puts it back. */
+		conns[i].finished = true;
 		if (r < 0) {
-			/* The ones before go back into repair mode with it. */
-			conns[i].finished = true;
+			taker_done(&t);
 			tcp_resume_undo();
 			return r;
 		}
-		conns[i].finished = true;
 		crf_debug("%s out of repair mode", name);
 	}
+	taker_done(&t);
 	return 0;
 }
 
 void tcp_resume_undo(void)
 {
+	struct taker t = {.pid = 0, .pidfd = -1};
+
 	for (size_t i = 0; i < n_conns; i++) {
 		char name[INET_NAME_MAX + 48];
 		int fd, on = TCP_REPAIR_ON;
@@ -125,13 +148,14 @@ void tcp_resume_undo(void)
 			continue;
 		conns[i].finished = false;
 		conn_name(&conns[i], name, sizeof(name));
-		fd = take(&conns[i], name);
+		fd = take(&t, &conns[i], name);
 		if (fd < 0)
 			continue;
 		if (setsockopt(fd, SOL_TCP, TCP_REPAIR, &on, sizeof(on)))
 			crf_warn("%s: back into repair mode: %s", name, strerror(errno));
 		close(fd);
 	}
+	taker_done(&t);
 }
 
 void tcp_resume_cleanup(void)
